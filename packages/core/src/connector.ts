@@ -1,0 +1,294 @@
+import { RagfreshError } from './errors.js';
+import { assertFlatMetadata, FIELDS, type FlatMetadata, readValidity, type StoredChunk } from './metadata.js';
+
+/**
+ * Promotion guarantees, each with a tested meaning (see the conformance suite):
+ * - `snapshot`: a reader that filters on one published epoch never sees two versions of a
+ *   document nor none, per document and across a batch.
+ * - `atomic`: the store flips a document natively in one commit (a transaction).
+ * - `overlap`: during promotion a reader may briefly see both versions, never neither.
+ * - `gap`: during promotion a reader may briefly see neither version, never both.
+ */
+export type PromotionGuarantee = 'snapshot' | 'atomic' | 'overlap' | 'gap';
+
+export type Visibility =
+  | { readonly mode: 'immediate' }
+  | { readonly mode: 'eventual'; readonly maxLagMs: number };
+
+/**
+ * The frozen capability manifest. It alone decides which conformance cases run and what
+ * they expect; there are no suite-side switches.
+ */
+export interface ConnectorCapabilities {
+  /** Store name used in messages and reports: `memory`, `chroma`, `pgvector`, ... */
+  readonly store: string;
+  /** Guarantee for readers that filter on the published epoch (`rf_from <= E < rf_to`). */
+  readonly promotion: PromotionGuarantee;
+  /** Guarantee for readers that only filter `rf_current = true`. */
+  readonly flagPromotion: Exclude<PromotionGuarantee, 'snapshot'>;
+  readonly visibility: Visibility;
+  /** Largest number of chunks core sends in one `_upsert` call. */
+  readonly maxWriteBatch: number;
+  /** Largest JSON size of one chunk's metadata (+ text where the store keeps text in metadata). */
+  readonly maxMetadataBytes?: number;
+  /** Whether the published epoch is kept inside the store itself (readers need nothing else). */
+  readonly epochInStore: boolean;
+  /** Form of the primary key in the store: the readable chunkId, or its UUID v5. */
+  readonly idForm: 'chunk-id' | 'uuid';
+}
+
+/** Which chunks a query may return. */
+export type ViewSelector =
+  /** `rf_from <= epoch < rf_to`: the snapshot view of one published epoch. */
+  | { readonly kind: 'epoch'; readonly epoch: number }
+  /** `rf_current = true`. */
+  | { readonly kind: 'flag' }
+  /** Every stored chunk, staged and retired included (verification and maintenance only). */
+  | { readonly kind: 'all' };
+
+export interface QueryFilter {
+  readonly view: ViewSelector;
+  readonly documentId?: string;
+  readonly versionId?: string;
+  readonly sourceId?: string;
+}
+
+export interface QueryHit {
+  readonly id: string;
+  readonly text: string;
+  readonly metadata: FlatMetadata;
+  /** Higher is more similar; only the order is meaningful across stores. */
+  readonly score: number;
+}
+
+/** A stored chunk as listed: no vector unless asked for. */
+export interface ListedChunk {
+  readonly id: string;
+  readonly text: string;
+  readonly metadata: FlatMetadata;
+  readonly embedding?: readonly number[];
+}
+
+export interface ValidityPatch {
+  /** New upper bound of the validity interval. */
+  readonly to?: number;
+  readonly current?: boolean;
+}
+
+export interface OpenOptions {
+  /** Vector dimensions; a mismatch with an existing index is DIMENSION_MISMATCH. */
+  readonly dimensions: number;
+}
+
+const PROMOTIONS: readonly PromotionGuarantee[] = ['snapshot', 'atomic', 'overlap', 'gap'];
+
+function freezeCapabilities(c: ConnectorCapabilities): ConnectorCapabilities {
+  if (!PROMOTIONS.includes(c.promotion) || !PROMOTIONS.includes(c.flagPromotion) || (c.flagPromotion as string) === 'snapshot') {
+    throw new RagfreshError('INVALID_ARGUMENT', `connector ${c.store} declares an unknown promotion guarantee.`);
+  }
+  if (!Number.isSafeInteger(c.maxWriteBatch) || c.maxWriteBatch < 1) {
+    throw new RagfreshError('INVALID_ARGUMENT', `connector ${c.store} declares maxWriteBatch ${c.maxWriteBatch}.`);
+  }
+  if (c.visibility.mode === 'eventual' && !(c.visibility.maxLagMs > 0)) {
+    throw new RagfreshError('INVALID_ARGUMENT', `connector ${c.store} declares eventual visibility without maxLagMs.`);
+  }
+  return Object.freeze({ ...c, visibility: Object.freeze({ ...c.visibility }) });
+}
+
+/**
+ * Base class of every connector. Public methods validate and normalise their arguments and
+ * enforce sequencing (open before use); subclasses implement the narrow protected `_hooks`,
+ * which receive already-checked arguments. Core's Publisher drives connectors only through
+ * this public API.
+ *
+ * Idempotency rules every hook must keep:
+ * - `_upsert` of an id that exists overwrites it (re-staging a version is a no-op in effect).
+ * - `_deleteVersion` / `_deleteDocuments` of something absent succeeds.
+ * - `_patchValidity` changes only `rf_to` / `rf_current`; every other metadata field stays.
+ */
+export abstract class Connector {
+  readonly capabilities: ConnectorCapabilities;
+  #dimensions: number | undefined;
+  #closed = false;
+
+  constructor(capabilities: ConnectorCapabilities) {
+    this.capabilities = freezeCapabilities(capabilities);
+  }
+
+  get store(): string {
+    return this.capabilities.store;
+  }
+
+  /** Dimensions given to `open`, or undefined before it. */
+  get dimensions(): number | undefined {
+    return this.#dimensions;
+  }
+
+  protected error(code: ConstructorParameters<typeof RagfreshError>[0], message: string, cause?: unknown): RagfreshError {
+    return new RagfreshError(code, message, { scope: this.store, cause });
+  }
+
+  private ensureOpen(): number {
+    if (this.#closed) throw this.error('NOT_OPEN', 'connector is closed; create a new one.');
+    if (this.#dimensions === undefined) throw this.error('NOT_OPEN', 'connector is not open; call open({ dimensions }) first.');
+    return this.#dimensions;
+  }
+
+  /** Opens the store and ensures its schema (collection/table, indexes, epoch pointer). Idempotent. */
+  async open(options: OpenOptions): Promise<void> {
+    if (!Number.isSafeInteger(options.dimensions) || options.dimensions < 1) {
+      throw this.error('INVALID_ARGUMENT', `dimensions must be a positive integer, got ${options.dimensions}.`);
+    }
+    if (this.#dimensions !== undefined) {
+      if (this.#dimensions !== options.dimensions) {
+        throw this.error('DIMENSION_MISMATCH', `already open with ${this.#dimensions} dimensions, asked for ${options.dimensions}.`);
+      }
+      return;
+    }
+    await this._open(options);
+    this.#dimensions = options.dimensions;
+  }
+
+  /**
+   * Writes chunks (staged or otherwise; validity is in their metadata). Splits into batches
+   * of `maxWriteBatch`. Every chunk must carry ragfresh fields and a vector of the opened size.
+   */
+  async upsert(chunks: readonly StoredChunk[]): Promise<void> {
+    const dims = this.ensureOpen();
+    const seen = new Set<string>();
+    for (const c of chunks) {
+      if (typeof c.id !== 'string' || c.id === '') throw this.error('INVALID_ARGUMENT', 'chunk id must be a non-empty string.');
+      if (seen.has(c.id)) throw this.error('INVALID_ARGUMENT', `chunk id ${c.id} appears twice in one write.`);
+      seen.add(c.id);
+      if (c.embedding.length !== dims) {
+        throw this.error(
+          'DIMENSION_MISMATCH',
+          `chunk ${c.id} has a ${c.embedding.length}-dimension vector; the index holds ${dims}. Use the embeddings the index was built with, or a new index.`,
+        );
+      }
+      for (const x of c.embedding) {
+        if (!Number.isFinite(x)) throw this.error('INVALID_ARGUMENT', `chunk ${c.id} has a non-finite vector component.`);
+      }
+      assertFlatMetadata(c.metadata, this.store, this.capabilities.maxMetadataBytes);
+      readValidity(c.metadata);
+      if (typeof c.metadata[FIELDS.documentId] !== 'string' || typeof c.metadata[FIELDS.versionId] !== 'string') {
+        throw this.error('INVALID_METADATA', `chunk ${c.id} lacks ${FIELDS.documentId}/${FIELDS.versionId}.`);
+      }
+    }
+    const size = this.capabilities.maxWriteBatch;
+    for (let i = 0; i < chunks.length; i += size) {
+      await this._upsert(chunks.slice(i, i + size));
+    }
+  }
+
+  /** Sets `rf_to` and/or `rf_current` on every chunk of one document version. */
+  async patchValidity(documentId: string, versionId: string, patch: ValidityPatch): Promise<void> {
+    this.ensureOpen();
+    if (patch.to !== undefined && (!Number.isSafeInteger(patch.to) || patch.to < 0)) {
+      throw this.error('INVALID_ARGUMENT', `validity bound must be a non-negative integer, got ${patch.to}.`);
+    }
+    if (patch.to === undefined && patch.current === undefined) return;
+    await this._patchValidity(documentId, versionId, patch);
+  }
+
+  /** The published epoch held by the store (0 for a fresh store). */
+  async readEpoch(): Promise<number> {
+    this.ensureOpen();
+    return this._readEpoch();
+  }
+
+  /**
+   * Compare-and-set of the published epoch: succeeds only when the store holds `expected`,
+   * else throws EPOCH_CONFLICT (another publisher moved it).
+   */
+  async advanceEpoch(expected: number, next: number): Promise<void> {
+    this.ensureOpen();
+    if (!Number.isSafeInteger(next) || next <= expected) {
+      throw this.error('INVALID_ARGUMENT', `epoch must move forward: ${expected} -> ${next}.`);
+    }
+    await this._advanceEpoch(expected, next);
+  }
+
+  /** Deletes every chunk of one document version. Absent version: no-op. */
+  async deleteVersion(documentId: string, versionId: string): Promise<void> {
+    this.ensureOpen();
+    await this._deleteVersion(documentId, versionId);
+  }
+
+  /** Deletes every chunk of the given documents. Absent documents: no-op. */
+  async deleteDocuments(documentIds: readonly string[]): Promise<void> {
+    this.ensureOpen();
+    if (documentIds.length === 0) return;
+    await this._deleteDocuments([...new Set(documentIds)]);
+  }
+
+  /** Lists the chunks of one document (one version when given), sorted by ordinal. */
+  async listChunks(documentId: string, versionId?: string, options: { withEmbeddings?: boolean } = {}): Promise<ListedChunk[]> {
+    this.ensureOpen();
+    const rows = await this._list(documentId, versionId, options.withEmbeddings === true);
+    return rows.sort((a, b) => Number(a.metadata[FIELDS.ordinal]) - Number(b.metadata[FIELDS.ordinal]));
+  }
+
+  /** Exact number of chunks stored for a document version (any validity). */
+  async countChunks(documentId: string, versionId: string): Promise<number> {
+    this.ensureOpen();
+    return this._count(documentId, versionId);
+  }
+
+  /** Nearest chunks to `vector` within `filter`. */
+  async query(vector: readonly number[], k: number, filter: QueryFilter): Promise<QueryHit[]> {
+    const dims = this.ensureOpen();
+    if (vector.length !== dims) {
+      throw this.error('DIMENSION_MISMATCH', `query vector has ${vector.length} dimensions; the index holds ${dims}.`);
+    }
+    if (!Number.isSafeInteger(k) || k < 1) throw this.error('INVALID_ARGUMENT', `k must be a positive integer, got ${k}.`);
+    return this._query(vector, k, filter);
+  }
+
+  /** Reads the published epoch, then queries its snapshot view. What a reader does. */
+  async searchCurrent(
+    vector: readonly number[],
+    k: number,
+    scope: Omit<QueryFilter, 'view'> = {},
+  ): Promise<QueryHit[]> {
+    const epoch = await this.readEpoch();
+    return this.query(vector, k, { ...scope, view: { kind: 'epoch', epoch } });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this._close();
+  }
+
+  protected abstract _open(options: OpenOptions): Promise<void>;
+  protected abstract _upsert(chunks: readonly StoredChunk[]): Promise<void>;
+  protected abstract _patchValidity(documentId: string, versionId: string, patch: ValidityPatch): Promise<void>;
+  protected abstract _readEpoch(): Promise<number>;
+  protected abstract _advanceEpoch(expected: number, next: number): Promise<void>;
+  protected abstract _deleteVersion(documentId: string, versionId: string): Promise<void>;
+  protected abstract _deleteDocuments(documentIds: readonly string[]): Promise<void>;
+  protected abstract _list(documentId: string, versionId: string | undefined, withEmbeddings: boolean): Promise<ListedChunk[]>;
+  protected abstract _query(vector: readonly number[], k: number, filter: QueryFilter): Promise<QueryHit[]>;
+  protected abstract _close(): Promise<void>;
+
+  /** Default: counts a listing. Override when the store counts natively. */
+  protected async _count(documentId: string, versionId: string): Promise<number> {
+    return (await this._list(documentId, versionId, false)).length;
+  }
+}
+
+/** True when chunk metadata falls in `view`. Reference semantics for every connector's filter. */
+export function inView(metadata: FlatMetadata, view: ViewSelector): boolean {
+  if (view.kind === 'all') return true;
+  const v = readValidity(metadata);
+  if (view.kind === 'flag') return v.current;
+  return v.from <= view.epoch && view.epoch < v.to;
+}
+
+export function matchesFilter(metadata: FlatMetadata, filter: QueryFilter): boolean {
+  if (filter.documentId !== undefined && metadata[FIELDS.documentId] !== filter.documentId) return false;
+  if (filter.versionId !== undefined && metadata[FIELDS.versionId] !== filter.versionId) return false;
+  if (filter.sourceId !== undefined && metadata[FIELDS.sourceId] !== filter.sourceId) return false;
+  return inView(metadata, filter.view);
+}

@@ -1,0 +1,75 @@
+/**
+ * Every failure ragfresh reports on purpose is a RagfreshError with a stable upper-case
+ * `code`. Messages may change between releases; codes do not. Check errors with
+ * `isRagfreshError(err, 'CODE')`, never with `instanceof`, because several copies of this
+ * package can be loaded at once (a connector and an app may resolve different copies).
+ */
+export const ERROR_CODES = [
+  'INVALID_URL',
+  'URL_CREDENTIALS',
+  'URL_NOT_CANONICAL',
+  'INVALID_ARGUMENT',
+  'INVALID_CONFIG',
+  'INVALID_METADATA',
+  'DIMENSION_MISMATCH',
+  'NOT_SUPPORTED',
+  'NOT_OPEN',
+  'STORE_UNREACHABLE',
+  'STORE_REJECTED',
+  'FOREIGN_DATA',
+  'EPOCH_CONFLICT',
+  'LEASE_HELD',
+  'LEASE_LOST',
+  'VERIFY_FAILED',
+  'CONFIRM_FAILED',
+  'GATE_REJECTED',
+  'JOURNAL_CORRUPT',
+  'STATE_CORRUPT',
+  'SSRF_REFUSED',
+  'ROBOTS_DISALLOWED',
+  'FETCH_FAILED',
+  'EXTRACT_FAILED',
+  'NOT_FOUND',
+  'INTERNAL',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+const BRAND = Symbol.for('ragfresh.error');
+
+export interface RagfreshErrorOptions {
+  /** Component that raised the error: a store name (`chroma`), `core`, `fetch`, ... */
+  readonly scope?: string;
+  readonly cause?: unknown;
+  /** Structured details for logs and reports; never required to understand the message. */
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+export class RagfreshError extends Error {
+  readonly code: ErrorCode;
+  readonly scope: string;
+  readonly details: Readonly<Record<string, unknown>>;
+  readonly [BRAND] = true;
+
+  constructor(code: ErrorCode, message: string, options: RagfreshErrorOptions = {}) {
+    const scope = options.scope ?? 'core';
+    super(`[ragfresh] [${scope}] ${message}`, options.cause === undefined ? {} : { cause: options.cause });
+    this.name = 'RagfreshError';
+    this.code = code;
+    this.scope = scope;
+    this.details = options.details ?? {};
+  }
+}
+
+/** True when `err` is a RagfreshError (from any copy of this package), optionally with `code`. */
+export function isRagfreshError(err: unknown, code?: ErrorCode): err is RagfreshError {
+  if (typeof err !== 'object' || err === null) return false;
+  if ((err as { [BRAND]?: unknown })[BRAND] !== true) return false;
+  return code === undefined || (err as { code?: unknown }).code === code;
+}
+
+/** Message of any thrown value, for one-line reports. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

@@ -1,0 +1,194 @@
+import { RagfreshError } from './errors.js';
+import type { AcquisitionMode, ChunkProvenance, EmbeddedChunk } from './model.js';
+
+/** Scalar metadata values every supported store accepts. Never null, never nested. */
+export type FlatValue = string | number | boolean;
+export type FlatMetadata = Readonly<Record<string, FlatValue>>;
+
+/** Upper bound of a validity interval that has not ended (fits int32 in every store). */
+export const OPEN_EPOCH = 2_147_483_647;
+
+/**
+ * Field names ragfresh writes into store metadata. Apps filter on these; they are part of
+ * the stored-schema contract (SCHEMA_VERSION).
+ */
+export const FIELDS = Object.freeze({
+  chunkId: 'rf_chunk',
+  documentId: 'rf_doc',
+  versionId: 'rf_version',
+  sourceId: 'rf_source',
+  ordinal: 'rf_ordinal',
+  from: 'rf_from',
+  to: 'rf_to',
+  current: 'rf_current',
+  /** LangChain convention: `source` identifies the document a chunk came from. */
+  source: 'source',
+  url: 'url',
+  finalUrl: 'final_url',
+  canonicalUrl: 'canonical_url',
+  title: 'title',
+  heading: 'heading',
+  headingPath: 'heading_path',
+  retrievedAt: 'retrieved_at',
+  contentChangedAt: 'content_changed_at',
+  sourceModifiedAt: 'source_modified_at',
+  contentHash: 'content_hash',
+  tokenCount: 'token_count',
+  acquisition: 'acquisition',
+  region: 'region',
+  authority: 'authority',
+});
+
+/** What a connector stores for one chunk: id, text, vector and flat metadata. */
+export interface StoredChunk {
+  readonly id: string;
+  readonly text: string;
+  readonly embedding: readonly number[];
+  readonly metadata: FlatMetadata;
+}
+
+/** Validity of a stored chunk, read back from its metadata. */
+export interface ChunkValidity {
+  readonly from: number;
+  readonly to: number;
+  readonly current: boolean;
+}
+
+export const HEADING_SEPARATOR = ' > ';
+
+/** Flattens an embedded chunk into stored form with validity `[from, OPEN_EPOCH)`, not current. */
+export function toStoredChunk(chunk: EmbeddedChunk, fromEpoch: number): StoredChunk {
+  const p = chunk.provenance;
+  const meta: Record<string, FlatValue> = {
+    [FIELDS.chunkId]: chunk.chunkId,
+    [FIELDS.documentId]: chunk.documentId,
+    [FIELDS.versionId]: chunk.versionId,
+    [FIELDS.sourceId]: chunk.sourceId,
+    [FIELDS.ordinal]: chunk.ordinal,
+    [FIELDS.from]: fromEpoch,
+    [FIELDS.to]: OPEN_EPOCH,
+    [FIELDS.current]: false,
+    [FIELDS.source]: chunk.documentId,
+    [FIELDS.url]: p.url,
+    [FIELDS.finalUrl]: p.finalUrl,
+    [FIELDS.title]: p.title,
+    [FIELDS.heading]: chunk.headingPath.join(HEADING_SEPARATOR),
+    [FIELDS.headingPath]: JSON.stringify(chunk.headingPath),
+    [FIELDS.retrievedAt]: p.retrievedAt,
+    [FIELDS.contentChangedAt]: p.contentChangedAt,
+    [FIELDS.contentHash]: chunk.contentHash,
+    [FIELDS.tokenCount]: chunk.tokenCount,
+    [FIELDS.acquisition]: p.acquisition,
+  };
+  if (p.canonicalUrl !== undefined) meta[FIELDS.canonicalUrl] = p.canonicalUrl;
+  if (p.sourceModifiedAt !== undefined) meta[FIELDS.sourceModifiedAt] = p.sourceModifiedAt;
+  if (p.region !== undefined) meta[FIELDS.region] = p.region;
+  if (p.authority !== undefined) meta[FIELDS.authority] = p.authority;
+  return { id: chunk.chunkId, text: chunk.text, embedding: chunk.embedding, metadata: meta };
+}
+
+function str(meta: FlatMetadata, key: string): string {
+  const v = meta[key];
+  if (typeof v !== 'string') {
+    throw new RagfreshError('INVALID_METADATA', `stored chunk lacks string field ${key}; was it written by ragfresh?`);
+  }
+  return v;
+}
+
+function num(meta: FlatMetadata, key: string): number {
+  const v = meta[key];
+  if (typeof v !== 'number' || !Number.isFinite(v)) {
+    throw new RagfreshError('INVALID_METADATA', `stored chunk lacks numeric field ${key}; was it written by ragfresh?`);
+  }
+  return v;
+}
+
+function optStr(meta: FlatMetadata, key: string): string | undefined {
+  const v = meta[key];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** Decoded view of a stored chunk's metadata. */
+export interface DecodedChunk {
+  readonly chunkId: string;
+  readonly documentId: string;
+  readonly versionId: string;
+  readonly sourceId: string;
+  readonly ordinal: number;
+  readonly headingPath: readonly string[];
+  readonly tokenCount: number;
+  readonly contentHash: string;
+  readonly validity: ChunkValidity;
+  readonly provenance: ChunkProvenance;
+}
+
+export function decodeChunkMetadata(meta: FlatMetadata): DecodedChunk {
+  let headingPath: string[] = [];
+  const hp = meta[FIELDS.headingPath];
+  if (typeof hp === 'string' && hp !== '') {
+    const parsed: unknown = JSON.parse(hp);
+    if (Array.isArray(parsed)) headingPath = parsed.map(String);
+  }
+  const provenance: ChunkProvenance = {
+    url: str(meta, FIELDS.url),
+    finalUrl: str(meta, FIELDS.finalUrl),
+    title: str(meta, FIELDS.title),
+    retrievedAt: str(meta, FIELDS.retrievedAt),
+    contentChangedAt: str(meta, FIELDS.contentChangedAt),
+    acquisition: str(meta, FIELDS.acquisition) as AcquisitionMode,
+    ...(optStr(meta, FIELDS.canonicalUrl) === undefined ? {} : { canonicalUrl: optStr(meta, FIELDS.canonicalUrl)! }),
+    ...(optStr(meta, FIELDS.sourceModifiedAt) === undefined
+      ? {}
+      : { sourceModifiedAt: optStr(meta, FIELDS.sourceModifiedAt)! }),
+    ...(optStr(meta, FIELDS.region) === undefined ? {} : { region: optStr(meta, FIELDS.region)! }),
+    ...(optStr(meta, FIELDS.authority) === undefined ? {} : { authority: optStr(meta, FIELDS.authority)! }),
+  };
+  return {
+    chunkId: str(meta, FIELDS.chunkId),
+    documentId: str(meta, FIELDS.documentId),
+    versionId: str(meta, FIELDS.versionId),
+    sourceId: str(meta, FIELDS.sourceId),
+    ordinal: num(meta, FIELDS.ordinal),
+    headingPath,
+    tokenCount: num(meta, FIELDS.tokenCount),
+    contentHash: str(meta, FIELDS.contentHash),
+    validity: readValidity(meta),
+    provenance,
+  };
+}
+
+export function readValidity(meta: FlatMetadata): ChunkValidity {
+  return { from: num(meta, FIELDS.from), to: num(meta, FIELDS.to), current: meta[FIELDS.current] === true };
+}
+
+/**
+ * Checks that metadata is flat and null-free and, when `maxBytes` is given, that its JSON
+ * encoding fits. Throws INVALID_METADATA naming the field.
+ */
+export function assertFlatMetadata(meta: unknown, scope: string, maxBytes?: number): asserts meta is FlatMetadata {
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) {
+    throw new RagfreshError('INVALID_METADATA', 'metadata must be a flat object.', { scope });
+  }
+  for (const [key, value] of Object.entries(meta)) {
+    const t = typeof value;
+    if (value === null || value === undefined) {
+      throw new RagfreshError('INVALID_METADATA', `metadata field ${key} is ${String(value)}; omit the field instead.`, { scope });
+    }
+    if (t !== 'string' && t !== 'number' && t !== 'boolean') {
+      throw new RagfreshError('INVALID_METADATA', `metadata field ${key} is ${t}; only string, number and boolean are stored.`, { scope });
+    }
+    if (t === 'number' && !Number.isFinite(value)) {
+      throw new RagfreshError('INVALID_METADATA', `metadata field ${key} is not a finite number.`, { scope });
+    }
+  }
+  if (maxBytes !== undefined) {
+    const size = Buffer.byteLength(JSON.stringify(meta), 'utf8');
+    if (size > maxBytes) {
+      throw new RagfreshError(
+        'INVALID_METADATA',
+        `metadata is ${size} bytes, over the store's ${maxBytes}-byte limit; shorten the chunk text or lower the chunk token budget.`,
+        { scope },
+      );
+    }
+  }
+}

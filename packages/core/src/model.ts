@@ -1,0 +1,161 @@
+import type { UrlIdentityPolicy } from './identity.js';
+
+/** ISO-8601 UTC timestamp string, e.g. `2026-11-30T03:18:35.000Z`. */
+export type IsoTime = string;
+
+export type AcquisitionMode = 'raw' | 'rendered' | 'markdown-twin';
+export type DocumentStatus = 'healthy' | 'degraded' | 'quarantined' | 'tombstoned';
+
+/**
+ * The four timestamps every document keeps, never collapsed into one `updated_at`.
+ * - `sourceModifiedAt`: the publisher's claim (Last-Modified, sitemap lastmod), if trusted.
+ * - `retrievedAt`: the last valid observation (a 200 that passed validation, or a 304).
+ * - `contentChangedAt`: the last time the normalised content hash changed.
+ * - `queryableAt`: when the current version was verified searchable.
+ */
+export interface DocumentTimestamps {
+  readonly sourceModifiedAt?: IsoTime;
+  readonly retrievedAt?: IsoTime;
+  readonly contentChangedAt?: IsoTime;
+  readonly queryableAt?: IsoTime;
+}
+
+/** Per-source publish contract: what a candidate must satisfy before it may replace a version. */
+export interface PublishContract {
+  /** Minimum characters of extracted text. */
+  readonly minChars?: number;
+  /** Phrases that must all appear (case-insensitive) in the extracted text. */
+  readonly requiredPhrases?: readonly string[];
+  /** Largest allowed shrink against the current version, as a share (0.5 = may lose half). */
+  readonly maxShrink?: number;
+  /** Largest allowed relative change in chunk count (1 = may double or halve to 0.5x... see docs). */
+  readonly maxChunkCountChange?: number;
+}
+
+export interface SourceDefinition {
+  /** Stable id chosen by the user; part of every documentId. */
+  readonly id: string;
+  readonly urls?: readonly string[];
+  readonly sitemaps?: readonly string[];
+  readonly llmsTxt?: readonly string[];
+  readonly identity?: UrlIdentityPolicy;
+  readonly authority?: string;
+  readonly contract?: PublishContract;
+}
+
+/** Provenance carried by every chunk (flattened into store metadata). */
+export interface ChunkProvenance {
+  readonly url: string;
+  readonly finalUrl: string;
+  readonly canonicalUrl?: string;
+  readonly title: string;
+  readonly retrievedAt: IsoTime;
+  readonly contentChangedAt: IsoTime;
+  readonly sourceModifiedAt?: IsoTime;
+  readonly acquisition: AcquisitionMode;
+  /** Exit/region label of the proxy that fetched the page, if any. */
+  readonly region?: string;
+  /** Authority of the source (e.g. `official`, `community`). */
+  readonly authority?: string;
+}
+
+/** A chunk of one document version, before it is embedded. */
+export interface Chunk {
+  readonly chunkId: string;
+  readonly documentId: string;
+  readonly versionId: string;
+  readonly sourceId: string;
+  readonly ordinal: number;
+  /** Markdown text of the chunk, NFC-normalised. */
+  readonly text: string;
+  readonly headingPath: readonly string[];
+  readonly tokenCount: number;
+  /** sha256 of the chunk text. */
+  readonly contentHash: string;
+  readonly provenance: ChunkProvenance;
+}
+
+export interface EmbeddedChunk extends Chunk {
+  readonly embedding: readonly number[];
+}
+
+/** A candidate new version of one document, ready to publish. */
+export interface DocumentVersion {
+  readonly documentId: string;
+  readonly versionId: string;
+  readonly sourceId: string;
+  readonly url: string;
+  /** Hash of the whole normalised text: decides whether the content changed. */
+  readonly contentHash: string;
+  /** Characters of the normalised text (for shrink checks). */
+  readonly textChars: number;
+  readonly text?: string;
+  readonly chunks: readonly EmbeddedChunk[];
+}
+
+/** The exact set of chunk ids a publication expects for one document. */
+export interface DocumentManifest {
+  readonly documentId: string;
+  readonly sourceId: string;
+  readonly versionId: string;
+  readonly chunkIds: readonly string[];
+  /** Version that is current before this publication, if any. */
+  readonly previousVersionId?: string;
+}
+
+export interface Tombstone {
+  readonly documentId: string;
+  readonly sourceId: string;
+  readonly url: string;
+  readonly reason: string;
+  readonly evidence: readonly string[];
+  readonly createdAt: IsoTime;
+  /** Who approved: a user name or `auto-policy:<name>`. */
+  readonly approvedBy: string;
+}
+
+export type ReviewKind = 'deletion' | 'ingestion';
+export type ReviewStatus = 'pending' | 'approved' | 'rejected';
+
+export interface ReviewItem {
+  readonly id: string;
+  readonly kind: ReviewKind;
+  readonly documentId: string;
+  readonly sourceId: string;
+  readonly url: string;
+  readonly reason: string;
+  readonly evidence: readonly string[];
+  readonly createdAt: IsoTime;
+  readonly status: ReviewStatus;
+  readonly decidedAt?: IsoTime;
+  readonly decidedBy?: string;
+}
+
+export type DocumentOutcome =
+  | 'published'
+  | 'unchanged'
+  | 'rejected-by-gate'
+  | 'verify-failed'
+  | 'removed'
+  | 'skipped';
+
+export interface DocumentPublishResult {
+  readonly documentId: string;
+  readonly versionId: string;
+  readonly previousVersionId?: string;
+  readonly outcome: DocumentOutcome;
+  readonly reasons: readonly string[];
+  readonly chunks: number;
+}
+
+export interface PublishReport {
+  readonly batchId: string;
+  /** Epoch the batch targeted; equals the published epoch after success. */
+  readonly targetEpoch: number;
+  /** Published epoch after the batch (unchanged when nothing was promoted). */
+  readonly epoch: number;
+  readonly documents: readonly DocumentPublishResult[];
+  readonly stagedChunks: number;
+  readonly retiredChunks: number;
+  readonly timingsMs: Readonly<Record<string, number>>;
+}

@@ -1,0 +1,176 @@
+import type { DocumentStatus, DocumentTimestamps, IsoTime, ReviewItem, ReviewStatus, Tombstone } from '../model.js';
+
+/** HTTP validators kept to make the next fetch conditional. */
+export interface FetchValidators {
+  readonly etag?: string;
+  readonly lastModified?: string;
+  /** Pipeline versions the validators were recorded under; a change drops them. */
+  readonly pipelineKey?: string;
+}
+
+/** One record per document, written atomically (a single key). */
+export interface DocumentRecord {
+  readonly documentId: string;
+  readonly sourceId: string;
+  readonly url: string;
+  readonly status: DocumentStatus;
+  /** Why the status is what it is (empty when healthy). */
+  readonly statusReasons: readonly string[];
+  readonly currentVersionId?: string;
+  readonly currentChunkIds: readonly string[];
+  /** Hash of the current version's normalised text. */
+  readonly contentHash?: string;
+  readonly textChars?: number;
+  /** sha256 of each current chunk text, by ordinal (lets unchanged chunks reuse vectors). */
+  readonly chunkHashes?: readonly string[];
+  readonly validators?: FetchValidators;
+  readonly timestamps: DocumentTimestamps;
+  /** Last time a fetch was attempted, whatever its outcome. */
+  readonly lastAttemptAt?: IsoTime;
+  /** Last good observation (what readers are told when the copy is stale). */
+  readonly lastGoodAt?: IsoTime;
+  /** Raw snapshot digest of the last good body. */
+  readonly rawDigest?: string;
+  /** Consecutive gone (404/410) observations, with the time of the first. */
+  readonly goneCount?: number;
+  readonly goneSince?: IsoTime;
+  /** Epoch at which the current version became visible. */
+  readonly publishedEpoch?: number;
+  readonly history?: readonly VersionHistoryEntry[];
+}
+
+export interface VersionHistoryEntry {
+  readonly at: IsoTime;
+  readonly versionId?: string;
+  readonly event: string;
+  readonly reasons: readonly string[];
+}
+
+export type JournalStep =
+  | 'manifest'
+  | 'staging'
+  | 'staged'
+  | 'verified'
+  | 'promoting'
+  | 'promoted'
+  | 'flagged'
+  | 'retired'
+  | 'confirmed';
+
+export const JOURNAL_STEPS: readonly JournalStep[] = [
+  'manifest',
+  'staging',
+  'staged',
+  'verified',
+  'promoting',
+  'promoted',
+  'flagged',
+  'retired',
+  'confirmed',
+];
+
+/** The in-flight publication, written before each step runs. */
+export interface JournalEntry {
+  readonly batchId: string;
+  readonly step: JournalStep;
+  /** Published epoch when the batch began, and the epoch it targets. */
+  readonly baseEpoch: number;
+  readonly targetEpoch: number;
+  readonly startedAt: IsoTime;
+  readonly fence: number;
+  readonly documents: readonly JournalDocument[];
+}
+
+export interface JournalDocument {
+  readonly documentId: string;
+  readonly sourceId: string;
+  readonly versionId: string;
+  readonly chunkIds: readonly string[];
+  readonly previousVersionId?: string;
+  /** `publish` stages a new version; `remove` retires the current one without replacement. */
+  readonly action: 'publish' | 'remove';
+}
+
+/** A version whose chunks left the view at `epoch`; deleted once the grace period passed. */
+export interface Retirement {
+  readonly documentId: string;
+  readonly versionId: string;
+  readonly epoch: number;
+  readonly at: IsoTime;
+}
+
+export interface RobotsVerdict {
+  readonly host: string;
+  readonly fetchedAt: IsoTime;
+  readonly expiresAt: IsoTime;
+  readonly status: number;
+  readonly body: string;
+}
+
+export interface RunSummary {
+  readonly runId: string;
+  readonly sourceId: string;
+  readonly startedAt: IsoTime;
+  readonly finishedAt: IsoTime;
+  readonly complete: boolean;
+  readonly counts: Readonly<Record<string, number>>;
+  readonly alerts: readonly string[];
+}
+
+export interface Lease {
+  readonly name: string;
+  readonly holder: string;
+  /** Strictly increasing across every grant of this lease name. */
+  readonly fence: number;
+  readonly expiresAt: number;
+}
+
+/**
+ * Durable state. Each method that writes one record writes it atomically. Implementations:
+ * SQLite file (embedded default), Redis, Postgres.
+ */
+export interface StateStore {
+  readonly kind: string;
+
+  getDocument(documentId: string): Promise<DocumentRecord | undefined>;
+  putDocument(record: DocumentRecord): Promise<void>;
+  deleteDocument(documentId: string): Promise<void>;
+  listDocuments(filter?: { readonly sourceId?: string }): AsyncIterable<DocumentRecord>;
+
+  getJournal(): Promise<JournalEntry | undefined>;
+  /** Writes the journal if `entry.fence` is still the current publisher lease's fence, else LEASE_LOST. */
+  putJournal(entry: JournalEntry): Promise<void>;
+  clearJournal(batchId: string): Promise<void>;
+
+  putRetirement(r: Retirement): Promise<void>;
+  listRetirements(): Promise<Retirement[]>;
+  deleteRetirement(documentId: string, versionId: string): Promise<void>;
+
+  putReviewItem(item: ReviewItem): Promise<void>;
+  getReviewItem(id: string): Promise<ReviewItem | undefined>;
+  listReviewItems(filter?: { readonly status?: ReviewStatus }): Promise<ReviewItem[]>;
+
+  putTombstone(t: Tombstone): Promise<void>;
+  getTombstone(documentId: string): Promise<Tombstone | undefined>;
+  listTombstones(): Promise<Tombstone[]>;
+  deleteTombstone(documentId: string): Promise<void>;
+
+  getRobots(host: string): Promise<RobotsVerdict | undefined>;
+  putRobots(verdict: RobotsVerdict): Promise<void>;
+
+  appendRun(run: RunSummary): Promise<void>;
+  /** Newest first. */
+  listRuns(sourceId: string, limit: number): Promise<RunSummary[]>;
+
+  /** Grants the lease if free or expired (or already held by `holder`), with a new higher fence. */
+  acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | undefined>;
+  /** Extends a held lease; LEASE_LOST when someone else holds it now. */
+  renewLease(lease: Lease, ttlMs: number): Promise<Lease>;
+  releaseLease(lease: Lease): Promise<void>;
+  /** The fence of the current holder, if any unexpired lease exists. */
+  currentFence(name: string): Promise<number | undefined>;
+
+  close(): Promise<void>;
+}
+
+export const PUBLISHER_LEASE = 'publisher';
