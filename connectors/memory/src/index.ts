@@ -1,1 +1,270 @@
-export {};
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  Connector,
+  type ConnectorCapabilities,
+  FIELDS,
+  type ListedChunk,
+  matchesFilter,
+  type OpenOptions,
+  type QueryFilter,
+  type QueryHit,
+  RagfreshError,
+  type StoredChunk,
+  type ValidityPatch,
+} from '@ragfresh/core';
+
+export interface MemoryConnectorOptions {
+  /**
+   * Write-through persistence to a JSON file (atomic rename after every write), so another
+   * process can reopen the same index. Used by the conformance crash cases; off by default.
+   */
+  readonly persistPath?: string;
+  /** Override the declared capabilities (tests of the suite itself; never in production). */
+  readonly capabilities?: Partial<ConnectorCapabilities>;
+}
+
+interface PersistedIndex {
+  readonly format: 'ragfresh-memory/1';
+  readonly dimensions: number;
+  readonly epoch: number;
+  readonly chunks: StoredChunk[];
+}
+
+export const MEMORY_CAPABILITIES: ConnectorCapabilities = {
+  store: 'memory',
+  promotion: 'snapshot',
+  flagPromotion: 'overlap',
+  visibility: { mode: 'immediate' },
+  maxWriteBatch: 500,
+  epochInStore: true,
+  idForm: 'chunk-id',
+};
+
+/** Yield to the event loop so concurrent readers interleave with writes, as with a real store. */
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function cosine(a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/**
+ * The in-process reference connector. Declares `snapshot` promotion for epoch readers and
+ * `overlap` for `rf_current` readers (flags flip one chunk at a time), immediate visibility.
+ */
+export class MemoryConnector extends Connector {
+  readonly #chunks = new Map<string, StoredChunk>();
+  /** documentId -> chunk ids, so per-document operations do not scan the whole index. */
+  readonly #byDocument = new Map<string, Set<string>>();
+  #epoch = 0;
+  readonly #persistPath: string | undefined;
+
+  constructor(options: MemoryConnectorOptions = {}) {
+    super({ ...MEMORY_CAPABILITIES, ...options.capabilities });
+    this.#persistPath = options.persistPath;
+  }
+
+  protected async _open(options: OpenOptions): Promise<void> {
+    if (this.#persistPath === undefined) return;
+    let raw: string;
+    try {
+      raw = readFileSync(this.#persistPath, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    const data = JSON.parse(raw) as PersistedIndex;
+    if (data.format !== 'ragfresh-memory/1') {
+      throw new RagfreshError(
+        'FOREIGN_DATA',
+        `${this.#persistPath} is not a ragfresh memory index; choose another path.`,
+        {
+          scope: this.store,
+        },
+      );
+    }
+    if (data.dimensions !== options.dimensions) {
+      throw new RagfreshError(
+        'DIMENSION_MISMATCH',
+        `${this.#persistPath} holds ${data.dimensions}-dimension vectors, asked for ${options.dimensions}; use the same embeddings or a new path.`,
+        { scope: this.store },
+      );
+    }
+    this.#epoch = data.epoch;
+    for (const c of data.chunks) this.#set(c);
+  }
+
+  #set(c: StoredChunk): void {
+    const doc = String(c.metadata[FIELDS.documentId]);
+    const previous = this.#chunks.get(c.id);
+    if (previous !== undefined)
+      this.#byDocument.get(String(previous.metadata[FIELDS.documentId]))?.delete(c.id);
+    this.#chunks.set(c.id, c);
+    let ids = this.#byDocument.get(doc);
+    if (ids === undefined) {
+      ids = new Set();
+      this.#byDocument.set(doc, ids);
+    }
+    ids.add(c.id);
+  }
+
+  #delete(id: string): void {
+    const c = this.#chunks.get(id);
+    if (c === undefined) return;
+    this.#chunks.delete(id);
+    const doc = String(c.metadata[FIELDS.documentId]);
+    const ids = this.#byDocument.get(doc);
+    ids?.delete(id);
+    if (ids?.size === 0) this.#byDocument.delete(doc);
+  }
+
+  #ofDocument(documentId: string): StoredChunk[] {
+    const out: StoredChunk[] = [];
+    for (const id of this.#byDocument.get(documentId) ?? []) {
+      const c = this.#chunks.get(id);
+      if (c !== undefined) out.push(c);
+    }
+    return out;
+  }
+
+  #persist(): void {
+    if (this.#persistPath === undefined) return;
+    const data: PersistedIndex = {
+      format: 'ragfresh-memory/1',
+      dimensions: this.dimensions ?? 0,
+      epoch: this.#epoch,
+      chunks: [...this.#chunks.values()],
+    };
+    mkdirSync(dirname(this.#persistPath), { recursive: true });
+    const tmp = `${this.#persistPath}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(data));
+    renameSync(tmp, this.#persistPath);
+  }
+
+  protected async _upsert(chunks: readonly StoredChunk[]): Promise<void> {
+    await tick();
+    for (const c of chunks) {
+      this.#set({
+        id: c.id,
+        text: c.text,
+        embedding: [...c.embedding],
+        metadata: { ...c.metadata },
+      });
+    }
+    this.#persist();
+  }
+
+  protected async _patchValidity(
+    documentId: string,
+    versionId: string,
+    patch: ValidityPatch,
+  ): Promise<void> {
+    for (const c of this.#ofDocument(documentId)) {
+      if (c.metadata[FIELDS.versionId] !== versionId) continue;
+      await tick();
+      const metadata = { ...c.metadata };
+      if (patch.to !== undefined) metadata[FIELDS.to] = patch.to;
+      if (patch.current !== undefined) metadata[FIELDS.current] = patch.current;
+      this.#set({ ...c, metadata });
+    }
+    this.#persist();
+  }
+
+  protected async _readEpoch(): Promise<number> {
+    await tick();
+    return this.#epoch;
+  }
+
+  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
+    await tick();
+    if (this.#epoch !== expected) {
+      throw new RagfreshError(
+        'EPOCH_CONFLICT',
+        `published epoch is ${this.#epoch}, expected ${expected}; another publisher moved it.`,
+        {
+          scope: this.store,
+        },
+      );
+    }
+    this.#epoch = next;
+    this.#persist();
+  }
+
+  protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
+    await tick();
+    for (const c of this.#ofDocument(documentId)) {
+      if (c.metadata[FIELDS.versionId] === versionId) this.#delete(c.id);
+    }
+    this.#persist();
+  }
+
+  protected async _deleteDocuments(documentIds: readonly string[]): Promise<void> {
+    await tick();
+    for (const doc of documentIds) for (const c of this.#ofDocument(doc)) this.#delete(c.id);
+    this.#persist();
+  }
+
+  protected async _list(
+    documentId: string,
+    versionId: string | undefined,
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    await tick();
+    const out: ListedChunk[] = [];
+    for (const c of this.#ofDocument(documentId)) {
+      if (versionId !== undefined && c.metadata[FIELDS.versionId] !== versionId) continue;
+      out.push(
+        withEmbeddings
+          ? { id: c.id, text: c.text, metadata: { ...c.metadata }, embedding: [...c.embedding] }
+          : { id: c.id, text: c.text, metadata: { ...c.metadata } },
+      );
+    }
+    return out;
+  }
+
+  protected async _query(
+    vector: readonly number[],
+    k: number,
+    filter: QueryFilter,
+  ): Promise<QueryHit[]> {
+    await tick();
+    const hits: QueryHit[] = [];
+    const pool =
+      filter.documentId === undefined ? this.#chunks.values() : this.#ofDocument(filter.documentId);
+    for (const c of pool) {
+      if (!matchesFilter(c.metadata, filter)) continue;
+      hits.push({
+        id: c.id,
+        text: c.text,
+        metadata: { ...c.metadata },
+        score: cosine(vector, c.embedding),
+      });
+    }
+    hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+    return hits.slice(0, k);
+  }
+
+  protected async _close(): Promise<void> {}
+
+  /** Number of stored chunks of any validity (tests and benchmarks). */
+  get size(): number {
+    return this.#chunks.size;
+  }
+}
+
+/** JSON-options factory used by `ConnectorSpec` (child processes). */
+export function createMemoryConnector(options: { persistPath?: string } = {}): MemoryConnector {
+  return new MemoryConnector(
+    options.persistPath === undefined ? {} : { persistPath: options.persistPath },
+  );
+}

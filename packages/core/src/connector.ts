@@ -1,5 +1,11 @@
 import { RagfreshError } from './errors.js';
-import { assertFlatMetadata, FIELDS, type FlatMetadata, readValidity, type StoredChunk } from './metadata.js';
+import {
+  assertFlatMetadata,
+  FIELDS,
+  type FlatMetadata,
+  readValidity,
+  type StoredChunk,
+} from './metadata.js';
 
 /**
  * Promotion guarantees, each with a tested meaning (see the conformance suite):
@@ -83,14 +89,27 @@ export interface OpenOptions {
 const PROMOTIONS: readonly PromotionGuarantee[] = ['snapshot', 'atomic', 'overlap', 'gap'];
 
 function freezeCapabilities(c: ConnectorCapabilities): ConnectorCapabilities {
-  if (!PROMOTIONS.includes(c.promotion) || !PROMOTIONS.includes(c.flagPromotion) || (c.flagPromotion as string) === 'snapshot') {
-    throw new RagfreshError('INVALID_ARGUMENT', `connector ${c.store} declares an unknown promotion guarantee.`);
+  if (
+    !PROMOTIONS.includes(c.promotion) ||
+    !PROMOTIONS.includes(c.flagPromotion) ||
+    (c.flagPromotion as string) === 'snapshot'
+  ) {
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `connector ${c.store} declares an unknown promotion guarantee.`,
+    );
   }
   if (!Number.isSafeInteger(c.maxWriteBatch) || c.maxWriteBatch < 1) {
-    throw new RagfreshError('INVALID_ARGUMENT', `connector ${c.store} declares maxWriteBatch ${c.maxWriteBatch}.`);
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `connector ${c.store} declares maxWriteBatch ${c.maxWriteBatch}.`,
+    );
   }
   if (c.visibility.mode === 'eventual' && !(c.visibility.maxLagMs > 0)) {
-    throw new RagfreshError('INVALID_ARGUMENT', `connector ${c.store} declares eventual visibility without maxLagMs.`);
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `connector ${c.store} declares eventual visibility without maxLagMs.`,
+    );
   }
   return Object.freeze({ ...c, visibility: Object.freeze({ ...c.visibility }) });
 }
@@ -124,24 +143,35 @@ export abstract class Connector {
     return this.#dimensions;
   }
 
-  protected error(code: ConstructorParameters<typeof RagfreshError>[0], message: string, cause?: unknown): RagfreshError {
+  protected error(
+    code: ConstructorParameters<typeof RagfreshError>[0],
+    message: string,
+    cause?: unknown,
+  ): RagfreshError {
     return new RagfreshError(code, message, { scope: this.store, cause });
   }
 
   private ensureOpen(): number {
     if (this.#closed) throw this.error('NOT_OPEN', 'connector is closed; create a new one.');
-    if (this.#dimensions === undefined) throw this.error('NOT_OPEN', 'connector is not open; call open({ dimensions }) first.');
+    if (this.#dimensions === undefined)
+      throw this.error('NOT_OPEN', 'connector is not open; call open({ dimensions }) first.');
     return this.#dimensions;
   }
 
   /** Opens the store and ensures its schema (collection/table, indexes, epoch pointer). Idempotent. */
   async open(options: OpenOptions): Promise<void> {
     if (!Number.isSafeInteger(options.dimensions) || options.dimensions < 1) {
-      throw this.error('INVALID_ARGUMENT', `dimensions must be a positive integer, got ${options.dimensions}.`);
+      throw this.error(
+        'INVALID_ARGUMENT',
+        `dimensions must be a positive integer, got ${options.dimensions}.`,
+      );
     }
     if (this.#dimensions !== undefined) {
       if (this.#dimensions !== options.dimensions) {
-        throw this.error('DIMENSION_MISMATCH', `already open with ${this.#dimensions} dimensions, asked for ${options.dimensions}.`);
+        throw this.error(
+          'DIMENSION_MISMATCH',
+          `already open with ${this.#dimensions} dimensions, asked for ${options.dimensions}.`,
+        );
       }
       return;
     }
@@ -157,8 +187,10 @@ export abstract class Connector {
     const dims = this.ensureOpen();
     const seen = new Set<string>();
     for (const c of chunks) {
-      if (typeof c.id !== 'string' || c.id === '') throw this.error('INVALID_ARGUMENT', 'chunk id must be a non-empty string.');
-      if (seen.has(c.id)) throw this.error('INVALID_ARGUMENT', `chunk id ${c.id} appears twice in one write.`);
+      if (typeof c.id !== 'string' || c.id === '')
+        throw this.error('INVALID_ARGUMENT', 'chunk id must be a non-empty string.');
+      if (seen.has(c.id))
+        throw this.error('INVALID_ARGUMENT', `chunk id ${c.id} appears twice in one write.`);
       seen.add(c.id);
       if (c.embedding.length !== dims) {
         throw this.error(
@@ -167,12 +199,19 @@ export abstract class Connector {
         );
       }
       for (const x of c.embedding) {
-        if (!Number.isFinite(x)) throw this.error('INVALID_ARGUMENT', `chunk ${c.id} has a non-finite vector component.`);
+        if (!Number.isFinite(x))
+          throw this.error('INVALID_ARGUMENT', `chunk ${c.id} has a non-finite vector component.`);
       }
       assertFlatMetadata(c.metadata, this.store, this.capabilities.maxMetadataBytes);
       readValidity(c.metadata);
-      if (typeof c.metadata[FIELDS.documentId] !== 'string' || typeof c.metadata[FIELDS.versionId] !== 'string') {
-        throw this.error('INVALID_METADATA', `chunk ${c.id} lacks ${FIELDS.documentId}/${FIELDS.versionId}.`);
+      if (
+        typeof c.metadata[FIELDS.documentId] !== 'string' ||
+        typeof c.metadata[FIELDS.versionId] !== 'string'
+      ) {
+        throw this.error(
+          'INVALID_METADATA',
+          `chunk ${c.id} lacks ${FIELDS.documentId}/${FIELDS.versionId}.`,
+        );
       }
     }
     const size = this.capabilities.maxWriteBatch;
@@ -185,7 +224,10 @@ export abstract class Connector {
   async patchValidity(documentId: string, versionId: string, patch: ValidityPatch): Promise<void> {
     this.ensureOpen();
     if (patch.to !== undefined && (!Number.isSafeInteger(patch.to) || patch.to < 0)) {
-      throw this.error('INVALID_ARGUMENT', `validity bound must be a non-negative integer, got ${patch.to}.`);
+      throw this.error(
+        'INVALID_ARGUMENT',
+        `validity bound must be a non-negative integer, got ${patch.to}.`,
+      );
     }
     if (patch.to === undefined && patch.current === undefined) return;
     await this._patchValidity(documentId, versionId, patch);
@@ -223,10 +265,16 @@ export abstract class Connector {
   }
 
   /** Lists the chunks of one document (one version when given), sorted by ordinal. */
-  async listChunks(documentId: string, versionId?: string, options: { withEmbeddings?: boolean } = {}): Promise<ListedChunk[]> {
+  async listChunks(
+    documentId: string,
+    versionId?: string,
+    options: { withEmbeddings?: boolean } = {},
+  ): Promise<ListedChunk[]> {
     this.ensureOpen();
     const rows = await this._list(documentId, versionId, options.withEmbeddings === true);
-    return rows.sort((a, b) => Number(a.metadata[FIELDS.ordinal]) - Number(b.metadata[FIELDS.ordinal]));
+    return rows.sort(
+      (a, b) => Number(a.metadata[FIELDS.ordinal]) - Number(b.metadata[FIELDS.ordinal]),
+    );
   }
 
   /** Exact number of chunks stored for a document version (any validity). */
@@ -239,9 +287,13 @@ export abstract class Connector {
   async query(vector: readonly number[], k: number, filter: QueryFilter): Promise<QueryHit[]> {
     const dims = this.ensureOpen();
     if (vector.length !== dims) {
-      throw this.error('DIMENSION_MISMATCH', `query vector has ${vector.length} dimensions; the index holds ${dims}.`);
+      throw this.error(
+        'DIMENSION_MISMATCH',
+        `query vector has ${vector.length} dimensions; the index holds ${dims}.`,
+      );
     }
-    if (!Number.isSafeInteger(k) || k < 1) throw this.error('INVALID_ARGUMENT', `k must be a positive integer, got ${k}.`);
+    if (!Number.isSafeInteger(k) || k < 1)
+      throw this.error('INVALID_ARGUMENT', `k must be a positive integer, got ${k}.`);
     return this._query(vector, k, filter);
   }
 
@@ -263,13 +315,25 @@ export abstract class Connector {
 
   protected abstract _open(options: OpenOptions): Promise<void>;
   protected abstract _upsert(chunks: readonly StoredChunk[]): Promise<void>;
-  protected abstract _patchValidity(documentId: string, versionId: string, patch: ValidityPatch): Promise<void>;
+  protected abstract _patchValidity(
+    documentId: string,
+    versionId: string,
+    patch: ValidityPatch,
+  ): Promise<void>;
   protected abstract _readEpoch(): Promise<number>;
   protected abstract _advanceEpoch(expected: number, next: number): Promise<void>;
   protected abstract _deleteVersion(documentId: string, versionId: string): Promise<void>;
   protected abstract _deleteDocuments(documentIds: readonly string[]): Promise<void>;
-  protected abstract _list(documentId: string, versionId: string | undefined, withEmbeddings: boolean): Promise<ListedChunk[]>;
-  protected abstract _query(vector: readonly number[], k: number, filter: QueryFilter): Promise<QueryHit[]>;
+  protected abstract _list(
+    documentId: string,
+    versionId: string | undefined,
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]>;
+  protected abstract _query(
+    vector: readonly number[],
+    k: number,
+    filter: QueryFilter,
+  ): Promise<QueryHit[]>;
   protected abstract _close(): Promise<void>;
 
   /** Default: counts a listing. Override when the store counts natively. */
@@ -287,8 +351,10 @@ export function inView(metadata: FlatMetadata, view: ViewSelector): boolean {
 }
 
 export function matchesFilter(metadata: FlatMetadata, filter: QueryFilter): boolean {
-  if (filter.documentId !== undefined && metadata[FIELDS.documentId] !== filter.documentId) return false;
-  if (filter.versionId !== undefined && metadata[FIELDS.versionId] !== filter.versionId) return false;
+  if (filter.documentId !== undefined && metadata[FIELDS.documentId] !== filter.documentId)
+    return false;
+  if (filter.versionId !== undefined && metadata[FIELDS.versionId] !== filter.versionId)
+    return false;
   if (filter.sourceId !== undefined && metadata[FIELDS.sourceId] !== filter.sourceId) return false;
   return inView(metadata, filter.view);
 }

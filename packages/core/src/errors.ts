@@ -53,7 +53,10 @@ export class RagfreshError extends Error {
 
   constructor(code: ErrorCode, message: string, options: RagfreshErrorOptions = {}) {
     const scope = options.scope ?? 'core';
-    super(`[ragfresh] [${scope}] ${message}`, options.cause === undefined ? {} : { cause: options.cause });
+    super(
+      `[ragfresh] [${scope}] ${message}`,
+      options.cause === undefined ? {} : { cause: options.cause },
+    );
     this.name = 'RagfreshError';
     this.code = code;
     this.scope = scope;

@@ -3,7 +3,13 @@ import type { Connector } from './connector.js';
 /** What a conformance run talked to. Reports always name it. */
 export type TargetKind = 'embedded' | 'local-server' | 'container' | 'url' | 'emulator';
 
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | JsonValue[]
+  | { [key: string]: JsonValue };
 
 /**
  * How another process builds the same connector: `import(module)[exportName](options)`.

@@ -106,7 +106,10 @@ export function parseHttpUrl(input: string): URL {
     );
   }
   if (url.hostname === '') {
-    throw new RagfreshError('INVALID_URL', `URL has no host: ${JSON.stringify(input.slice(0, 200))}.`);
+    throw new RagfreshError(
+      'INVALID_URL',
+      `URL has no host: ${JSON.stringify(input.slice(0, 200))}.`,
+    );
   }
   return url;
 }
@@ -116,7 +119,10 @@ export function parseHttpUrl(input: string): URL {
  * policy give the same key on any machine. Throws INVALID_URL, URL_CREDENTIALS or
  * URL_NOT_CANONICAL (strict mode only).
  */
-export function canonicalKey(input: string, policy: UrlIdentityPolicy = DEFAULT_IDENTITY_POLICY): string {
+export function canonicalKey(
+  input: string,
+  policy: UrlIdentityPolicy = DEFAULT_IDENTITY_POLICY,
+): string {
   const url = parseHttpUrl(input);
   if (policy.mode === 'strict') {
     if (url.search !== '' || input.includes('?')) {
@@ -133,7 +139,9 @@ export function canonicalKey(input: string, policy: UrlIdentityPolicy = DEFAULT_
     }
     return url.href;
   }
-  const content = new Set((policy.contentParams ?? DEFAULT_CONTENT_PARAMS).map((p) => p.toLowerCase()));
+  const content = new Set(
+    (policy.contentParams ?? DEFAULT_CONTENT_PARAMS).map((p) => p.toLowerCase()),
+  );
   const unknown = policy.unknownParams ?? 'drop';
   const tracking = policy.trackingParams ?? [];
   const kept: Array<[string, string]> = [];
@@ -181,7 +189,10 @@ export interface VersionInput {
   /** Normalised document text (Markdown). NFC normalisation is applied here again. */
   readonly text: string;
   /** How the text was cut: one entry per chunk, in order. */
-  readonly chunks: ReadonlyArray<{ readonly text: string; readonly headingPath: readonly string[] }>;
+  readonly chunks: ReadonlyArray<{
+    readonly text: string;
+    readonly headingPath: readonly string[];
+  }>;
   readonly versions: PipelineVersions;
 }
 
@@ -193,7 +204,10 @@ export function versionId(input: VersionInput): string {
   const digest = sha256Hex(
     stableStringify({
       text: input.text.normalize('NFC'),
-      cut: input.chunks.map((c) => [sha256Hex(c.text.normalize('NFC')), c.headingPath.map((h) => h.normalize('NFC'))]),
+      cut: input.chunks.map((c) => [
+        sha256Hex(c.text.normalize('NFC')),
+        c.headingPath.map((h) => h.normalize('NFC')),
+      ]),
       v: [input.versions.extractor, input.versions.chunker, input.versions.schema],
     }),
   );
@@ -203,10 +217,16 @@ export function versionId(input: VersionInput): string {
 /** `chunkId`: `<documentId>#<versionId>#<ordinal>`; listing by the `<documentId>#<versionId>#` prefix finds a version. */
 export function chunkId(docId: string, verId: string, ordinal: number): string {
   if (!Number.isSafeInteger(ordinal) || ordinal < 0) {
-    throw new RagfreshError('INVALID_ARGUMENT', `chunk ordinal must be a non-negative integer, got ${ordinal}.`);
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `chunk ordinal must be a non-negative integer, got ${ordinal}.`,
+    );
   }
   if (docId.includes('#') || verId.includes('#') || docId === '' || verId === '') {
-    throw new RagfreshError('INVALID_ARGUMENT', `documentId and versionId must be non-empty and contain no '#'.`);
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `documentId and versionId must be non-empty and contain no '#'.`,
+    );
   }
   return `${docId}#${verId}#${ordinal}`;
 }

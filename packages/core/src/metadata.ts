@@ -90,7 +90,10 @@ export function toStoredChunk(chunk: EmbeddedChunk, fromEpoch: number): StoredCh
 function str(meta: FlatMetadata, key: string): string {
   const v = meta[key];
   if (typeof v !== 'string') {
-    throw new RagfreshError('INVALID_METADATA', `stored chunk lacks string field ${key}; was it written by ragfresh?`);
+    throw new RagfreshError(
+      'INVALID_METADATA',
+      `stored chunk lacks string field ${key}; was it written by ragfresh?`,
+    );
   }
   return v;
 }
@@ -98,7 +101,10 @@ function str(meta: FlatMetadata, key: string): string {
 function num(meta: FlatMetadata, key: string): number {
   const v = meta[key];
   if (typeof v !== 'number' || !Number.isFinite(v)) {
-    throw new RagfreshError('INVALID_METADATA', `stored chunk lacks numeric field ${key}; was it written by ragfresh?`);
+    throw new RagfreshError(
+      'INVALID_METADATA',
+      `stored chunk lacks numeric field ${key}; was it written by ragfresh?`,
+    );
   }
   return v;
 }
@@ -136,12 +142,16 @@ export function decodeChunkMetadata(meta: FlatMetadata): DecodedChunk {
     retrievedAt: str(meta, FIELDS.retrievedAt),
     contentChangedAt: str(meta, FIELDS.contentChangedAt),
     acquisition: str(meta, FIELDS.acquisition) as AcquisitionMode,
-    ...(optStr(meta, FIELDS.canonicalUrl) === undefined ? {} : { canonicalUrl: optStr(meta, FIELDS.canonicalUrl)! }),
+    ...(optStr(meta, FIELDS.canonicalUrl) === undefined
+      ? {}
+      : { canonicalUrl: optStr(meta, FIELDS.canonicalUrl)! }),
     ...(optStr(meta, FIELDS.sourceModifiedAt) === undefined
       ? {}
       : { sourceModifiedAt: optStr(meta, FIELDS.sourceModifiedAt)! }),
     ...(optStr(meta, FIELDS.region) === undefined ? {} : { region: optStr(meta, FIELDS.region)! }),
-    ...(optStr(meta, FIELDS.authority) === undefined ? {} : { authority: optStr(meta, FIELDS.authority)! }),
+    ...(optStr(meta, FIELDS.authority) === undefined
+      ? {}
+      : { authority: optStr(meta, FIELDS.authority)! }),
   };
   return {
     chunkId: str(meta, FIELDS.chunkId),
@@ -158,27 +168,45 @@ export function decodeChunkMetadata(meta: FlatMetadata): DecodedChunk {
 }
 
 export function readValidity(meta: FlatMetadata): ChunkValidity {
-  return { from: num(meta, FIELDS.from), to: num(meta, FIELDS.to), current: meta[FIELDS.current] === true };
+  return {
+    from: num(meta, FIELDS.from),
+    to: num(meta, FIELDS.to),
+    current: meta[FIELDS.current] === true,
+  };
 }
 
 /**
  * Checks that metadata is flat and null-free and, when `maxBytes` is given, that its JSON
  * encoding fits. Throws INVALID_METADATA naming the field.
  */
-export function assertFlatMetadata(meta: unknown, scope: string, maxBytes?: number): asserts meta is FlatMetadata {
+export function assertFlatMetadata(
+  meta: unknown,
+  scope: string,
+  maxBytes?: number,
+): asserts meta is FlatMetadata {
   if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) {
     throw new RagfreshError('INVALID_METADATA', 'metadata must be a flat object.', { scope });
   }
   for (const [key, value] of Object.entries(meta)) {
     const t = typeof value;
     if (value === null || value === undefined) {
-      throw new RagfreshError('INVALID_METADATA', `metadata field ${key} is ${String(value)}; omit the field instead.`, { scope });
+      throw new RagfreshError(
+        'INVALID_METADATA',
+        `metadata field ${key} is ${String(value)}; omit the field instead.`,
+        { scope },
+      );
     }
     if (t !== 'string' && t !== 'number' && t !== 'boolean') {
-      throw new RagfreshError('INVALID_METADATA', `metadata field ${key} is ${t}; only string, number and boolean are stored.`, { scope });
+      throw new RagfreshError(
+        'INVALID_METADATA',
+        `metadata field ${key} is ${t}; only string, number and boolean are stored.`,
+        { scope },
+      );
     }
     if (t === 'number' && !Number.isFinite(value)) {
-      throw new RagfreshError('INVALID_METADATA', `metadata field ${key} is not a finite number.`, { scope });
+      throw new RagfreshError('INVALID_METADATA', `metadata field ${key} is not a finite number.`, {
+        scope,
+      });
     }
   }
   if (maxBytes !== undefined) {

@@ -89,6 +89,14 @@ export interface JournalDocument {
   readonly previousVersionId?: string;
   /** `publish` stages a new version; `remove` retires the current one without replacement. */
   readonly action: 'publish' | 'remove';
+  /** Facts recorded on the document when the batch is rolled forward (publish only). */
+  readonly url?: string;
+  readonly contentHash?: string;
+  readonly textChars?: number;
+  readonly chunkHashes?: readonly string[];
+  readonly retrievedAt?: IsoTime;
+  readonly sourceModifiedAt?: IsoTime;
+  readonly reason?: string;
 }
 
 /** A version whose chunks left the view at `epoch`; deleted once the grace period passed. */

@@ -1,0 +1,765 @@
+import { randomUUID } from 'node:crypto';
+import type { Connector } from '../connector.js';
+import { errorMessage, isRagfreshError, RagfreshError } from '../errors.js';
+import { chunkId } from '../identity.js';
+import { FIELDS, OPEN_EPOCH, toStoredChunk } from '../metadata.js';
+import type {
+  DocumentPublishResult,
+  DocumentVersion,
+  IsoTime,
+  PublishContract,
+  PublishReport,
+} from '../model.js';
+import {
+  type DocumentRecord,
+  type JournalDocument,
+  type JournalEntry,
+  type JournalStep,
+  type Lease,
+  PUBLISHER_LEASE,
+  type StateStore,
+} from '../state/types.js';
+import { defaultVerifyTimeoutMs, verifyQueryable } from './verify.js';
+
+/** A new version to publish, plus the observation facts to record with it. */
+export interface PublishCandidate extends DocumentVersion {
+  readonly retrievedAt?: IsoTime;
+  readonly sourceModifiedAt?: IsoTime;
+}
+
+/** Retire a document's current version without replacement (an approved deletion). */
+export interface RemovalRequest {
+  readonly documentId: string;
+  readonly reason: string;
+}
+
+export interface PublisherHooks {
+  /**
+   * Called after the journal records `step` and before the step's work runs. The conformance
+   * crash cases kill the process here.
+   */
+  readonly beforeStep?: (step: JournalStep, entry: JournalEntry) => void | Promise<void>;
+}
+
+export interface PublisherOptions {
+  readonly connector: Connector;
+  readonly state: StateStore;
+  /** Lease holder id; defaults to a random id per process. */
+  readonly holder?: string;
+  readonly leaseTtlMs?: number;
+  /**
+   * Retired versions are deleted once the published epoch is this many epochs past their
+   * retirement, so a reader that read the previous epoch just before a promotion can still
+   * finish its query. Default 1.
+   */
+  readonly graceEpochs?: number;
+  /** Publish contract per source (min chars, required phrases, max shrink, chunk-count change). */
+  readonly contracts?: (sourceId: string) => PublishContract | undefined;
+  /** Largest share of a source's current documents one batch may remove. Default 0.5. */
+  readonly maxRetireShare?: number;
+  readonly verifyTimeoutMs?: number;
+  readonly hooks?: PublisherHooks;
+  readonly now?: () => Date;
+}
+
+export interface RecoveryReport {
+  readonly batchId: string;
+  readonly action: 'rolled-back' | 'rolled-forward';
+  readonly fromStep: JournalStep;
+  readonly documents: number;
+}
+
+interface PlannedDocument {
+  readonly candidate?: PublishCandidate;
+  readonly journal: JournalDocument;
+}
+
+const HISTORY_LIMIT = 50;
+
+function elapsed(start: number): number {
+  return Math.round((performance.now() - start) * 100) / 100;
+}
+
+/**
+ * Runs the publish protocol: validate, manifest, stage, verify queryable, promote (advance
+ * the snapshot epoch), flag, retire, confirm — journalling each step before it runs, so a
+ * process killed anywhere resumes or rolls back on the next `open`. One writer at a time:
+ * the publisher holds a lease whose fencing token guards every journal write, and the epoch
+ * advance is a compare-and-set in the store.
+ */
+export class Publisher {
+  readonly connector: Connector;
+  readonly state: StateStore;
+  readonly #options: PublisherOptions;
+  #lease: Lease;
+  #closed = false;
+
+  private constructor(options: PublisherOptions, lease: Lease) {
+    this.connector = options.connector;
+    this.state = options.state;
+    this.#options = options;
+    this.#lease = lease;
+  }
+
+  /**
+   * Takes the publisher lease (LEASE_HELD when another live publisher has it) and recovers
+   * any journalled publication a previous process left behind. The connector must be open.
+   */
+  static async open(options: PublisherOptions): Promise<Publisher> {
+    if (options.connector.dimensions === undefined) {
+      throw new RagfreshError(
+        'NOT_OPEN',
+        'open the connector (connector.open({ dimensions })) before the publisher.',
+      );
+    }
+    const holder = options.holder ?? `publisher-${process.pid}-${randomUUID()}`;
+    const ttl = options.leaseTtlMs ?? 60_000;
+    const lease = await options.state.acquireLease(PUBLISHER_LEASE, holder, ttl);
+    if (lease === undefined) {
+      throw new RagfreshError(
+        'LEASE_HELD',
+        'another publisher holds the publish lease; wait for it to finish or for its lease to expire.',
+      );
+    }
+    const publisher = new Publisher(options, lease);
+    await publisher.recover();
+    return publisher;
+  }
+
+  get fence(): number {
+    return this.#lease.fence;
+  }
+
+  #now(): Date {
+    return this.#options.now?.() ?? new Date();
+  }
+
+  async #renew(): Promise<void> {
+    if (this.#closed) throw new RagfreshError('NOT_OPEN', 'publisher is closed.');
+    const ttl = this.#options.leaseTtlMs ?? 60_000;
+    if (this.#lease.expiresAt - Date.now() < ttl / 2) {
+      this.#lease = await this.state.renewLease(this.#lease, ttl);
+    }
+  }
+
+  async #step(entry: JournalEntry, step: JournalStep): Promise<JournalEntry> {
+    await this.#renew();
+    const next: JournalEntry = { ...entry, step, fence: this.#lease.fence };
+    await this.state.putJournal(next);
+    await this.#options.hooks?.beforeStep?.(step, next);
+    return next;
+  }
+
+  /** Checks a candidate against its source's contract; returns reasons it must not replace the current version. */
+  #gate(candidate: PublishCandidate, record: DocumentRecord | undefined): string[] {
+    const contract = this.#options.contracts?.(candidate.sourceId);
+    const reasons: string[] = [];
+    if (candidate.chunks.length === 0) reasons.push('empty: no chunks');
+    if (contract === undefined) return reasons;
+    if (contract.minChars !== undefined && candidate.textChars < contract.minChars) {
+      reasons.push(`too-small: ${candidate.textChars} chars < minimum ${contract.minChars}`);
+    }
+    if (contract.requiredPhrases !== undefined && contract.requiredPhrases.length > 0) {
+      const text = (candidate.text ?? candidate.chunks.map((c) => c.text).join('\n')).toLowerCase();
+      for (const phrase of contract.requiredPhrases) {
+        if (!text.includes(phrase.toLowerCase()))
+          reasons.push(`missing-phrase: ${JSON.stringify(phrase)}`);
+      }
+    }
+    if (
+      contract.maxShrink !== undefined &&
+      record?.textChars !== undefined &&
+      record.textChars > 0
+    ) {
+      const shrink = 1 - candidate.textChars / record.textChars;
+      if (shrink > contract.maxShrink) {
+        reasons.push(
+          `shrink: ${(shrink * 100).toFixed(1)}% > allowed ${(contract.maxShrink * 100).toFixed(1)}%`,
+        );
+      }
+    }
+    if (
+      contract.maxChunkCountChange !== undefined &&
+      record !== undefined &&
+      record.currentChunkIds.length > 0
+    ) {
+      const before = record.currentChunkIds.length;
+      const change = Math.abs(candidate.chunks.length - before) / before;
+      if (change > contract.maxChunkCountChange) {
+        reasons.push(
+          `chunk-count: ${before} -> ${candidate.chunks.length} exceeds allowed change ${contract.maxChunkCountChange}`,
+        );
+      }
+    }
+    return reasons;
+  }
+
+  #assertWellFormed(c: PublishCandidate): void {
+    const dims = this.connector.dimensions;
+    c.chunks.forEach((chunk, i) => {
+      if (
+        chunk.documentId !== c.documentId ||
+        chunk.versionId !== c.versionId ||
+        chunk.ordinal !== i
+      ) {
+        throw new RagfreshError(
+          'INVALID_ARGUMENT',
+          `chunk ${i} of ${c.documentId} does not belong to version ${c.versionId} at ordinal ${i}; build chunks with the extractor.`,
+        );
+      }
+      if (chunk.chunkId !== chunkId(c.documentId, c.versionId, i)) {
+        throw new RagfreshError(
+          'INVALID_ARGUMENT',
+          `chunk ${i} of ${c.documentId} has a non-deterministic id ${chunk.chunkId}.`,
+        );
+      }
+      if (chunk.embedding.length !== dims) {
+        throw new RagfreshError(
+          'DIMENSION_MISMATCH',
+          `chunk ${chunk.chunkId} has ${chunk.embedding.length} dimensions; the index holds ${dims}.`,
+          { scope: this.connector.store },
+        );
+      }
+    });
+  }
+
+  async #markRejected(
+    candidate: PublishCandidate,
+    record: DocumentRecord | undefined,
+    reasons: string[],
+  ): Promise<void> {
+    const now = this.#now().toISOString();
+    const base: DocumentRecord = record ?? {
+      documentId: candidate.documentId,
+      sourceId: candidate.sourceId,
+      url: candidate.url,
+      status: 'quarantined',
+      statusReasons: [],
+      currentChunkIds: [],
+      timestamps: {},
+    };
+    await this.state.putDocument({
+      ...base,
+      status: 'quarantined',
+      statusReasons: reasons,
+      lastAttemptAt: now,
+      history: [
+        ...(base.history ?? []),
+        { at: now, versionId: candidate.versionId, event: 'quarantined', reasons },
+      ].slice(-HISTORY_LIMIT),
+    });
+  }
+
+  /**
+   * Publishes a batch: every candidate that passes its gates becomes current at one new
+   * epoch, atomically for epoch readers; removals leave the view at the same epoch.
+   */
+  async publish(
+    candidates: readonly PublishCandidate[],
+    options: { readonly removals?: readonly RemovalRequest[] } = {},
+  ): Promise<PublishReport> {
+    await this.#renew();
+    const t0 = performance.now();
+    const timings: Record<string, number> = {};
+    const batchId = randomUUID();
+    const baseEpoch = await this.connector.readEpoch();
+    const targetEpoch = baseEpoch + 1;
+    const results: DocumentPublishResult[] = [];
+    const planned: PlannedDocument[] = [];
+    const seen = new Set<string>();
+
+    // 1. Validate.
+    for (const c of candidates) {
+      if (seen.has(c.documentId)) {
+        throw new RagfreshError(
+          'INVALID_ARGUMENT',
+          `document ${c.documentId} appears twice in one batch.`,
+        );
+      }
+      seen.add(c.documentId);
+      this.#assertWellFormed(c);
+      const record = await this.state.getDocument(c.documentId);
+      const tomb = await this.state.getTombstone(c.documentId);
+      if (tomb !== undefined) {
+        results.push({
+          documentId: c.documentId,
+          versionId: c.versionId,
+          outcome: 'skipped',
+          reasons: [`tombstoned: ${tomb.reason}`],
+          chunks: 0,
+        });
+        continue;
+      }
+      if (record?.currentVersionId === c.versionId) {
+        results.push({
+          documentId: c.documentId,
+          versionId: c.versionId,
+          outcome: 'unchanged',
+          reasons: [],
+          chunks: c.chunks.length,
+        });
+        continue;
+      }
+      const reasons = this.#gate(c, record);
+      if (reasons.length > 0) {
+        await this.#markRejected(c, record, reasons);
+        results.push({
+          documentId: c.documentId,
+          versionId: c.versionId,
+          ...(record?.currentVersionId === undefined
+            ? {}
+            : { previousVersionId: record.currentVersionId }),
+          outcome: 'rejected-by-gate',
+          reasons,
+          chunks: c.chunks.length,
+        });
+        continue;
+      }
+      planned.push({
+        candidate: c,
+        journal: {
+          documentId: c.documentId,
+          sourceId: c.sourceId,
+          versionId: c.versionId,
+          chunkIds: c.chunks.map((ch) => ch.chunkId),
+          ...(record?.currentVersionId === undefined
+            ? {}
+            : { previousVersionId: record.currentVersionId }),
+          action: 'publish',
+          url: c.url,
+          contentHash: c.contentHash,
+          textChars: c.textChars,
+          chunkHashes: c.chunks.map((ch) => ch.contentHash),
+          ...(c.retrievedAt === undefined ? {} : { retrievedAt: c.retrievedAt }),
+          ...(c.sourceModifiedAt === undefined ? {} : { sourceModifiedAt: c.sourceModifiedAt }),
+        },
+      });
+    }
+    for (const planRemoval of await this.#planRemovals(options.removals ?? [], seen, results))
+      planned.push(planRemoval);
+    timings.validate = elapsed(t0);
+
+    if (planned.length === 0) {
+      return {
+        batchId,
+        targetEpoch,
+        epoch: baseEpoch,
+        documents: results,
+        stagedChunks: 0,
+        retiredChunks: 0,
+        timingsMs: timings,
+      };
+    }
+
+    // 2. Manifest.
+    let entry: JournalEntry = {
+      batchId,
+      step: 'manifest',
+      baseEpoch,
+      targetEpoch,
+      startedAt: this.#now().toISOString(),
+      fence: this.#lease.fence,
+      documents: planned.map((p) => p.journal),
+    };
+    entry = await this.#step(entry, 'manifest');
+
+    // 3. Stage, invisible to the current view (rf_from = T > E).
+    let t = performance.now();
+    entry = await this.#step(entry, 'staging');
+    let stagedChunks = 0;
+    for (const p of planned) {
+      if (p.candidate === undefined) continue;
+      await this.connector.upsert(p.candidate.chunks.map((ch) => toStoredChunk(ch, targetEpoch)));
+      stagedChunks += p.candidate.chunks.length;
+    }
+    entry = await this.#step(entry, 'staged');
+    timings.stage = elapsed(t);
+
+    // 4. Verify queryable.
+    t = performance.now();
+    const verifyTimeoutMs = this.#options.verifyTimeoutMs ?? defaultVerifyTimeoutMs(this.connector);
+    const failed = new Set<string>();
+    for (const p of planned) {
+      const c = p.candidate;
+      if (c === undefined) continue;
+      const probe = c.chunks[Math.floor(c.chunks.length / 2)]!;
+      const result = await verifyQueryable(
+        this.connector,
+        {
+          documentId: c.documentId,
+          versionId: c.versionId,
+          chunkIds: p.journal.chunkIds,
+          probe: { chunkId: probe.chunkId, embedding: probe.embedding },
+        },
+        { timeoutMs: verifyTimeoutMs },
+      );
+      if (!result.ok) {
+        failed.add(c.documentId);
+        const reasons = result.failures.map((f) => `verify-failed: ${f}`);
+        await this.connector.deleteVersion(c.documentId, c.versionId);
+        await this.#markRejected(c, await this.state.getDocument(c.documentId), reasons);
+        results.push({
+          documentId: c.documentId,
+          versionId: c.versionId,
+          ...(p.journal.previousVersionId === undefined
+            ? {}
+            : { previousVersionId: p.journal.previousVersionId }),
+          outcome: 'verify-failed',
+          reasons,
+          chunks: c.chunks.length,
+        });
+      }
+    }
+    const promoted = planned.filter((p) => !failed.has(p.journal.documentId));
+    entry = { ...entry, documents: promoted.map((p) => p.journal) };
+    entry = await this.#step(entry, 'verified');
+    timings.verify = elapsed(t);
+    if (promoted.length === 0) {
+      await this.state.clearJournal(batchId);
+      return {
+        batchId,
+        targetEpoch,
+        epoch: baseEpoch,
+        documents: results,
+        stagedChunks,
+        retiredChunks: 0,
+        timingsMs: timings,
+      };
+    }
+
+    // 5. Promote: close the replaced versions at T, then advance the epoch (compare-and-set).
+    t = performance.now();
+    entry = await this.#step(entry, 'promoting');
+    for (const d of entry.documents) {
+      const closing = d.action === 'publish' ? d.previousVersionId : d.versionId;
+      if (closing !== undefined)
+        await this.connector.patchValidity(d.documentId, closing, { to: targetEpoch });
+    }
+    await this.connector.advanceEpoch(baseEpoch, targetEpoch);
+    timings.promote = elapsed(t);
+
+    const retiredChunks = await this.#rollForward(entry, 'promoted', timings);
+    for (const d of entry.documents) {
+      results.push({
+        documentId: d.documentId,
+        versionId: d.versionId,
+        ...(d.previousVersionId === undefined ? {} : { previousVersionId: d.previousVersionId }),
+        outcome: d.action === 'publish' ? 'published' : 'removed',
+        reasons: d.reason === undefined ? [] : [d.reason],
+        chunks: d.chunkIds.length,
+      });
+    }
+    timings.total = elapsed(t0);
+    return {
+      batchId,
+      targetEpoch,
+      epoch: targetEpoch,
+      documents: results,
+      stagedChunks,
+      retiredChunks,
+      timingsMs: timings,
+    };
+  }
+
+  async #planRemovals(
+    removals: readonly RemovalRequest[],
+    seen: Set<string>,
+    results: DocumentPublishResult[],
+  ): Promise<PlannedDocument[]> {
+    const bySource = new Map<string, Array<{ removal: RemovalRequest; record: DocumentRecord }>>();
+    for (const removal of removals) {
+      if (seen.has(removal.documentId)) {
+        throw new RagfreshError(
+          'INVALID_ARGUMENT',
+          `document ${removal.documentId} is both published and removed in one batch.`,
+        );
+      }
+      seen.add(removal.documentId);
+      const record = await this.state.getDocument(removal.documentId);
+      if (record?.currentVersionId === undefined) {
+        results.push({
+          documentId: removal.documentId,
+          versionId: '',
+          outcome: 'skipped',
+          reasons: ['not-current: nothing to remove'],
+          chunks: 0,
+        });
+        continue;
+      }
+      const list = bySource.get(record.sourceId) ?? [];
+      list.push({ removal, record });
+      bySource.set(record.sourceId, list);
+    }
+    const share = this.#options.maxRetireShare ?? 0.5;
+    const planned: PlannedDocument[] = [];
+    for (const [sourceId, list] of bySource) {
+      let live = 0;
+      for await (const r of this.state.listDocuments({ sourceId }))
+        if (r.currentVersionId !== undefined) live++;
+      if (live > 0 && list.length / live > share) {
+        const reason = `retire-share: removing ${list.length} of ${live} documents of source ${sourceId} exceeds the ${(share * 100).toFixed(0)}% gate`;
+        for (const { removal, record } of list) {
+          results.push({
+            documentId: removal.documentId,
+            versionId: record.currentVersionId!,
+            outcome: 'rejected-by-gate',
+            reasons: [reason],
+            chunks: 0,
+          });
+        }
+        continue;
+      }
+      for (const { removal, record } of list) {
+        planned.push({
+          journal: {
+            documentId: removal.documentId,
+            sourceId: record.sourceId,
+            versionId: record.currentVersionId!,
+            chunkIds: record.currentChunkIds,
+            action: 'remove',
+            reason: removal.reason,
+          },
+        });
+      }
+    }
+    return planned;
+  }
+
+  /** Steps after the epoch advanced: record, flag, retire, confirm. Idempotent; used by recovery. */
+  async #rollForward(
+    start: JournalEntry,
+    fromStep: JournalStep,
+    timings: Record<string, number>,
+  ): Promise<number> {
+    let entry = await this.#step(start, fromStep === 'promoted' ? 'promoted' : fromStep);
+    let t = performance.now();
+    const now = this.#now().toISOString();
+    for (const d of entry.documents) {
+      const record = await this.state.getDocument(d.documentId);
+      await this.state.putDocument(this.#recordAfter(record, d, entry.targetEpoch, now));
+    }
+    timings.record = elapsed(t);
+
+    t = performance.now();
+    entry = await this.#step(entry, 'flagged');
+    for (const d of entry.documents) {
+      if (d.action === 'publish') {
+        await this.connector.patchValidity(d.documentId, d.versionId, { current: true });
+        if (d.previousVersionId !== undefined) {
+          await this.connector.patchValidity(d.documentId, d.previousVersionId, { current: false });
+        }
+      } else {
+        await this.connector.patchValidity(d.documentId, d.versionId, { current: false });
+      }
+    }
+    timings.flag = elapsed(t);
+
+    t = performance.now();
+    entry = await this.#step(entry, 'retired');
+    for (const d of entry.documents) {
+      const retiredVersion = d.action === 'publish' ? d.previousVersionId : d.versionId;
+      if (retiredVersion !== undefined) {
+        await this.state.putRetirement({
+          documentId: d.documentId,
+          versionId: retiredVersion,
+          epoch: entry.targetEpoch,
+          at: now,
+        });
+      }
+    }
+    const retired = await this.collectRetired();
+    timings.retire = elapsed(t);
+
+    t = performance.now();
+    entry = await this.#step(entry, 'confirmed');
+    await this.#confirm(entry);
+    timings.confirm = elapsed(t);
+    await this.state.clearJournal(entry.batchId);
+    return retired;
+  }
+
+  #recordAfter(
+    record: DocumentRecord | undefined,
+    d: JournalDocument,
+    epoch: number,
+    now: IsoTime,
+  ): DocumentRecord {
+    const history = record?.history ?? [];
+    if (d.action === 'remove') {
+      const base = record!;
+      const { currentVersionId: _dropped, ...rest } = base;
+      return {
+        ...rest,
+        status: 'tombstoned',
+        statusReasons: d.reason === undefined ? [] : [d.reason],
+        currentChunkIds: [],
+        publishedEpoch: epoch,
+        history: [
+          ...history,
+          {
+            at: now,
+            versionId: d.versionId,
+            event: 'removed',
+            reasons: d.reason === undefined ? [] : [d.reason],
+          },
+        ].slice(-HISTORY_LIMIT),
+      };
+    }
+    const changed = record?.contentHash !== d.contentHash;
+    const timestamps = {
+      ...(record?.timestamps ?? {}),
+      ...(d.retrievedAt === undefined ? {} : { retrievedAt: d.retrievedAt }),
+      ...(d.sourceModifiedAt === undefined ? {} : { sourceModifiedAt: d.sourceModifiedAt }),
+      ...(changed ? { contentChangedAt: d.retrievedAt ?? now } : {}),
+      queryableAt: now,
+    };
+    return {
+      documentId: d.documentId,
+      sourceId: d.sourceId,
+      url: d.url ?? record?.url ?? '',
+      ...(record ?? {}),
+      status: 'healthy',
+      statusReasons: [],
+      currentVersionId: d.versionId,
+      currentChunkIds: d.chunkIds,
+      ...(d.contentHash === undefined ? {} : { contentHash: d.contentHash }),
+      ...(d.textChars === undefined ? {} : { textChars: d.textChars }),
+      ...(d.chunkHashes === undefined ? {} : { chunkHashes: d.chunkHashes }),
+      timestamps,
+      ...(d.retrievedAt === undefined ? {} : { lastGoodAt: d.retrievedAt }),
+      publishedEpoch: epoch,
+      history: [
+        ...history,
+        {
+          at: now,
+          versionId: d.versionId,
+          event: d.previousVersionId === undefined ? 'published' : 'replaced',
+          reasons: d.previousVersionId === undefined ? [] : [`replaces ${d.previousVersionId}`],
+        },
+      ].slice(-HISTORY_LIMIT),
+    };
+  }
+
+  /** Step 7: the current view returns the new version of each document and not the old. */
+  async #confirm(entry: JournalEntry): Promise<void> {
+    const v = this.connector.capabilities.visibility;
+    const deadline = Date.now() + (v.mode === 'immediate' ? 2_000 : v.maxLagMs * 2 + 1_000);
+    for (const d of entry.documents) {
+      for (let delay = 20; ; delay = Math.min(delay * 2, 500)) {
+        const problem = await this.#confirmOne(d, entry.targetEpoch);
+        if (problem === undefined) break;
+        if (Date.now() + delay > deadline) {
+          throw new RagfreshError(
+            'CONFIRM_FAILED',
+            `after promotion to epoch ${entry.targetEpoch}, ${problem}.`,
+            {
+              scope: this.connector.store,
+            },
+          );
+        }
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+
+  async #confirmOne(d: JournalDocument, epoch: number): Promise<string | undefined> {
+    const listed = await this.connector.listChunks(d.documentId);
+    const visible = listed.filter((c) => {
+      const from = Number(c.metadata[FIELDS.from]);
+      const to = Number(c.metadata[FIELDS.to]);
+      return from <= epoch && epoch < to;
+    });
+    const versions = new Set(visible.map((c) => String(c.metadata[FIELDS.versionId])));
+    if (d.action === 'remove') {
+      return visible.length === 0
+        ? undefined
+        : `removed document ${d.documentId} is still in the current view`;
+    }
+    if (versions.size !== 1 || !versions.has(d.versionId)) {
+      return `document ${d.documentId} shows versions [${[...versions].join(', ')}] in the current view, expected only ${d.versionId}`;
+    }
+    if (visible.length !== d.chunkIds.length) {
+      return `document ${d.documentId} shows ${visible.length} chunks in the current view, expected ${d.chunkIds.length}`;
+    }
+    return undefined;
+  }
+
+  /**
+   * Deletes retired versions whose grace period has passed. Also runs at the end of every
+   * publication.
+   */
+  async collectRetired(): Promise<number> {
+    const epoch = await this.connector.readEpoch();
+    const grace = this.#options.graceEpochs ?? 1;
+    let chunks = 0;
+    for (const r of await this.state.listRetirements()) {
+      if (r.epoch + grace > epoch) continue;
+      const record = await this.state.getDocument(r.documentId);
+      if (record?.currentVersionId !== r.versionId) {
+        chunks += await this.connector.countChunks(r.documentId, r.versionId);
+        await this.connector.deleteVersion(r.documentId, r.versionId);
+      }
+      await this.state.deleteRetirement(r.documentId, r.versionId);
+    }
+    return chunks;
+  }
+
+  /**
+   * Finishes or undoes a publication a previous process left in the journal. Before the epoch
+   * advanced: roll back (staged chunks deleted, replaced versions reopened). After: roll forward.
+   */
+  async recover(): Promise<RecoveryReport | undefined> {
+    const journal = await this.state.getJournal();
+    if (journal === undefined) return undefined;
+    const epoch = await this.connector.readEpoch();
+    const timings: Record<string, number> = {};
+    if (epoch >= journal.targetEpoch) {
+      await this.#rollForward({ ...journal, fence: this.#lease.fence }, 'promoted', timings);
+      return {
+        batchId: journal.batchId,
+        action: 'rolled-forward',
+        fromStep: journal.step,
+        documents: journal.documents.length,
+      };
+    }
+    if (epoch !== journal.baseEpoch) {
+      throw new RagfreshError(
+        'JOURNAL_CORRUPT',
+        `journal batch ${journal.batchId} expected epoch ${journal.baseEpoch} or ${journal.targetEpoch}, store holds ${epoch}; inspect the store before publishing again.`,
+      );
+    }
+    for (const d of journal.documents) {
+      const record = await this.state.getDocument(d.documentId);
+      if (d.action === 'publish') {
+        if (d.previousVersionId !== undefined) {
+          await this.connector.patchValidity(d.documentId, d.previousVersionId, { to: OPEN_EPOCH });
+        }
+        if (record?.currentVersionId !== d.versionId)
+          await this.connector.deleteVersion(d.documentId, d.versionId);
+      } else {
+        await this.connector.patchValidity(d.documentId, d.versionId, { to: OPEN_EPOCH });
+      }
+    }
+    await this.state.clearJournal(journal.batchId);
+    return {
+      batchId: journal.batchId,
+      action: 'rolled-back',
+      fromStep: journal.step,
+      documents: journal.documents.length,
+    };
+  }
+
+  /** Releases the lease. In-flight work must have finished. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await this.state.releaseLease(this.#lease);
+    } catch (err) {
+      if (!isRagfreshError(err, 'LEASE_LOST'))
+        throw new RagfreshError('INTERNAL', `releasing lease: ${errorMessage(err)}`, {
+          cause: err,
+        });
+    }
+  }
+}
