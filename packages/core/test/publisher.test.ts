@@ -1,0 +1,204 @@
+import { MemoryConnector } from '@ragfresh/connector-memory';
+import { describe, expect, it } from 'vitest';
+import {
+  FIELDS,
+  InMemoryStateStore,
+  isRagfreshError,
+  OPEN_EPOCH,
+  type PublishContract,
+  Publisher,
+  type PublisherOptions,
+} from '../src/index.js';
+import { candidate, DIMS, embed } from './support.js';
+
+async function setup(extra: Partial<PublisherOptions> = {}) {
+  const connector = new MemoryConnector();
+  await connector.open({ dimensions: DIMS });
+  const state = new InMemoryStateStore();
+  const publisher = await Publisher.open({ connector, state, ...extra });
+  return { connector, state, publisher };
+}
+
+async function currentVersions(connector: MemoryConnector, docId: string): Promise<string[]> {
+  const hits = await connector.searchCurrent(embed('x'), 1000, { documentId: docId });
+  return [...new Set(hits.map((h) => String(h.metadata[FIELDS.versionId])))];
+}
+
+const v1 = [
+  'Pricing starts at 10 dollars a month.',
+  'The team plan adds SSO.',
+  'Enterprise has audit logs.',
+];
+const v2 = ['Pricing starts at 12 dollars a month.'];
+
+describe('Publisher', () => {
+  it('publishes a new document at epoch 1 and records it', async () => {
+    const { connector, state, publisher } = await setup();
+    const c = candidate('docs', 'https://e.com/pricing', v1);
+    const report = await publisher.publish([c]);
+    expect(report.epoch).toBe(1);
+    expect(report.documents.map((d) => d.outcome)).toEqual(['published']);
+    expect(await connector.readEpoch()).toBe(1);
+    expect(await currentVersions(connector, c.documentId)).toEqual([c.versionId]);
+    const record = await state.getDocument(c.documentId);
+    expect(record?.currentVersionId).toBe(c.versionId);
+    expect(record?.currentChunkIds).toHaveLength(3);
+    expect(record?.status).toBe('healthy');
+    expect(record?.timestamps.queryableAt).toBeDefined();
+    const listed = await connector.listChunks(c.documentId, c.versionId);
+    expect(
+      listed.every((l) => l.metadata[FIELDS.current] === true && l.metadata[FIELDS.from] === 1),
+    ).toBe(true);
+    expect(await state.getJournal()).toBeUndefined();
+  });
+
+  it('replaces with a shorter version: no trailing chunk in the view; old deleted after the grace epoch', async () => {
+    const { connector, publisher } = await setup({ graceEpochs: 1 });
+    const a = candidate('docs', 'https://e.com/pricing', v1);
+    const b = candidate('docs', 'https://e.com/pricing', v2);
+    await publisher.publish([a]);
+    const report = await publisher.publish([b]);
+    expect(report.documents[0]).toMatchObject({
+      outcome: 'published',
+      previousVersionId: a.versionId,
+    });
+    expect(await currentVersions(connector, b.documentId)).toEqual([b.versionId]);
+    expect(
+      (await connector.searchCurrent(embed('x'), 100, { documentId: b.documentId })).length,
+    ).toBe(1);
+    const old = await connector.listChunks(a.documentId, a.versionId);
+    expect(old).toHaveLength(3);
+    expect(
+      old.every((o) => o.metadata[FIELDS.to] === 2 && o.metadata[FIELDS.current] === false),
+    ).toBe(true);
+    // Grace: the retired version survives epoch 2 and goes once epoch 3 is published.
+    await publisher.publish([candidate('docs', 'https://e.com/other', ['unrelated page'])]);
+    expect(await connector.countChunks(a.documentId, a.versionId)).toBe(0);
+    expect(await connector.countChunks(b.documentId, b.versionId)).toBe(1);
+  });
+
+  it('does nothing for an unchanged version', async () => {
+    const { connector, publisher } = await setup();
+    const a = candidate('docs', 'https://e.com/pricing', v1);
+    await publisher.publish([a]);
+    const again = await publisher.publish([candidate('docs', 'https://e.com/pricing', v1)]);
+    expect(again.documents[0]?.outcome).toBe('unchanged');
+    expect(again.epoch).toBe(1);
+    expect(again.stagedChunks).toBe(0);
+    expect(connector.size).toBe(3);
+  });
+
+  it('rejects a candidate that breaks its contract, keeps the old version and quarantines', async () => {
+    const contract: PublishContract = {
+      maxShrink: 0.5,
+      requiredPhrases: ['pricing'],
+      minChars: 10,
+    };
+    const { connector, state, publisher } = await setup({ contracts: () => contract });
+    const a = candidate('docs', 'https://e.com/pricing', v1);
+    await publisher.publish([a]);
+    const shrunk = candidate('docs', 'https://e.com/pricing', ['Accept all cookies']);
+    const report = await publisher.publish([shrunk]);
+    expect(report.documents[0]?.outcome).toBe('rejected-by-gate');
+    expect(report.documents[0]?.reasons.join(' ')).toMatch(/shrink/);
+    expect(report.documents[0]?.reasons.join(' ')).toMatch(/missing-phrase/);
+    expect(report.epoch).toBe(1);
+    expect(await currentVersions(connector, a.documentId)).toEqual([a.versionId]);
+    const record = await state.getDocument(a.documentId);
+    expect(record?.status).toBe('quarantined');
+    expect(record?.currentVersionId).toBe(a.versionId);
+    expect(await connector.countChunks(shrunk.documentId, shrunk.versionId)).toBe(0);
+  });
+
+  it('removes documents at one epoch, but never more than the retire-share gate allows', async () => {
+    const { connector, state, publisher } = await setup({ maxRetireShare: 0.5 });
+    const docs = [1, 2, 3, 4].map((i) =>
+      candidate('docs', `https://e.com/p${i}`, [`page ${i} text`]),
+    );
+    await publisher.publish(docs);
+    const tooMany = await publisher.publish([], {
+      removals: docs.slice(0, 3).map((d) => ({ documentId: d.documentId, reason: 'gone' })),
+    });
+    expect(tooMany.documents.every((d) => d.outcome === 'rejected-by-gate')).toBe(true);
+    expect(tooMany.epoch).toBe(1);
+    const ok = await publisher.publish([], {
+      removals: [{ documentId: docs[0]!.documentId, reason: '410 x3' }],
+    });
+    expect(ok.documents[0]?.outcome).toBe('removed');
+    expect(await currentVersions(connector, docs[0]!.documentId)).toEqual([]);
+    expect((await state.getDocument(docs[0]!.documentId))?.status).toBe('tombstoned');
+    expect(await currentVersions(connector, docs[1]!.documentId)).toEqual([docs[1]!.versionId]);
+  });
+
+  it('one writer at a time: a second publisher is refused while the lease is held', async () => {
+    const { connector, state, publisher } = await setup();
+    await expect(Publisher.open({ connector, state })).rejects.toSatisfy((e) =>
+      isRagfreshError(e, 'LEASE_HELD'),
+    );
+    await publisher.close();
+    const next = await Publisher.open({ connector, state });
+    expect(next.fence).toBeGreaterThan(publisher.fence);
+  });
+
+  it('a publisher whose lease was taken over cannot write the journal (fencing)', async () => {
+    const { connector, state, publisher } = await setup({ leaseTtlMs: 50 });
+    await new Promise((r) => setTimeout(r, 80));
+    const other = await Publisher.open({ connector, state, leaseTtlMs: 60_000 });
+    await expect(
+      publisher.publish([candidate('docs', 'https://e.com/a', ['x y'])]),
+    ).rejects.toSatisfy((e) => isRagfreshError(e, 'LEASE_LOST'));
+    const report = await other.publish([candidate('docs', 'https://e.com/a', ['x y'])]);
+    expect(report.epoch).toBe(1);
+  });
+
+  it.each([
+    ['manifest', 'rolled-back'],
+    ['staging', 'rolled-back'],
+    ['staged', 'rolled-back'],
+    ['verified', 'rolled-back'],
+    ['promoting', 'rolled-back'],
+    ['promoted', 'rolled-forward'],
+    ['flagged', 'rolled-forward'],
+    ['retired', 'rolled-forward'],
+    ['confirmed', 'rolled-forward'],
+  ] as const)('a failure before step %s is %s by the next publisher', async (step, action) => {
+    const connector = new MemoryConnector();
+    await connector.open({ dimensions: DIMS });
+    const state = new InMemoryStateStore();
+    const a = candidate('docs', 'https://e.com/pricing', v1);
+    const first = await Publisher.open({ connector, state, leaseTtlMs: 30 });
+    await first.publish([a]);
+    const crashing = await Publisher.open({ connector, state, leaseTtlMs: 30 }).catch(async () => {
+      await new Promise((r) => setTimeout(r, 40));
+      return Publisher.open({
+        connector,
+        state,
+        leaseTtlMs: 30,
+        hooks: {
+          beforeStep: (s) => {
+            if (s === step) throw new Error(`simulated crash before ${s}`);
+          },
+        },
+      });
+    });
+    const b = candidate('docs', 'https://e.com/pricing', v2);
+    await expect(crashing.publish([b])).rejects.toThrow(/simulated crash/);
+    await new Promise((r) => setTimeout(r, 40));
+    const recovering = await Publisher.open({ connector, state });
+    expect(await state.getJournal()).toBeUndefined();
+    const expected = action === 'rolled-back' ? a : b;
+    expect(await currentVersions(connector, a.documentId)).toEqual([expected.versionId]);
+    expect((await state.getDocument(a.documentId))?.currentVersionId).toBe(expected.versionId);
+    const visible = await connector.searchCurrent(embed('x'), 100, { documentId: a.documentId });
+    expect(visible).toHaveLength(expected.chunks.length);
+    if (action === 'rolled-back') {
+      expect(await connector.countChunks(b.documentId, b.versionId)).toBe(0);
+      const old = await connector.listChunks(a.documentId, a.versionId);
+      expect(old.every((o) => o.metadata[FIELDS.to] === OPEN_EPOCH)).toBe(true);
+    }
+    const after = await recovering.publish([
+      candidate('docs', 'https://e.com/pricing', ['third version']),
+    ]);
+    expect(after.documents[0]?.outcome).toBe('published');
+  });
+});
