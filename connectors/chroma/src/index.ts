@@ -1,1 +1,577 @@
-export {};
+import { randomUUID } from 'node:crypto';
+import {
+  Connector,
+  type ConnectorCapabilities,
+  FIELDS,
+  type FlatMetadata,
+  isRagfreshError,
+  type ListedChunk,
+  type OpenOptions,
+  type QueryFilter,
+  type QueryHit,
+  RagfreshError,
+  type StoredChunk,
+  type ValidityPatch,
+} from '@ragfresh/core';
+import {
+  ChromaClient,
+  type Collection,
+  type EmbeddingFunction,
+  type Metadata,
+  type Where,
+} from 'chromadb';
+
+export interface ChromaConnectorOptions {
+  /** Base URL of the Chroma server, e.g. `http://127.0.0.1:8000`. */
+  readonly url: string;
+  /** Collection holding the chunks (3-512 characters of `[A-Za-z0-9._-]`, alphanumeric at both ends). */
+  readonly collection: string;
+  readonly tenant?: string;
+  readonly database?: string;
+  /** Extra HTTP headers (e.g. `x-chroma-token`). */
+  readonly headers?: { readonly [name: string]: string };
+  /** Chunks core sends per `_upsert` call; the hook splits further at the server's max batch size. */
+  readonly maxWriteBatch?: number;
+}
+
+/** Marks a collection as written by ragfresh (collection metadata `rf_schema`). */
+export const CHROMA_SCHEMA_MARK = 'ragfresh/1';
+/** Suffix of the tiny collection that holds the published epoch. */
+export const EPOCH_COLLECTION_SUFFIX = '__rf_epoch';
+/** Claims kept in the epoch collection; older ones are pruned after each advance. */
+const EPOCH_CLAIMS_KEPT = 64;
+/** Upper bound of one HTTP write body, well below the server's payload limit. */
+const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
+const PAGE = 1000;
+
+const COLLECTION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+export function chromaCapabilities(maxWriteBatch = 5000): ConnectorCapabilities {
+  return {
+    store: 'chroma',
+    promotion: 'snapshot',
+    flagPromotion: 'overlap',
+    visibility: { mode: 'immediate' },
+    maxWriteBatch,
+    epochInStore: true,
+    idForm: 'chunk-id',
+  };
+}
+
+/**
+ * Stands in for an embedding function so the client never loads `@chroma-core/default-embed`
+ * for a collection whose configuration names one; ragfresh always passes embeddings.
+ */
+const NO_EMBEDDING_FUNCTION: EmbeddingFunction = {
+  name: 'ragfresh-explicit-embeddings',
+  async generate(): Promise<number[][]> {
+    throw new RagfreshError(
+      'NOT_SUPPORTED',
+      'ragfresh passes embeddings explicitly; Chroma must not embed text.',
+      {
+        scope: 'chroma',
+      },
+    );
+  },
+};
+
+/** Chroma `where` for a ragfresh filter: clauses joined with `$and` (a single clause stands alone). */
+export function chromaWhere(
+  filter: QueryFilter | { documentId?: string; versionId?: string },
+): Where | undefined {
+  const clauses: Where[] = [];
+  if ('view' in filter) {
+    const view = filter.view;
+    if (view.kind === 'epoch') {
+      clauses.push({ [FIELDS.from]: { $lte: view.epoch } }, { [FIELDS.to]: { $gt: view.epoch } });
+    } else if (view.kind === 'flag') {
+      clauses.push({ [FIELDS.current]: { $eq: true } });
+    }
+    if (filter.sourceId !== undefined)
+      clauses.push({ [FIELDS.sourceId]: { $eq: filter.sourceId } });
+  }
+  if (filter.documentId !== undefined)
+    clauses.push({ [FIELDS.documentId]: { $eq: filter.documentId } });
+  if (filter.versionId !== undefined)
+    clauses.push({ [FIELDS.versionId]: { $eq: filter.versionId } });
+  if (clauses.length === 0) return undefined;
+  if (clauses.length === 1) return clauses[0];
+  return { $and: clauses };
+}
+
+function errorName(err: unknown): string {
+  return typeof err === 'object' && err !== null && 'name' in err
+    ? String((err as { name: unknown }).name)
+    : '';
+}
+
+function chunkBytes(c: StoredChunk): number {
+  return (
+    Buffer.byteLength(c.text, 'utf8') +
+    Buffer.byteLength(JSON.stringify(c.metadata), 'utf8') +
+    c.embedding.length * 12 +
+    64
+  );
+}
+
+/**
+ * Chroma connector. Chunks live in one collection as ids + embeddings + documents + flat
+ * metadatas (what LangChain's `Chroma` class reads); the published epoch lives in the
+ * collection `<collection>__rf_epoch` as first-writer-wins claim records.
+ */
+export class ChromaConnector extends Connector {
+  readonly #options: ChromaConnectorOptions;
+  readonly #client: ChromaClient;
+  #collection: Collection | undefined;
+  #epochCollection: Collection | undefined;
+  #serverMaxBatch = 1000;
+
+  constructor(options: ChromaConnectorOptions) {
+    super(chromaCapabilities(options.maxWriteBatch));
+    if (
+      typeof options.collection !== 'string' ||
+      !COLLECTION_NAME.test(options.collection) ||
+      options.collection.includes('..')
+    ) {
+      throw new RagfreshError(
+        'INVALID_CONFIG',
+        `collection name ${JSON.stringify(options.collection)} is invalid; use 3-512 characters of letters, digits, '.', '_', '-', starting and ending with a letter or digit.`,
+        { scope: 'chroma' },
+      );
+    }
+    let url: URL;
+    try {
+      url = new URL(options.url);
+    } catch (cause) {
+      throw new RagfreshError(
+        'INVALID_CONFIG',
+        `url ${JSON.stringify(options.url)} is not a URL; give e.g. http://127.0.0.1:8000.`,
+        {
+          scope: 'chroma',
+          cause,
+        },
+      );
+    }
+    this.#options = options;
+    const ssl = url.protocol === 'https:';
+    this.#client = new ChromaClient({
+      host: url.hostname,
+      port: url.port === '' ? (ssl ? 443 : 80) : Number(url.port),
+      ssl,
+      ...(options.tenant === undefined ? {} : { tenant: options.tenant }),
+      ...(options.database === undefined ? {} : { database: options.database }),
+      ...(options.headers === undefined ? {} : { headers: { ...options.headers } }),
+    });
+  }
+
+  get collectionName(): string {
+    return this.#options.collection;
+  }
+
+  get epochCollectionName(): string {
+    return `${this.#options.collection}${EPOCH_COLLECTION_SUFFIX}`;
+  }
+
+  /** Runs one Chroma call, turning client errors into coded ones that name the store and the fix. */
+  async #call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (isRagfreshError(err)) throw err;
+      if (errorName(err) === 'ChromaConnectionError') {
+        throw this.error(
+          'STORE_UNREACHABLE',
+          `cannot reach the Chroma server at ${this.#options.url} (${what}); start it (chroma run --path DIR --port N) or fix the url option.`,
+          err,
+        );
+      }
+      const message = err instanceof Error ? err.message : String(err);
+      throw this.error('STORE_REJECTED', `Chroma rejected ${what}: ${message.slice(0, 300)}`, err);
+    }
+  }
+
+  #main(): Collection {
+    if (this.#collection === undefined)
+      throw this.error('NOT_OPEN', 'connector is not open; call open({ dimensions }) first.');
+    return this.#collection;
+  }
+
+  #epochs(): Collection {
+    if (this.#epochCollection === undefined)
+      throw this.error('NOT_OPEN', 'connector is not open; call open({ dimensions }) first.');
+    return this.#epochCollection;
+  }
+
+  async #getOrCreate(
+    name: string,
+    metadata: Metadata,
+    space: boolean,
+  ): Promise<{ collection: Collection; created: boolean }> {
+    const get = () =>
+      this.#client.getCollection({ name, embeddingFunction: NO_EMBEDDING_FUNCTION });
+    try {
+      return { collection: await this.#call(`opening collection ${name}`, get), created: false };
+    } catch (err) {
+      if (errorName((err as { cause?: unknown }).cause) !== 'ChromaNotFoundError') throw err;
+    }
+    try {
+      const collection = await this.#call(`creating collection ${name}`, () =>
+        this.#client.createCollection({
+          name,
+          // null: no server-side embedding function, and no attempt to load @chroma-core/default-embed.
+          embeddingFunction: null,
+          metadata: metadata as Record<string, string | number | boolean>,
+          ...(space ? { configuration: { hnsw: { space: 'cosine' as const } } } : {}),
+        }),
+      );
+      return { collection, created: true };
+    } catch (err) {
+      // Another process created it between our get and create.
+      if (errorName((err as { cause?: unknown }).cause) !== 'ChromaUniqueError') throw err;
+      return { collection: await this.#call(`opening collection ${name}`, get), created: false };
+    }
+  }
+
+  protected async _open(options: OpenOptions): Promise<void> {
+    const dims = options.dimensions;
+    await this.#call('heartbeat', () => this.#client.heartbeat());
+    this.#serverMaxBatch = await this.#call('pre-flight checks', () =>
+      this.#client.getMaxBatchSize(),
+    );
+    const name = this.#options.collection;
+    const { collection } = await this.#getOrCreate(
+      name,
+      { rf_schema: CHROMA_SCHEMA_MARK, rf_dimensions: dims },
+      true,
+    );
+    const meta = collection.metadata ?? {};
+    if (meta.rf_schema !== CHROMA_SCHEMA_MARK) {
+      const count = await this.#call(`counting ${name}`, () => collection.count());
+      if (count > 0) {
+        throw this.error(
+          'FOREIGN_DATA',
+          `collection ${name} holds ${count} records not written by ragfresh (no rf_schema mark); choose another collection name, or delete it if it is disposable.`,
+        );
+      }
+      // An empty collection someone created first (e.g. a LangChain reader): adopt it, keeping its metadata.
+      await this.#call(`marking ${name}`, () =>
+        collection.modify({
+          metadata: {
+            ...(meta as Record<string, string | number | boolean>),
+            rf_schema: CHROMA_SCHEMA_MARK,
+            rf_dimensions: dims,
+          },
+        }),
+      );
+    } else if (meta.rf_dimensions !== dims) {
+      throw this.error(
+        'DIMENSION_MISMATCH',
+        `collection ${name} holds ${String(meta.rf_dimensions)}-dimension vectors, asked for ${dims}; use the embeddings the collection was built with, or a new collection.`,
+      );
+    }
+    const sample = await this.#call(`reading ${name}`, () =>
+      collection.get({ limit: 1, include: ['embeddings'] }),
+    );
+    const stored = sample.embeddings[0];
+    if (stored !== undefined && stored.length !== dims) {
+      throw this.error(
+        'DIMENSION_MISMATCH',
+        `collection ${name} holds ${stored.length}-dimension vectors, asked for ${dims}; use the embeddings the collection was built with, or a new collection.`,
+      );
+    }
+    const epochName = this.epochCollectionName;
+    const epochs = await this.#getOrCreate(epochName, { rf_epoch_of: name }, false);
+    if (!epochs.created && epochs.collection.metadata?.rf_epoch_of !== name) {
+      const count = await this.#call(`counting ${epochName}`, () => epochs.collection.count());
+      if (count > 0) {
+        throw this.error(
+          'FOREIGN_DATA',
+          `collection ${epochName} exists with ${count} records not written by ragfresh; ragfresh keeps the published epoch there. Rename or delete it, or choose another collection name.`,
+        );
+      }
+      await this.#call(`marking ${epochName}`, () =>
+        epochs.collection.modify({ metadata: { rf_epoch_of: name } }),
+      );
+    }
+    this.#collection = collection;
+    this.#epochCollection = epochs.collection;
+  }
+
+  #checkWellFormed(chunks: readonly StoredChunk[]): void {
+    for (const c of chunks) {
+      if (LONE_SURROGATE.test(c.id) || LONE_SURROGATE.test(c.text)) {
+        throw this.error(
+          'INVALID_METADATA',
+          `chunk ${JSON.stringify(c.id)} has text with an unpaired UTF-16 surrogate, which Chroma cannot store; fix the text encoding upstream.`,
+        );
+      }
+      for (const [key, value] of Object.entries(c.metadata)) {
+        if (LONE_SURROGATE.test(key) || (typeof value === 'string' && LONE_SURROGATE.test(value))) {
+          throw this.error(
+            'INVALID_METADATA',
+            `chunk ${c.id} metadata field ${JSON.stringify(key)} has an unpaired UTF-16 surrogate, which Chroma cannot store; fix the text encoding upstream.`,
+          );
+        }
+      }
+    }
+  }
+
+  protected async _upsert(chunks: readonly StoredChunk[]): Promise<void> {
+    this.#checkWellFormed(chunks);
+    const collection = this.#main();
+    let batch: StoredChunk[] = [];
+    let bytes = 0;
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const b = batch;
+      batch = [];
+      bytes = 0;
+      await this.#call(`upserting ${b.length} chunks into ${this.#options.collection}`, () =>
+        collection.upsert({
+          ids: b.map((c) => c.id),
+          embeddings: b.map((c) => [...c.embedding]),
+          metadatas: b.map((c) => ({ ...c.metadata })),
+          documents: b.map((c) => c.text),
+        }),
+      );
+    };
+    for (const c of chunks) {
+      const size = chunkBytes(c);
+      if (
+        batch.length >= this.#serverMaxBatch ||
+        (batch.length > 0 && bytes + size > MAX_REQUEST_BYTES)
+      )
+        await flush();
+      batch.push(c);
+      bytes += size;
+    }
+    await flush();
+  }
+
+  async #ids(where: Where | undefined): Promise<string[]> {
+    const collection = this.#main();
+    const ids: string[] = [];
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await this.#call('listing ids', () =>
+        collection.get({
+          ...(where === undefined ? {} : { where }),
+          include: [],
+          limit: PAGE,
+          offset,
+        }),
+      );
+      ids.push(...page.ids);
+      if (page.ids.length < PAGE) return ids;
+    }
+  }
+
+  protected async _patchValidity(
+    documentId: string,
+    versionId: string,
+    patch: ValidityPatch,
+  ): Promise<void> {
+    const collection = this.#main();
+    const ids = await this.#ids(chromaWhere({ documentId, versionId }));
+    const change: Record<string, number | boolean> = {};
+    if (patch.to !== undefined) change[FIELDS.to] = patch.to;
+    if (patch.current !== undefined) change[FIELDS.current] = patch.current;
+    // Chroma's update merges metadata keys, so every other field stays as written.
+    for (let i = 0; i < ids.length; i += this.#serverMaxBatch) {
+      const part = ids.slice(i, i + this.#serverMaxBatch);
+      await this.#call(`patching validity of ${documentId} ${versionId}`, () =>
+        collection.update({ ids: part, metadatas: part.map(() => ({ ...change })) }),
+      );
+    }
+  }
+
+  async #claims(): Promise<Array<{ id: string; epoch: number; token: string }>> {
+    const got = await this.#call('reading the published epoch', () =>
+      this.#epochs().get({ include: ['metadatas'] }),
+    );
+    const out: Array<{ id: string; epoch: number; token: string }> = [];
+    got.ids.forEach((id, i) => {
+      const m = got.metadatas[i];
+      if (m && typeof m.rf_epoch === 'number')
+        out.push({ id, epoch: m.rf_epoch, token: String(m.rf_token ?? '') });
+    });
+    return out;
+  }
+
+  protected async _readEpoch(): Promise<number> {
+    let max = 0;
+    for (const c of await this.#claims()) if (c.epoch > max) max = c.epoch;
+    return max;
+  }
+
+  /**
+   * Compare-and-set via a claim record `claim:<expected>` written with `add`, which Chroma
+   * ignores when the id exists: the first publisher to claim a given epoch wins, and reading
+   * the claim back says who did. See docs/connectors/chroma.md for the residual window.
+   */
+  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
+    const epochs = this.#epochs();
+    const current = await this._readEpoch();
+    if (current !== expected) throw this.#conflict(current, expected);
+    const id = `claim:${expected}`;
+    const token = randomUUID();
+    await this.#call('claiming the next epoch', () =>
+      epochs.add({
+        ids: [id],
+        embeddings: [[0]],
+        metadatas: [
+          {
+            rf_epoch_from: expected,
+            rf_epoch: next,
+            rf_token: token,
+            rf_claimed_at: new Date().toISOString(),
+          },
+        ],
+        documents: [`ragfresh published epoch ${next}`],
+      }),
+    );
+    const back = await this.#call('reading the epoch claim', () =>
+      epochs.get({ ids: [id], include: ['metadatas'] }),
+    );
+    if (back.metadatas[0]?.rf_token !== token)
+      throw this.#conflict(await this._readEpoch(), expected);
+    const after = await this._readEpoch();
+    // A claim on a long-pruned epoch can be accepted; it never becomes the maximum.
+    if (after !== next) throw this.#conflict(after, expected);
+    if (next > EPOCH_CLAIMS_KEPT) {
+      await this.#call('pruning old epoch claims', () =>
+        epochs.delete({ where: { rf_epoch: { $lt: next - EPOCH_CLAIMS_KEPT } } }),
+      );
+    }
+  }
+
+  #conflict(current: number, expected: number): RagfreshError {
+    return this.error(
+      'EPOCH_CONFLICT',
+      `published epoch is ${current}, expected ${expected}; another publisher moved it. Re-read the epoch and retry.`,
+    );
+  }
+
+  protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
+    const where = chromaWhere({ documentId, versionId });
+    await this.#call(`deleting ${documentId} ${versionId}`, () =>
+      this.#main().delete({ ...(where === undefined ? {} : { where }) }),
+    );
+  }
+
+  protected async _deleteDocuments(documentIds: readonly string[]): Promise<void> {
+    for (let i = 0; i < documentIds.length; i += 500) {
+      const part = documentIds.slice(i, i + 500);
+      await this.#call(`deleting ${part.length} documents`, () =>
+        this.#main().delete({ where: { [FIELDS.documentId]: { $in: part } } }),
+      );
+    }
+  }
+
+  protected async _list(
+    documentId: string,
+    versionId: string | undefined,
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    const collection = this.#main();
+    const where = chromaWhere(versionId === undefined ? { documentId } : { documentId, versionId });
+    const out: ListedChunk[] = [];
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await this.#call(`listing ${documentId}`, () =>
+        collection.get({
+          ...(where === undefined ? {} : { where }),
+          include: withEmbeddings
+            ? ['documents', 'metadatas', 'embeddings']
+            : ['documents', 'metadatas'],
+          limit: PAGE,
+          offset,
+        }),
+      );
+      page.ids.forEach((id, i) => {
+        const base = {
+          id,
+          text: page.documents[i] ?? '',
+          metadata: (page.metadatas[i] ?? {}) as FlatMetadata,
+        };
+        const embedding = page.embeddings[i];
+        out.push(
+          withEmbeddings && embedding !== undefined ? { ...base, embedding: [...embedding] } : base,
+        );
+      });
+      if (page.ids.length < PAGE) return out;
+    }
+  }
+
+  protected override async _count(documentId: string, versionId: string): Promise<number> {
+    return (await this.#ids(chromaWhere({ documentId, versionId }))).length;
+  }
+
+  protected async _query(
+    vector: readonly number[],
+    k: number,
+    filter: QueryFilter,
+  ): Promise<QueryHit[]> {
+    const where = chromaWhere(filter);
+    const result = await this.#call('querying', () =>
+      this.#main().query({
+        queryEmbeddings: [[...vector]],
+        nResults: k,
+        ...(where === undefined ? {} : { where }),
+        include: ['documents', 'metadatas', 'distances'],
+      }),
+    );
+    const ids = result.ids[0] ?? [];
+    return ids.map((id, i) => ({
+      id,
+      text: result.documents[0]?.[i] ?? '',
+      metadata: (result.metadatas[0]?.[i] ?? {}) as FlatMetadata,
+      // Cosine distance is 1 - similarity; any Chroma distance grows with dissimilarity.
+      score: 1 - (result.distances[0]?.[i] ?? Number.POSITIVE_INFINITY),
+    }));
+  }
+
+  protected async _close(): Promise<void> {
+    this.#collection = undefined;
+    this.#epochCollection = undefined;
+  }
+}
+
+/** JSON-options factory used by `ConnectorSpec` (child processes). */
+export function createChromaConnector(options: ChromaConnectorOptions): ChromaConnector {
+  return new ChromaConnector(options);
+}
+
+/**
+ * The `where` filter a plain Chroma reader (e.g. LangChain's `Chroma` class) passes to see the
+ * snapshot view of published epoch `epoch`: `rf_from <= epoch AND rf_to > epoch`.
+ */
+export function epochViewWhere(epoch: number): Where {
+  return chromaWhere({ view: { kind: 'epoch', epoch } })!;
+}
+
+/** The `where` filter for readers that can only add a fixed filter (`overlap` guarantee). */
+export const CURRENT_FLAG_WHERE: Where = Object.freeze({
+  [FIELDS.current]: { $eq: true },
+}) as Where;
+
+/**
+ * Reads the published epoch of `collection` the way any reader can: the largest `rf_epoch`
+ * among the records of `<collection>__rf_epoch` (0 when there are none).
+ */
+export async function readChromaEpoch(client: ChromaClient, collection: string): Promise<number> {
+  let epochs: Collection;
+  try {
+    epochs = await client.getCollection({
+      name: `${collection}${EPOCH_COLLECTION_SUFFIX}`,
+      embeddingFunction: NO_EMBEDDING_FUNCTION,
+    });
+  } catch (err) {
+    if (errorName(err) === 'ChromaNotFoundError') return 0;
+    throw err;
+  }
+  const got = await epochs.get({ include: ['metadatas'] });
+  let max = 0;
+  for (const m of got.metadatas)
+    if (m && typeof m.rf_epoch === 'number' && m.rf_epoch > max) max = m.rf_epoch;
+  return max;
+}
