@@ -1,1 +1,631 @@
-export {};
+import {
+  Connector,
+  type ConnectorCapabilities,
+  chunkUuid,
+  type ErrorCode,
+  FIELDS,
+  type FlatMetadata,
+  isRagfreshError,
+  type ListedChunk,
+  type OpenOptions,
+  type QueryFilter,
+  type QueryHit,
+  type RagfreshError,
+  type StoredChunk,
+  type ValidityPatch,
+  type ViewSelector,
+} from '@ragfresh/core';
+import pg from 'pg';
+
+/**
+ * Options of `createPgVectorConnector`. Plain JSON, so a child process can rebuild the same
+ * connector from a `ConnectorSpec`.
+ */
+export interface PgVectorConnectorOptions {
+  /** `postgres://user:password@host:port/database`. The server needs the pgvector extension. */
+  readonly connectionString: string;
+  /** Table holding the chunks; the epoch lives in `<table>_rf_epoch`. Letters, digits, `_`; at most 48 characters. */
+  readonly table: string;
+  /** Schema of both tables (created when missing). Default `public`. */
+  readonly schema?: string;
+  /**
+   * Pool size. Default 4. Against PGlite served by pglite-socket every connection is multiplexed
+   * onto PGlite's single session, so more connections add no parallelism there (see README).
+   */
+  readonly maxConnections?: number;
+  /** How long to wait for a connection before STORE_UNREACHABLE. Default 10 000 ms. */
+  readonly connectTimeoutMs?: number;
+  /** Chunks per INSERT statement. Default 500. */
+  readonly maxWriteBatch?: number;
+}
+
+/** Written into `<table>_rf_epoch.format`; a table whose marker differs is foreign. */
+export const PGVECTOR_LAYOUT = 'ragfresh-pgvector/1';
+
+export const PGVECTOR_CAPABILITIES: ConnectorCapabilities = {
+  store: 'pgvector',
+  // Epoch readers filter `rf_from <= E < rf_to`; the epoch is one row updated by compare-and-set.
+  promotion: 'snapshot',
+  // `_patchValidity(doc, v, { current: true })` flips rf_current for every version of the
+  // document in one UPDATE statement: a reader's snapshot sees the old flags or the new ones.
+  flagPromotion: 'atomic',
+  visibility: { mode: 'immediate' },
+  maxWriteBatch: 500,
+  epochInStore: true,
+  idForm: 'uuid',
+};
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const MAX_TABLE_NAME = 48;
+/** NUL and unpaired surrogates: Postgres text and jsonb cannot hold them (pg would silently replace surrogates). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching NUL is the point.
+const UNSTORABLE = /[\u0000\p{Cs}]/u;
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+]);
+
+interface ChunkRow {
+  id: string;
+  text: string | null;
+  metadata: Record<string, unknown> | null;
+  embedding?: string;
+  distance?: number | null;
+}
+
+function describeServer(connectionString: string): string {
+  try {
+    const u = new URL(connectionString);
+    return `${u.hostname || 'localhost'}:${u.port || '5432'}${u.pathname || '/'}`;
+  } catch {
+    return 'the configured server';
+  }
+}
+
+function vectorLiteral(v: readonly number[]): string {
+  return `[${v.join(',')}]`;
+}
+
+function pgCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function isNetworkError(err: unknown): boolean {
+  const code = pgCode(err);
+  if (code !== undefined && NETWORK_CODES.has(code)) return true;
+  if (code?.startsWith('08')) return true; // SQLSTATE class 08: connection exception
+  const message = err instanceof Error ? err.message : String(err);
+  return /Connection terminated|timeout expired|connect ECONNREFUSED|Too many connections|Client has encountered a connection error/i.test(
+    message,
+  );
+}
+
+/**
+ * pgvector connector: one Postgres table in the layout LangChain's `PGVectorStore` reads
+ * (`id uuid` primary key, `text`, `metadata jsonb`, `embedding vector(n)`), plus a one-row
+ * `<table>_rf_epoch` table holding the published epoch.
+ */
+export class PgVectorConnector extends Connector {
+  readonly #options: PgVectorConnectorOptions;
+  readonly #schema: string;
+  readonly #table: string;
+  readonly #server: string;
+  #pool: pg.Pool | undefined;
+  /** Quoted, schema-qualified names. */
+  readonly #t: string;
+  readonly #e: string;
+
+  constructor(options: PgVectorConnectorOptions) {
+    const maxWriteBatch = options.maxWriteBatch ?? PGVECTOR_CAPABILITIES.maxWriteBatch;
+    super({ ...PGVECTOR_CAPABILITIES, maxWriteBatch });
+    if (typeof options.connectionString !== 'string' || options.connectionString === '') {
+      throw this.error(
+        'INVALID_CONFIG',
+        'connectionString is required, e.g. postgres://postgres@127.0.0.1:5432/postgres.',
+      );
+    }
+    const schema = options.schema ?? 'public';
+    for (const [what, name] of [
+      ['table', options.table],
+      ['schema', schema],
+    ] as const) {
+      if (typeof name !== 'string' || !IDENTIFIER.test(name) || name.length > MAX_TABLE_NAME) {
+        throw this.error(
+          'INVALID_CONFIG',
+          `${what} name ${JSON.stringify(name)} is invalid; use 1-${MAX_TABLE_NAME} letters, digits or '_', not starting with a digit.`,
+        );
+      }
+    }
+    const pool = options.maxConnections ?? 4;
+    if (!Number.isSafeInteger(pool) || pool < 1) {
+      throw this.error('INVALID_CONFIG', `maxConnections must be a positive integer, got ${pool}.`);
+    }
+    this.#options = options;
+    this.#schema = schema;
+    this.#table = options.table;
+    this.#server = describeServer(options.connectionString);
+    this.#t = `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(options.table)}`;
+    this.#e = `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(`${options.table}_rf_epoch`)}`;
+  }
+
+  /** `schema.table` of the chunk table. */
+  get tableName(): string {
+    return `${this.#schema}.${this.#table}`;
+  }
+
+  /** `schema.table` of the one-row epoch table. */
+  get epochTableName(): string {
+    return `${this.#schema}.${this.#table}_rf_epoch`;
+  }
+
+  #fail(code: ErrorCode, message: string, cause?: unknown): RagfreshError {
+    return this.error(code, message, cause);
+  }
+
+  /** Maps driver and server errors to coded RagfreshErrors; passes RagfreshErrors through. */
+  #translate(err: unknown, doing: string): RagfreshError {
+    if (isRagfreshError(err)) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    if (isNetworkError(err)) {
+      return this.#fail(
+        'STORE_UNREACHABLE',
+        `cannot reach Postgres at ${this.#server} while ${doing} (${message}); start the server or fix connectionString.`,
+        err,
+      );
+    }
+    const code = pgCode(err);
+    if (code?.startsWith('28') || code === '3D000') {
+      return this.#fail(
+        'STORE_UNREACHABLE',
+        `Postgres at ${this.#server} refused the connection while ${doing} (${message}); check the user, password and database in connectionString.`,
+        err,
+      );
+    }
+    if (code === '42501') {
+      return this.#fail(
+        'STORE_REJECTED',
+        `Postgres at ${this.#server} denied ${doing} on ${this.tableName} (${message}); grant the connecting role the needed privileges.`,
+        err,
+      );
+    }
+    return this.#fail(
+      'STORE_REJECTED',
+      `Postgres at ${this.#server} rejected ${doing} on ${this.tableName} (${code ?? 'no SQLSTATE'}: ${message}); nothing was changed by the failed statement.`,
+      err,
+    );
+  }
+
+  get #db(): pg.Pool {
+    if (this.#pool === undefined) {
+      const pool = new pg.Pool({
+        connectionString: this.#options.connectionString,
+        max: this.#options.maxConnections ?? 4,
+        connectionTimeoutMillis: this.#options.connectTimeoutMs ?? 10_000,
+        idleTimeoutMillis: 10_000,
+        allowExitOnIdle: true,
+      });
+      // An idle client losing its server must not crash the process; the next query reports it.
+      pool.on('error', () => {});
+      pool.on('connect', (client) => {
+        // Filtered HNSW scans keep going until k rows pass the filter (pgvector >= 0.8);
+        // older servers reject the setting, which only makes filtered scans approximate.
+        client.query(`SET hnsw.iterative_scan = 'strict_order'`).catch(() => {});
+      });
+      this.#pool = pool;
+    }
+    return this.#pool;
+  }
+
+  async #query<R extends pg.QueryResultRow>(
+    doing: string,
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.#db.query<R>(text, values);
+    } catch (err) {
+      throw this.#translate(err, doing);
+    }
+  }
+
+  /** Runs `fn` in one transaction on one connection; rolls back on any failure. */
+  async #transaction<T>(doing: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#db.connect();
+    } catch (err) {
+      throw this.#translate(err, doing);
+    }
+    let broken: unknown;
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackErr) {
+        broken = rollbackErr;
+      }
+      throw this.#translate(err, doing);
+    } finally {
+      client.release(broken instanceof Error ? broken : undefined);
+    }
+  }
+
+  protected async _open(options: OpenOptions): Promise<void> {
+    const n = options.dimensions;
+    if (n > 16_000) {
+      throw this.#fail(
+        'INVALID_ARGUMENT',
+        `pgvector stores at most 16000 dimensions, asked for ${n}.`,
+      );
+    }
+    await this.#transaction('opening the table', async (c) => {
+      // Serialises concurrent opens of the same table (CREATE ... IF NOT EXISTS races otherwise).
+      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`ragfresh:${this.tableName}`]);
+      await this.#ensureExtension(c);
+      if (this.#schema !== 'public')
+        await c.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(this.#schema)}`);
+      const columns = await this.#columns(c, this.#t);
+      if (columns.size === 0) {
+        await c.query(
+          `CREATE TABLE ${this.#t} (id uuid PRIMARY KEY, text text NOT NULL, metadata jsonb NOT NULL, embedding vector(${n}) NOT NULL)`,
+        );
+      } else {
+        await this.#checkLayout(c, columns, n);
+      }
+      await this.#ensureEpochTable(c, columns.size > 0);
+      const name = (suffix: string) => pg.escapeIdentifier(`${this.#table}_${suffix}`);
+      await c.query(
+        `CREATE INDEX IF NOT EXISTS ${name('rf_doc_version')} ON ${this.#t} ((metadata->>'rf_doc'), (metadata->>'rf_version'))`,
+      );
+      await c.query(
+        `CREATE INDEX IF NOT EXISTS ${name('embedding_hnsw')} ON ${this.#t} USING hnsw (embedding vector_cosine_ops)`,
+      );
+    });
+  }
+
+  async #ensureExtension(c: pg.PoolClient): Promise<void> {
+    const installed = await c.query(`SELECT extversion FROM pg_extension WHERE extname = 'vector'`);
+    if (installed.rowCount !== 0) return;
+    const available = await c.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'vector'`);
+    if (available.rowCount === 0) {
+      const version = await c.query<{ v: string }>(
+        `SELECT current_setting('server_version_num') AS v`,
+      );
+      const major = Math.floor(Number(version.rows[0]?.v ?? '0') / 10_000);
+      throw this.#fail(
+        'STORE_REJECTED',
+        `Postgres at ${this.#server} has no pgvector extension; install it on the server (e.g. apt install postgresql-${major}-pgvector from apt.postgresql.org) or point connectionString at a server with pgvector.`,
+      );
+    }
+    try {
+      await c.query('CREATE EXTENSION IF NOT EXISTS vector');
+    } catch (err) {
+      if (pgCode(err) === '42501') {
+        throw this.#fail(
+          'STORE_REJECTED',
+          `the connecting role may not create the pgvector extension on ${this.#server}; ask a superuser to run CREATE EXTENSION vector once.`,
+          err,
+        );
+      }
+      throw err;
+    }
+  }
+
+  async #columns(c: pg.PoolClient, qualified: string): Promise<Map<string, string>> {
+    const res = await c.query<{ name: string; type: string }>(
+      `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type
+         FROM pg_attribute a
+        WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped`,
+      [qualified],
+    );
+    return new Map(res.rows.map((r) => [r.name, r.type]));
+  }
+
+  async #checkLayout(c: pg.PoolClient, columns: Map<string, string>, n: number): Promise<void> {
+    const foreign = (why: string) =>
+      this.#fail(
+        'FOREIGN_DATA',
+        `table ${this.tableName} exists but ${why}; it was not written by ragfresh. Choose another table name, or move that table away. Nothing was changed.`,
+      );
+    for (const [column, type] of [
+      ['id', 'uuid'],
+      ['text', 'text'],
+      ['metadata', 'jsonb'],
+    ] as const) {
+      const actual = columns.get(column);
+      if (actual !== type)
+        throw foreign(
+          actual === undefined
+            ? `has no ${column} column`
+            : `its ${column} column is ${actual}, not ${type}`,
+        );
+    }
+    const embedding = columns.get('embedding');
+    const match = embedding === undefined ? null : /^(?:[\w.]+\.)?vector\((\d+)\)$/.exec(embedding);
+    if (match === null) {
+      throw foreign(
+        embedding === undefined
+          ? 'has no embedding column'
+          : `its embedding column is ${embedding}, not vector(${n})`,
+      );
+    }
+    const have = Number(match[1]);
+    if (have !== n) {
+      throw this.#fail(
+        'DIMENSION_MISMATCH',
+        `table ${this.tableName} holds ${have}-dimension vectors (vector(${have})), asked for ${n}; use the embeddings the table was built with, or a new table name. Nothing was changed.`,
+      );
+    }
+    const pk = await c.query(
+      `SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+        WHERE i.indrelid = to_regclass($1) AND i.indisunique AND i.indnatts = 1 AND a.attname = 'id'`,
+      [this.#t],
+    );
+    if (pk.rowCount === 0) throw foreign('its id column is not unique (no primary key)');
+  }
+
+  async #ensureEpochTable(c: pg.PoolClient, tableExisted: boolean): Promise<void> {
+    const columns = await this.#columns(c, this.#e);
+    if (columns.size === 0) {
+      if (tableExisted) {
+        const rows = await c.query(`SELECT 1 FROM ${this.#t} LIMIT 1`);
+        if (rows.rowCount !== 0) {
+          throw this.#fail(
+            'FOREIGN_DATA',
+            `table ${this.tableName} holds rows but has no ${this.epochTableName}; it was not written by ragfresh. Choose another table name, or move that table away. Nothing was changed.`,
+          );
+        }
+      }
+      await c.query(
+        `CREATE TABLE ${this.#e} (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), epoch integer NOT NULL, format text NOT NULL)`,
+      );
+      await c.query(`INSERT INTO ${this.#e} (epoch, format) VALUES (0, $1)`, [PGVECTOR_LAYOUT]);
+      return;
+    }
+    let format: string | undefined;
+    if (columns.get('epoch') === 'integer' && columns.get('format') === 'text') {
+      const res = await c.query<{ format: string }>(`SELECT format FROM ${this.#e}`);
+      format = res.rowCount === 1 ? res.rows[0]?.format : undefined;
+    }
+    if (format !== PGVECTOR_LAYOUT) {
+      throw this.#fail(
+        'FOREIGN_DATA',
+        `${this.epochTableName} is not a ragfresh epoch table (expected one row with format ${PGVECTOR_LAYOUT}); choose another table name. Nothing was changed.`,
+      );
+    }
+    const stray = await c.query<{ id: string }>(
+      `SELECT id::text AS id FROM ${this.#t} WHERE metadata->>'rf_doc' IS NULL OR metadata->>'rf_version' IS NULL LIMIT 1`,
+    );
+    if (stray.rowCount !== 0) {
+      throw this.#fail(
+        'FOREIGN_DATA',
+        `table ${this.tableName} holds rows without rf_doc/rf_version (e.g. id ${stray.rows[0]?.id}), written by something other than ragfresh; delete them or use another table. Nothing was changed.`,
+      );
+    }
+  }
+
+  #assertStorable(chunk: StoredChunk): void {
+    const reject = (field: string) =>
+      this.#fail(
+        'STORE_REJECTED',
+        `chunk ${chunk.id}: ${field} contains a NUL character or an unpaired UTF-16 surrogate, which Postgres text/jsonb cannot store; clean the text before publishing. Nothing in this batch was written.`,
+      );
+    if (UNSTORABLE.test(chunk.text)) throw reject('text');
+    for (const [key, value] of Object.entries(chunk.metadata)) {
+      if (UNSTORABLE.test(key)) throw reject(`a metadata key`);
+      if (typeof value === 'string' && UNSTORABLE.test(value))
+        throw reject(`metadata field ${key}`);
+    }
+  }
+
+  #metadataOf(chunk: StoredChunk): FlatMetadata {
+    const readable = chunk.metadata[FIELDS.chunkId];
+    if (readable === undefined) return { ...chunk.metadata, [FIELDS.chunkId]: chunk.id };
+    if (readable !== chunk.id) {
+      throw this.#fail(
+        'INVALID_METADATA',
+        `chunk ${chunk.id} carries ${FIELDS.chunkId}=${JSON.stringify(readable)}; the store keys rows by the UUID of the chunk id and keeps the readable id in ${FIELDS.chunkId}, so they must agree.`,
+      );
+    }
+    return chunk.metadata;
+  }
+
+  protected async _upsert(chunks: readonly StoredChunk[]): Promise<void> {
+    const ids: string[] = [];
+    const texts: string[] = [];
+    const metas: string[] = [];
+    const vectors: string[] = [];
+    for (const chunk of chunks) {
+      this.#assertStorable(chunk);
+      ids.push(chunkUuid(chunk.id));
+      texts.push(chunk.text);
+      metas.push(JSON.stringify(this.#metadataOf(chunk)));
+      vectors.push(vectorLiteral(chunk.embedding));
+    }
+    // One statement per batch: all of it is written or none (a statement is a transaction).
+    await this.#query(
+      'writing chunks',
+      `INSERT INTO ${this.#t} (id, text, metadata, embedding)
+       SELECT u.id, u.text, u.metadata, u.embedding::vector
+         FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[]) AS u(id, text, metadata, embedding)
+       ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text, metadata = EXCLUDED.metadata, embedding = EXCLUDED.embedding`,
+      [ids, texts, metas, vectors],
+    );
+  }
+
+  protected async _patchValidity(
+    documentId: string,
+    versionId: string,
+    patch: ValidityPatch,
+  ): Promise<void> {
+    const set: Record<string, number | boolean> = {};
+    if (patch.to !== undefined) set[FIELDS.to] = patch.to;
+    if (patch.current !== undefined) set[FIELDS.current] = patch.current;
+    // `||` replaces only the patched keys. Making a version current also clears rf_current on
+    // the document's other versions in the same statement, so flag readers never see both
+    // versions nor neither (flagPromotion 'atomic').
+    await this.#transaction('patching validity', async (c) => {
+      await c.query(
+        `UPDATE ${this.#t}
+            SET metadata = CASE WHEN metadata->>'rf_version' = $2 THEN metadata || $3::jsonb
+                                ELSE jsonb_set(metadata, '{rf_current}', 'false'::jsonb) END
+          WHERE metadata->>'rf_doc' = $1
+            AND (metadata->>'rf_version' = $2 OR ($4::boolean AND metadata->>'rf_current' = 'true'))`,
+        [documentId, versionId, JSON.stringify(set), patch.current === true],
+      );
+    });
+  }
+
+  protected async _readEpoch(): Promise<number> {
+    const res = await this.#query<{ epoch: number }>(
+      'reading the epoch',
+      `SELECT epoch FROM ${this.#e}`,
+    );
+    const epoch = res.rows[0]?.epoch;
+    if (res.rowCount !== 1 || typeof epoch !== 'number') {
+      throw this.#fail(
+        'FOREIGN_DATA',
+        `${this.epochTableName} must hold exactly one row; restore it or use another table.`,
+      );
+    }
+    return epoch;
+  }
+
+  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
+    if (next > 2_147_483_646)
+      throw this.#fail('INVALID_ARGUMENT', `epoch ${next} does not fit the store's integer epoch.`);
+    await this.#transaction('advancing the epoch', async (c) => {
+      const res = await c.query(`UPDATE ${this.#e} SET epoch = $2 WHERE epoch = $1`, [
+        expected,
+        next,
+      ]);
+      if (res.rowCount === 1) return;
+      const now = await c.query<{ epoch: number }>(`SELECT epoch FROM ${this.#e}`);
+      throw this.#fail(
+        'EPOCH_CONFLICT',
+        `published epoch is ${now.rows[0]?.epoch}, expected ${expected}; another publisher moved it. Reload state and retry.`,
+      );
+    });
+  }
+
+  protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
+    await this.#query(
+      'deleting a version',
+      `DELETE FROM ${this.#t} WHERE metadata->>'rf_doc' = $1 AND metadata->>'rf_version' = $2`,
+      [documentId, versionId],
+    );
+  }
+
+  protected async _deleteDocuments(documentIds: readonly string[]): Promise<void> {
+    await this.#query(
+      'deleting documents',
+      `DELETE FROM ${this.#t} WHERE metadata->>'rf_doc' = ANY($1::text[])`,
+      [[...documentIds]],
+    );
+  }
+
+  #listed(row: ChunkRow): ListedChunk {
+    const metadata = (row.metadata ?? {}) as Record<string, FlatMetadata[string]>;
+    const id =
+      typeof metadata[FIELDS.chunkId] === 'string' ? (metadata[FIELDS.chunkId] as string) : row.id;
+    const base = { id, text: row.text ?? '', metadata };
+    return row.embedding === undefined
+      ? base
+      : { ...base, embedding: JSON.parse(row.embedding) as number[] };
+  }
+
+  protected async _list(
+    documentId: string,
+    versionId: string | undefined,
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    const values: unknown[] = [documentId];
+    let where = `metadata->>'rf_doc' = $1`;
+    if (versionId !== undefined) {
+      values.push(versionId);
+      where += ` AND metadata->>'rf_version' = $2`;
+    }
+    const res = await this.#query<ChunkRow>(
+      'listing chunks',
+      `SELECT id::text AS id, text, metadata${withEmbeddings ? ', embedding::text AS embedding' : ''} FROM ${this.#t} WHERE ${where}`,
+      values,
+    );
+    return res.rows.map((r) => this.#listed(r));
+  }
+
+  protected override async _count(documentId: string, versionId: string): Promise<number> {
+    const res = await this.#query<{ n: number }>(
+      'counting chunks',
+      `SELECT count(*)::int AS n FROM ${this.#t} WHERE metadata->>'rf_doc' = $1 AND metadata->>'rf_version' = $2`,
+      [documentId, versionId],
+    );
+    return res.rows[0]?.n ?? 0;
+  }
+
+  protected async _query(
+    vector: readonly number[],
+    k: number,
+    filter: QueryFilter,
+  ): Promise<QueryHit[]> {
+    const values: unknown[] = [vectorLiteral(vector), k];
+    const where = [...viewClauses(filter.view, values)];
+    for (const [field, value] of [
+      [FIELDS.documentId, filter.documentId],
+      [FIELDS.versionId, filter.versionId],
+      [FIELDS.sourceId, filter.sourceId],
+    ] as const) {
+      if (value === undefined) continue;
+      values.push(value);
+      where.push(`metadata->>'${field}' = $${values.length}`);
+    }
+    const res = await this.#query<ChunkRow>(
+      'querying',
+      `SELECT id::text AS id, text, metadata, (embedding <=> $1::vector)::float8 AS distance
+         FROM ${this.#t}
+        ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
+        ORDER BY embedding <=> $1::vector
+        LIMIT $2`,
+      values,
+    );
+    const hits = res.rows.map((r): QueryHit => {
+      const d = r.distance;
+      const score = typeof d === 'number' && Number.isFinite(d) ? 1 - d : 0;
+      const { id, text, metadata } = this.#listed(r);
+      return { id, text, metadata, score };
+    });
+    // Ties keep the reference order (readable id ascending); a SQL tie-breaker would stop the HNSW index being used.
+    return hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  protected async _close(): Promise<void> {
+    const pool = this.#pool;
+    this.#pool = undefined;
+    if (pool !== undefined) await pool.end();
+  }
+}
+
+/** SQL conditions selecting `view`; the same semantics as core's `inView`. */
+export function viewClauses(view: ViewSelector, values: unknown[]): string[] {
+  if (view.kind === 'all') return [];
+  if (view.kind === 'flag') return [`metadata->>'rf_current' = 'true'`];
+  values.push(view.epoch);
+  const e = `$${values.length}::int`;
+  return [`(metadata->>'rf_from')::int <= ${e}`, `(metadata->>'rf_to')::int > ${e}`];
+}
+
+/** JSON-options factory used by `ConnectorSpec` (child processes). */
+export function createPgVectorConnector(options: PgVectorConnectorOptions): PgVectorConnector {
+  return new PgVectorConnector(options);
+}
