@@ -1,1 +1,13 @@
-export {};
+export { type SimWeb, startSimWeb, twinPath } from './server.js';
+export type {
+  MutationKind,
+  MutationOptions,
+  PageFacts,
+  RequestLogEntry,
+  RobotsSpec,
+  ScheduledMutation,
+  SectionFact,
+  SimHostInfo,
+  SimWebOptions,
+  SiteFlavor,
+} from './types.js';
