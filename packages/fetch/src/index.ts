@@ -1,1 +1,67 @@
-export {};
+export { type BodyReadResult, parseContentEncoding, readBody } from './body.js';
+export {
+  type CharsetSource,
+  charsetFromContentType,
+  type DecodedText,
+  decodeBody,
+  detectCharset,
+  encodingForLabel,
+  metaCharset,
+} from './charset.js';
+export {
+  conditionalHeaders,
+  isWeakEtag,
+  normalizeEtag,
+  usableValidators,
+  validatorsFrom,
+} from './conditional.js';
+export {
+  discoverLlmsTxt,
+  discoverSitemap,
+  type LlmsTxtLink,
+  parseLlmsTxt,
+  type SitemapDiscovery,
+  type SitemapDiscoveryOptions,
+  type SitemapEntry,
+  SitemapParser,
+} from './discovery.js';
+export {
+  DEFAULT_CONTENT_TYPES,
+  defaultTwinCandidates,
+  Fetcher,
+  type FetcherOptions,
+  type FetchOptions,
+  type MarkdownTwinOptions,
+  type ProxyConfig,
+  type RetryOptions,
+} from './fetcher.js';
+export {
+  type BackoffPolicy,
+  backoffDelay,
+  type CircuitBreakerOptions,
+  parseRetryAfter,
+  seededRandom,
+} from './politeness.js';
+export type * from './result.js';
+export {
+  MemoryRobotsStore,
+  ROBOTS_UNREACHABLE,
+  type RobotsDecision,
+  type RobotsOptions,
+  type RobotsStore,
+} from './robots.js';
+export {
+  FileRawSnapshotStore,
+  MemoryRawSnapshotStore,
+  type RawSnapshot,
+  type RawSnapshotMeta,
+  type RawSnapshotStore,
+} from './snapshots.js';
+export {
+  classifyAddress,
+  type NetworkPolicy,
+  parseIp,
+  type ResolvedAddress,
+  type Resolver,
+  SsrfGuard,
+} from './ssrf.js';
