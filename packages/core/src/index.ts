@@ -9,3 +9,5 @@ export * from './publish/publisher.js';
 export * from './publish/verify.js';
 export * from './state/in-memory.js';
 export * from './state/types.js';
+export * from './state/index.js';
+export * from './embeddings.js';

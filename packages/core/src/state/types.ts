@@ -1,4 +1,11 @@
-import type { DocumentStatus, DocumentTimestamps, IsoTime, ReviewItem, ReviewStatus, Tombstone } from '../model.js';
+import type {
+  DocumentStatus,
+  DocumentTimestamps,
+  IsoTime,
+  ReviewItem,
+  ReviewStatus,
+  Tombstone,
+} from '../model.js';
 
 /** HTTP validators kept to make the next fetch conditional. */
 export interface FetchValidators {

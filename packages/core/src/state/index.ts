@@ -1,0 +1,14 @@
+export type { StateBackend } from './backend.js';
+export { encodeKeyPart, StateKeys } from './keys.js';
+export { KeyvStateStore } from './keyv-store.js';
+export {
+  DEFAULT_SQLITE_STATE_PATH,
+  DEFAULT_STATE_NAMESPACE,
+  type OpenStateStoreOptions,
+  openStateStore,
+} from './open.js';
+// Type-only: the Redis and Postgres clients load when openStateStore opens such a store.
+export type { PostgresBackendOptions, PostgresStateBackend } from './postgres.js';
+export type { RedisBackendOptions, RedisStateBackend } from './redis.js';
+export { type SqliteBackendOptions, SqliteStateBackend } from './sqlite.js';
+export { KeyvSqlite, type KeyvSqliteOptions } from './sqlite-adapter.js';

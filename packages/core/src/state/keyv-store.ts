@@ -1,0 +1,521 @@
+import { isRagfreshError, RagfreshError } from '../errors.js';
+import type { ReviewItem, ReviewStatus, Tombstone } from '../model.js';
+import { corrupt, type StateBackend } from './backend.js';
+import { StateKeys } from './keys.js';
+import {
+  type DocumentRecord,
+  JOURNAL_STEPS,
+  type JournalEntry,
+  type Lease,
+  PUBLISHER_LEASE,
+  type Retirement,
+  type RobotsVerdict,
+  type RunSummary,
+  type StateStore,
+} from './types.js';
+
+type FieldType = 'string' | 'number' | 'boolean' | 'array' | 'object';
+
+/**
+ * The one `StateStore` implementation: records are JSON values in a keyv store adapter, one key
+ * per record (so each single-record write is atomic on every backend); the backend supplies the
+ * atomic lease and fenced-journal operations and a paged prefix scan for listings.
+ *
+ * Key layout under `<namespace>:` — `doc:<documentId>`, `docsrc:<sourceId>:<documentId>` (the
+ * per-source index), `journal`, `retire:<documentId>:<versionId>`, `review:<id>`,
+ * `tomb:<documentId>`, `robots:<host>`, `run:<sourceId>:<runId>`, `lease:<name>`.
+ */
+export class KeyvStateStore implements StateStore {
+  readonly kind: string;
+  readonly namespace: string;
+  /** The backend underneath, for tools and tests that need raw keys. */
+  readonly backend: StateBackend;
+  /** The key layout of this store's namespace. */
+  readonly keys: StateKeys;
+  private closed = false;
+
+  constructor(backend: StateBackend, namespace: string) {
+    this.backend = backend;
+    this.kind = backend.kind;
+    this.namespace = namespace;
+    this.keys = new StateKeys(namespace);
+  }
+
+  // Documents ---------------------------------------------------------------------------
+
+  async getDocument(documentId: string): Promise<DocumentRecord | undefined> {
+    requireId(documentId, 'documentId');
+    const key = this.keys.document(documentId);
+    const raw = await this.call('getDocument', () => this.backend.get(key));
+    return raw === undefined ? undefined : decodeDocument(raw, key);
+  }
+
+  async putDocument(record: DocumentRecord): Promise<void> {
+    requireId(record?.documentId, 'record.documentId');
+    requireId(record.sourceId, 'record.sourceId');
+    const key = this.keys.document(record.documentId);
+    const value = encode(record, 'document record');
+    await this.call('putDocument', async () => {
+      const previousSource = sourceIdOf(await this.backend.get(key));
+      // Index first: a crash between the two writes leaves an index entry whose document is
+      // missing or elsewhere, which listings skip; never a document its source cannot list.
+      // A stored record of the same source proves its index entry was written before it.
+      if (previousSource !== record.sourceId) {
+        await this.backend.set(
+          this.keys.documentSourceIndex(record.sourceId, record.documentId),
+          JSON.stringify(record.documentId),
+        );
+      }
+      await this.backend.set(key, value);
+      if (previousSource !== undefined && previousSource !== record.sourceId) {
+        await this.backend.delete(this.keys.documentSourceIndex(previousSource, record.documentId));
+      }
+    });
+  }
+
+  async deleteDocument(documentId: string): Promise<void> {
+    requireId(documentId, 'documentId');
+    const key = this.keys.document(documentId);
+    await this.call('deleteDocument', async () => {
+      const sourceId = sourceIdOf(await this.backend.get(key));
+      await this.backend.delete(key);
+      if (sourceId !== undefined) {
+        await this.backend.delete(this.keys.documentSourceIndex(sourceId, documentId));
+      }
+    });
+  }
+
+  /** Streams records page by page; with `sourceId`, reads that source's index only. */
+  async *listDocuments(filter?: { readonly sourceId?: string }): AsyncIterable<DocumentRecord> {
+    const sourceId = filter?.sourceId;
+    if (sourceId === undefined) {
+      for await (const [key, raw] of this.scan('listDocuments', this.keys.collection('doc'))) {
+        yield decodeDocument(raw, key);
+      }
+      return;
+    }
+    requireId(sourceId, 'filter.sourceId');
+    for await (const [key, raw] of this.scan(
+      'listDocuments',
+      this.keys.documentsOfSource(sourceId),
+    )) {
+      const documentId = decodeIndexEntry(raw, key);
+      const record = await this.getDocument(documentId);
+      if (record !== undefined && record.sourceId === sourceId) yield record;
+    }
+  }
+
+  // Journal -----------------------------------------------------------------------------
+
+  async getJournal(): Promise<JournalEntry | undefined> {
+    const key = this.keys.journal();
+    const raw = await this.call('getJournal', () => this.backend.get(key));
+    return raw === undefined ? undefined : decodeJournal(raw, key);
+  }
+
+  async putJournal(entry: JournalEntry): Promise<void> {
+    requireId(entry?.batchId, 'entry.batchId');
+    if (!Number.isSafeInteger(entry.fence) || entry.fence < 1) {
+      throw invalid(
+        `journal entry fence ${String(entry.fence)} is not a lease fence; pass the fence of the publisher lease you hold.`,
+      );
+    }
+    if (!JOURNAL_STEPS.includes(entry.step)) {
+      throw invalid(
+        `journal step ${JSON.stringify(entry.step)} is unknown; use one of ${JOURNAL_STEPS.join(', ')}.`,
+      );
+    }
+    const value = encode(entry, 'journal entry');
+    const written = await this.call('putJournal', () =>
+      this.backend.putFenced(
+        this.keys.lease(PUBLISHER_LEASE),
+        entry.fence,
+        this.keys.journal(),
+        value,
+      ),
+    );
+    if (!written) {
+      throw new RagfreshError(
+        'LEASE_LOST',
+        `publisher lease fence ${entry.fence} is no longer current (expired or taken over); stop publishing this batch, the current holder resumes it.`,
+        { scope: 'state', details: { fence: entry.fence, batchId: entry.batchId } },
+      );
+    }
+  }
+
+  /** Removes the journal if it is still the entry of `batchId` (compare-and-delete). */
+  async clearJournal(batchId: string): Promise<void> {
+    requireId(batchId, 'batchId');
+    const key = this.keys.journal();
+    await this.call('clearJournal', async () => {
+      const raw = await this.backend.get(key);
+      if (raw === undefined || decodeJournal(raw, key).batchId !== batchId) return;
+      await this.backend.deleteIfEquals(key, raw);
+    });
+  }
+
+  // Retirements -------------------------------------------------------------------------
+
+  async putRetirement(r: Retirement): Promise<void> {
+    requireId(r?.documentId, 'retirement.documentId');
+    requireId(r.versionId, 'retirement.versionId');
+    const value = encode(r, 'retirement');
+    await this.call('putRetirement', () =>
+      this.backend.set(this.keys.retirement(r.documentId, r.versionId), value),
+    );
+  }
+
+  /** Ordered by epoch, then documentId and versionId. */
+  async listRetirements(): Promise<Retirement[]> {
+    const out: Retirement[] = [];
+    for await (const [key, raw] of this.scan('listRetirements', this.keys.collection('retire'))) {
+      out.push(
+        decode<Retirement>(raw, key, 'retirement', {
+          documentId: 'string',
+          versionId: 'string',
+          epoch: 'number',
+        }),
+      );
+    }
+    return out.sort(
+      (a, b) =>
+        a.epoch - b.epoch || cmp(a.documentId, b.documentId) || cmp(a.versionId, b.versionId),
+    );
+  }
+
+  async deleteRetirement(documentId: string, versionId: string): Promise<void> {
+    requireId(documentId, 'documentId');
+    requireId(versionId, 'versionId');
+    await this.call('deleteRetirement', () =>
+      this.backend.delete(this.keys.retirement(documentId, versionId)),
+    );
+  }
+
+  // Review queue ------------------------------------------------------------------------
+
+  async putReviewItem(item: ReviewItem): Promise<void> {
+    requireId(item?.id, 'item.id');
+    const value = encode(item, 'review item');
+    await this.call('putReviewItem', () => this.backend.set(this.keys.reviewItem(item.id), value));
+  }
+
+  async getReviewItem(id: string): Promise<ReviewItem | undefined> {
+    requireId(id, 'id');
+    const key = this.keys.reviewItem(id);
+    const raw = await this.call('getReviewItem', () => this.backend.get(key));
+    return raw === undefined ? undefined : decodeReviewItem(raw, key);
+  }
+
+  /** Oldest first (createdAt, then id). */
+  async listReviewItems(filter?: { readonly status?: ReviewStatus }): Promise<ReviewItem[]> {
+    const out: ReviewItem[] = [];
+    for await (const [key, raw] of this.scan('listReviewItems', this.keys.collection('review'))) {
+      const item = decodeReviewItem(raw, key);
+      if (filter?.status === undefined || item.status === filter.status) out.push(item);
+    }
+    return out.sort((a, b) => cmp(a.createdAt, b.createdAt) || cmp(a.id, b.id));
+  }
+
+  // Tombstones --------------------------------------------------------------------------
+
+  async putTombstone(t: Tombstone): Promise<void> {
+    requireId(t?.documentId, 'tombstone.documentId');
+    const value = encode(t, 'tombstone');
+    await this.call('putTombstone', () =>
+      this.backend.set(this.keys.tombstone(t.documentId), value),
+    );
+  }
+
+  async getTombstone(documentId: string): Promise<Tombstone | undefined> {
+    requireId(documentId, 'documentId');
+    const key = this.keys.tombstone(documentId);
+    const raw = await this.call('getTombstone', () => this.backend.get(key));
+    return raw === undefined ? undefined : decodeTombstone(raw, key);
+  }
+
+  /** Ordered by documentId. */
+  async listTombstones(): Promise<Tombstone[]> {
+    const out: Tombstone[] = [];
+    for await (const [key, raw] of this.scan('listTombstones', this.keys.collection('tomb'))) {
+      out.push(decodeTombstone(raw, key));
+    }
+    return out.sort((a, b) => cmp(a.documentId, b.documentId));
+  }
+
+  async deleteTombstone(documentId: string): Promise<void> {
+    requireId(documentId, 'documentId');
+    await this.call('deleteTombstone', () => this.backend.delete(this.keys.tombstone(documentId)));
+  }
+
+  // Robots ------------------------------------------------------------------------------
+
+  async getRobots(host: string): Promise<RobotsVerdict | undefined> {
+    requireId(host, 'host');
+    const key = this.keys.robots(host);
+    const raw = await this.call('getRobots', () => this.backend.get(key));
+    return raw === undefined
+      ? undefined
+      : decode<RobotsVerdict>(raw, key, 'robots verdict', {
+          host: 'string',
+          expiresAt: 'string',
+          status: 'number',
+          body: 'string',
+        });
+  }
+
+  async putRobots(verdict: RobotsVerdict): Promise<void> {
+    requireId(verdict?.host, 'verdict.host');
+    const value = encode(verdict, 'robots verdict');
+    await this.call('putRobots', () => this.backend.set(this.keys.robots(verdict.host), value));
+  }
+
+  // Runs --------------------------------------------------------------------------------
+
+  async appendRun(run: RunSummary): Promise<void> {
+    requireId(run?.runId, 'run.runId');
+    requireId(run.sourceId, 'run.sourceId');
+    const value = encode(run, 'run summary');
+    await this.call('appendRun', () =>
+      this.backend.set(this.keys.run(run.sourceId, run.runId), value),
+    );
+  }
+
+  /** Newest first by startedAt (then runId); keeps only `limit` runs in memory while scanning. */
+  async listRuns(sourceId: string, limit: number): Promise<RunSummary[]> {
+    requireId(sourceId, 'sourceId');
+    if (!Number.isSafeInteger(limit) || limit < 0) {
+      throw invalid(`listRuns limit ${String(limit)} is not a non-negative integer.`);
+    }
+    const newestFirst = (a: RunSummary, b: RunSummary) =>
+      cmp(b.startedAt, a.startedAt) || cmp(b.runId, a.runId);
+    const top: RunSummary[] = [];
+    for await (const [key, raw] of this.scan('listRuns', this.keys.runsOfSource(sourceId))) {
+      const run = decode<RunSummary>(raw, key, 'run summary', {
+        runId: 'string',
+        sourceId: 'string',
+        startedAt: 'string',
+      });
+      if (limit === 0) continue;
+      if (top.length === limit && newestFirst(run, top[limit - 1]!) >= 0) continue;
+      let at = top.length;
+      while (at > 0 && newestFirst(run, top[at - 1]!) < 0) at -= 1;
+      top.splice(at, 0, run);
+      if (top.length > limit) top.pop();
+    }
+    return top;
+  }
+
+  // Lease -------------------------------------------------------------------------------
+
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | undefined> {
+    requireId(name, 'name');
+    requireId(holder, 'holder');
+    requireTtl(ttlMs);
+    return this.call('acquireLease', () =>
+      this.backend.acquireLease(this.keys.lease(name), name, holder, ttlMs),
+    );
+  }
+
+  async renewLease(lease: Lease, ttlMs: number): Promise<Lease> {
+    requireId(lease?.name, 'lease.name');
+    requireTtl(ttlMs);
+    const renewed = await this.call('renewLease', () =>
+      this.backend.renewLease(this.keys.lease(lease.name), lease, ttlMs),
+    );
+    if (renewed === undefined) {
+      throw new RagfreshError(
+        'LEASE_LOST',
+        `lease ${JSON.stringify(lease.name)} with fence ${lease.fence} was taken over by another holder; stop the work it guarded.`,
+        { scope: 'state', details: { name: lease.name, fence: lease.fence, holder: lease.holder } },
+      );
+    }
+    return renewed;
+  }
+
+  async releaseLease(lease: Lease): Promise<void> {
+    requireId(lease?.name, 'lease.name');
+    await this.call('releaseLease', () =>
+      this.backend.releaseLease(this.keys.lease(lease.name), lease),
+    );
+  }
+
+  async currentFence(name: string): Promise<number | undefined> {
+    requireId(name, 'name');
+    return this.call('currentFence', () => this.backend.currentFence(this.keys.lease(name)));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.backend.close();
+  }
+
+  // Plumbing ----------------------------------------------------------------------------
+
+  private async call<T>(op: string, fn: () => Promise<T>): Promise<T> {
+    this.assertOpen(op);
+    try {
+      return await fn();
+    } catch (error) {
+      throw this.wrap(op, error);
+    }
+  }
+
+  private async *scan(op: string, prefix: string): AsyncIterable<readonly [string, string]> {
+    this.assertOpen(op);
+    const seen = this.backend.scanMayRepeat ? new Set<string>() : undefined;
+    const iterator = this.backend.scan(prefix)[Symbol.asyncIterator]();
+    for (;;) {
+      let next: IteratorResult<readonly [string, string]>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        throw this.wrap(op, error);
+      }
+      if (next.done) return;
+      if (seen !== undefined) {
+        if (seen.has(next.value[0])) continue;
+        seen.add(next.value[0]);
+      }
+      yield next.value;
+    }
+  }
+
+  private assertOpen(op: string): void {
+    if (this.closed) {
+      throw new RagfreshError(
+        'NOT_OPEN',
+        `state store (${this.kind}) is closed; ${op} needs an open store.`,
+        { scope: 'state' },
+      );
+    }
+  }
+
+  private wrap(op: string, error: unknown): unknown {
+    if (isRagfreshError(error)) return error;
+    const message = error instanceof Error ? error.message : String(error);
+    const code = (error as { code?: unknown })?.code;
+    const unreachable =
+      /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|closed|not connected|after calling end|terminat|timeout/i.test(
+        `${String(code)} ${message}`,
+      );
+    return new RagfreshError(
+      unreachable ? 'STORE_UNREACHABLE' : 'STORE_REJECTED',
+      `state ${op} failed on ${this.kind}: ${message.split('\n')[0]}${unreachable ? '; check that the state store is running.' : ''}`,
+      { scope: 'state', cause: error },
+    );
+  }
+}
+
+function encode(value: unknown, what: string): string {
+  try {
+    return JSON.stringify(value);
+  } catch (cause) {
+    throw invalid(
+      `${what} cannot be stored as JSON (${(cause as Error).message}); pass plain data.`,
+    );
+  }
+}
+
+function decode<T>(
+  raw: string,
+  key: string,
+  what: string,
+  fields: Readonly<Record<string, FieldType>>,
+): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (cause) {
+    throw corrupt(key, 'is not JSON', cause);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw corrupt(key, `is not a ${what}`);
+  }
+  for (const [field, type] of Object.entries(fields)) {
+    const v = (value as Record<string, unknown>)[field];
+    const ok =
+      type === 'array'
+        ? Array.isArray(v)
+        : type === 'object'
+          ? typeof v === 'object' && v !== null
+          : typeof v === type;
+    if (!ok) throw corrupt(key, `is not a ${what} (field ${field} is not a ${type})`);
+  }
+  return value as T;
+}
+
+const decodeDocument = (raw: string, key: string) =>
+  decode<DocumentRecord>(raw, key, 'document record', {
+    documentId: 'string',
+    sourceId: 'string',
+    status: 'string',
+    currentChunkIds: 'array',
+    timestamps: 'object',
+  });
+
+const decodeReviewItem = (raw: string, key: string) =>
+  decode<ReviewItem>(raw, key, 'review item', {
+    id: 'string',
+    status: 'string',
+    documentId: 'string',
+  });
+
+const decodeTombstone = (raw: string, key: string) =>
+  decode<Tombstone>(raw, key, 'tombstone', { documentId: 'string', reason: 'string' });
+
+function decodeJournal(raw: string, key: string): JournalEntry {
+  const entry = decode<JournalEntry>(raw, key, 'journal entry', {
+    batchId: 'string',
+    step: 'string',
+    fence: 'number',
+    baseEpoch: 'number',
+    targetEpoch: 'number',
+    documents: 'array',
+  });
+  if (!JOURNAL_STEPS.includes(entry.step))
+    throw corrupt(key, `has unknown journal step ${JSON.stringify(entry.step)}`);
+  return entry;
+}
+
+function decodeIndexEntry(raw: string, key: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (cause) {
+    throw corrupt(key, 'is not JSON', cause);
+  }
+  if (typeof value !== 'string') throw corrupt(key, 'is not a document index entry');
+  return value;
+}
+
+/** sourceId of a stored document, if it is readable (a damaged record is being replaced). */
+function sourceIdOf(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const sourceId = (JSON.parse(raw) as { sourceId?: unknown } | null)?.sourceId;
+    return typeof sourceId === 'string' ? sourceId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function requireId(value: unknown, name: string): asserts value is string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw invalid(`${name} must be a non-empty string, got ${JSON.stringify(value)}.`);
+  }
+}
+
+function requireTtl(ttlMs: number): void {
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) {
+    throw invalid(`lease ttlMs ${String(ttlMs)} must be a positive number of milliseconds.`);
+  }
+}
+
+function invalid(message: string): RagfreshError {
+  return new RagfreshError('INVALID_ARGUMENT', message, { scope: 'state' });
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

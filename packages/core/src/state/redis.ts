@@ -1,0 +1,211 @@
+import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis';
+import { RagfreshError } from '../errors.js';
+import { corrupt, describeError, redactUrl, type StateBackend } from './backend.js';
+import type { Lease } from './types.js';
+
+export interface RedisBackendOptions {
+  /** `redis://[user:password@]host:port[/db]` or `rediss://…`. */
+  readonly url: string;
+  /** Give up connecting after this long. Default 5000 ms. */
+  readonly connectTimeoutMs?: number;
+}
+
+// Every script reads the server clock, so all processes agree on expiry whatever their clocks.
+const NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+const READ_LEASE = `local function read_lease(key)
+  local raw = redis.call('GET', key)
+  if not raw then return nil end
+  local ok, l = pcall(cjson.decode, raw)
+  if not ok or type(l) ~= 'table' or type(l.fence) ~= 'number' or type(l.expiresAt) ~= 'number'
+    or type(l.holder) ~= 'string' or type(l.name) ~= 'string' then
+    return redis.error_reply('RAGFRESH_STATE_CORRUPT')
+  end
+  return l
+end
+local function write_lease(key, name, holder, fence, expires)
+  redis.call('SET', key, string.format('{"name":%s,"holder":%s,"fence":%d,"expiresAt":%d}',
+    cjson.encode(name), cjson.encode(holder), fence, expires))
+end`;
+
+/** KEYS[1] lease; ARGV name, holder, ttlMs → {1, fence, expiresAt} | {0} */
+const ACQUIRE = `${NOW}
+${READ_LEASE}
+local l = read_lease(KEYS[1])
+if l and l.err then return l end
+if l and l.expiresAt > now and l.holder ~= ARGV[2] then return {0} end
+local fence = (l and l.fence or 0) + 1
+local expires = now + tonumber(ARGV[3])
+write_lease(KEYS[1], ARGV[1], ARGV[2], fence, expires)
+return {1, fence, expires}`;
+
+/** KEYS[1] lease; ARGV holder, fence, ttlMs → {1, expiresAt} | {0} */
+const RENEW = `${NOW}
+${READ_LEASE}
+local l = read_lease(KEYS[1])
+if l and l.err then return l end
+if not l or l.fence ~= tonumber(ARGV[2]) or l.holder ~= ARGV[1] or l.expiresAt <= now then return {0} end
+local expires = now + tonumber(ARGV[3])
+write_lease(KEYS[1], l.name, l.holder, l.fence, expires)
+return {1, expires}`;
+
+/** KEYS[1] lease; ARGV holder, fence → 1 | 0 */
+const RELEASE = `${READ_LEASE}
+local l = read_lease(KEYS[1])
+if l and l.err then return l end
+if not l or l.fence ~= tonumber(ARGV[2]) or l.holder ~= ARGV[1] then return 0 end
+write_lease(KEYS[1], l.name, l.holder, l.fence, 0)
+return 1`;
+
+/** KEYS[1] lease → fence | -1 */
+const CURRENT = `${NOW}
+${READ_LEASE}
+local l = read_lease(KEYS[1])
+if l and l.err then return l end
+if not l or l.expiresAt <= now then return -1 end
+return l.fence`;
+
+/** KEYS[1] lease, KEYS[2] target; ARGV fence, value → 1 | 0 */
+const PUT_FENCED = `${NOW}
+${READ_LEASE}
+local l = read_lease(KEYS[1])
+if l and l.err then return l end
+if not l or l.fence ~= tonumber(ARGV[1]) or l.expiresAt <= now then return 0 end
+redis.call('SET', KEYS[2], ARGV[2])
+return 1`;
+
+/** KEYS[1]; ARGV value → 1 | 0 */
+const DELETE_IF_EQUALS = `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0`;
+
+/**
+ * Redis backend: records through `@keyv/redis`; lease grants and fenced writes are Lua scripts
+ * (`EVAL`) on the same client, so each runs atomically on the server. Single-node Redis only:
+ * the fenced journal write touches two keys, which a cluster would need in one hash slot.
+ */
+export class RedisStateBackend implements StateBackend {
+  readonly kind = 'redis' as const;
+  readonly scanMayRepeat = true;
+  readonly adapter: KeyvRedis<string>;
+  private readonly client: RedisClientType;
+
+  private constructor(client: RedisClientType) {
+    this.client = client;
+    this.adapter = new KeyvRedis<string>(client, {
+      keyPrefixSeparator: ':',
+      throwOnErrors: true,
+      throwOnConnectError: true,
+    });
+    this.adapter.on('error', () => {
+      // Errors also reach the caller as rejections (throwOnErrors); the listener keeps an
+      // unhandled 'error' event from crashing the process.
+    });
+  }
+
+  static async open(options: RedisBackendOptions): Promise<RedisStateBackend> {
+    const timeout = options.connectTimeoutMs ?? 5000;
+    const client = createClient({
+      url: options.url,
+      socket: {
+        connectTimeout: timeout,
+        // A few quick retries, then fail: a state store that is down must be reported, not awaited.
+        reconnectStrategy: (retries: number) => (retries >= 3 ? false : 100 * (retries + 1)),
+      },
+    }) as RedisClientType;
+    let lastError: unknown;
+    client.on('error', (error: unknown) => {
+      lastError = error;
+    });
+    try {
+      await client.connect();
+      await client.ping();
+    } catch (cause) {
+      if (client.isOpen) client.destroy();
+      throw new RagfreshError(
+        'STORE_UNREACHABLE',
+        `cannot reach Redis at ${redactUrl(options.url)} (${describeError(lastError ?? cause)}); start Redis or fix the state URL.`,
+        { scope: 'redis', cause: lastError ?? cause },
+      );
+    }
+    return new RedisStateBackend(client);
+  }
+
+  private async eval(
+    script: string,
+    keys: string[],
+    args: Array<string | number>,
+  ): Promise<unknown> {
+    try {
+      return await this.client.eval(script, { keys, arguments: args.map(String) });
+    } catch (error) {
+      if (String((error as Error)?.message).includes('RAGFRESH_STATE_CORRUPT')) {
+        throw corrupt(keys[0]!, 'is not a lease record', error);
+      }
+      throw error;
+    }
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    return this.adapter.get<string>(key);
+  }
+  async set(key: string, value: string): Promise<void> {
+    await this.adapter.set(key, value);
+  }
+  async delete(key: string): Promise<void> {
+    await this.adapter.delete(key);
+  }
+
+  async *scan(prefix: string): AsyncIterable<readonly [string, string]> {
+    for await (const [key, value] of this.adapter.iterator<string>(prefix)) {
+      // A key deleted between SCAN and MGET comes back without a value: it is gone, skip it.
+      // The adapter strips `prefix:` from keys; put it back so callers get full keys.
+      if (value !== undefined && value !== null) yield [`${prefix}:${key}`, value];
+    }
+  }
+
+  async acquireLease(
+    key: string,
+    name: string,
+    holder: string,
+    ttlMs: number,
+  ): Promise<Lease | undefined> {
+    const reply = (await this.eval(ACQUIRE, [key], [name, holder, Math.ceil(ttlMs)])) as number[];
+    if (reply[0] !== 1) return undefined;
+    return { name, holder, fence: Number(reply[1]), expiresAt: Number(reply[2]) };
+  }
+
+  async renewLease(key: string, lease: Lease, ttlMs: number): Promise<Lease | undefined> {
+    const reply = (await this.eval(
+      RENEW,
+      [key],
+      [lease.holder, lease.fence, Math.ceil(ttlMs)],
+    )) as number[];
+    if (reply[0] !== 1) return undefined;
+    return { ...lease, expiresAt: Number(reply[1]) };
+  }
+
+  async releaseLease(key: string, lease: Lease): Promise<void> {
+    await this.eval(RELEASE, [key], [lease.holder, lease.fence]);
+  }
+
+  async currentFence(key: string): Promise<number | undefined> {
+    const fence = Number(await this.eval(CURRENT, [key], []));
+    return fence < 0 ? undefined : fence;
+  }
+
+  async putFenced(leaseKey: string, fence: number, key: string, value: string): Promise<boolean> {
+    return Number(await this.eval(PUT_FENCED, [leaseKey, key], [fence, value])) === 1;
+  }
+
+  async deleteIfEquals(key: string, value: string): Promise<boolean> {
+    return Number(await this.eval(DELETE_IF_EQUALS, [key], [value])) === 1;
+  }
+
+  async close(): Promise<void> {
+    if (this.client.isOpen) await this.client.close();
+  }
+}

@@ -1,0 +1,189 @@
+import { EventEmitter } from 'node:events';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { KeyvStoreAdapter, StoredData } from 'keyv';
+import { RagfreshError } from '../errors.js';
+
+export interface KeyvSqliteOptions {
+  /** Database file path, or `:memory:`. The directory must exist. */
+  readonly path: string;
+  /** Table name (`[A-Za-z_][A-Za-z0-9_]*`). Default `keyv`. */
+  readonly table?: string;
+  /** How long a writer waits for another connection's lock before failing. Default 5000 ms. */
+  readonly busyTimeoutMs?: number;
+  /**
+   * `normal` (default) survives a crash of the process but may lose the last commits on power
+   * loss; `full` also survives power loss at the cost of one fsync per write.
+   */
+  readonly synchronous?: 'normal' | 'full';
+  /** Rows fetched per page when iterating. Default 256. */
+  readonly iterationLimit?: number;
+}
+
+interface Row {
+  readonly key: string;
+  readonly value: string;
+}
+
+/**
+ * A keyv storage adapter over `node:sqlite` (`DatabaseSync`): one file, no native build, WAL
+ * journal, a busy timeout so several processes can share the file. Each `set`/`delete` is one
+ * statement, so it is atomic on its own; `transaction()` groups several under `BEGIN IMMEDIATE`.
+ * Usable as `new Keyv({ store: new KeyvSqlite({ path }) })`; keyv's own envelope and TTL apply.
+ */
+export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
+  // biome-ignore lint/suspicious/noExplicitAny: KeyvStoreAdapter declares opts as any
+  opts: any;
+  namespace?: string | undefined;
+  readonly db: DatabaseSync;
+  private readonly table: string;
+  private readonly pageSize: number;
+  private readonly statements = new Map<string, StatementSync>();
+
+  constructor(options: KeyvSqliteOptions) {
+    super();
+    const table = options.table ?? 'keyv';
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) {
+      throw new RagfreshError(
+        'INVALID_CONFIG',
+        `SQLite table name ${JSON.stringify(table)} is not a plain identifier; use letters, digits and _.`,
+        { scope: 'sqlite' },
+      );
+    }
+    this.table = table;
+    this.pageSize = Math.max(1, options.iterationLimit ?? 256);
+    // `dialect` lets keyv expose its iterator over this adapter.
+    this.opts = { dialect: 'sqlite', url: `sqlite://${options.path}`, table, path: options.path };
+    try {
+      // Loaded on first use: importing node:sqlite prints an ExperimentalWarning on Node 22,
+      // which every user of @ragfresh/core would otherwise see.
+      const { DatabaseSync } = process.getBuiltinModule('node:sqlite');
+      this.db = new DatabaseSync(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+      this.db.exec('PRAGMA journal_mode = WAL');
+      this.db.exec(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+      this.db.exec(
+        `CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
+      );
+    } catch (cause) {
+      throw new RagfreshError(
+        'STORE_UNREACHABLE',
+        `cannot open SQLite state file ${JSON.stringify(options.path)}: ${(cause as Error).message}; check the path and its permissions.`,
+        { scope: 'sqlite', cause },
+      );
+    }
+  }
+
+  private statement(sql: string): StatementSync {
+    let stmt = this.statements.get(sql);
+    if (stmt === undefined) {
+      stmt = this.db.prepare(sql.replaceAll('$table', this.table));
+      this.statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  /** Synchronous read, for use inside `transaction()`. */
+  getSync(key: string): string | undefined {
+    const row = this.statement('SELECT value FROM $table WHERE key = ?').get(key) as
+      | { value: string }
+      | undefined;
+    return row?.value;
+  }
+
+  /** Synchronous upsert, for use inside `transaction()`. */
+  setSync(key: string, value: string): void {
+    this.statement(
+      'INSERT INTO $table (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+    ).run(key, value);
+  }
+
+  deleteSync(key: string): boolean {
+    return Number(this.statement('DELETE FROM $table WHERE key = ?').run(key).changes) > 0;
+  }
+
+  /**
+   * Runs `fn` inside `BEGIN IMMEDIATE … COMMIT`: the write lock is taken up front (waiting up
+   * to the busy timeout), so a read-check-write inside `fn` cannot race another connection.
+   */
+  transaction<T>(fn: () => T): T {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = fn();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  async get<Value>(key: string): Promise<StoredData<Value> | undefined> {
+    return this.getSync(key) as StoredData<Value> | undefined;
+  }
+
+  async getMany<Value>(keys: string[]): Promise<Array<StoredData<Value | undefined>>> {
+    return keys.map((key) => this.getSync(key) as StoredData<Value | undefined>);
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: keyv hands over its serialized value
+  async set(key: string, value: any): Promise<void> {
+    this.setSync(key, typeof value === 'string' ? value : JSON.stringify(value));
+  }
+
+  async setMany(values: Array<{ key: string; value: unknown }>): Promise<void> {
+    this.transaction(() => {
+      for (const { key, value } of values) {
+        this.setSync(key, typeof value === 'string' ? value : JSON.stringify(value));
+      }
+    });
+  }
+
+  async delete(key: string): Promise<boolean> {
+    return this.deleteSync(key);
+  }
+
+  async deleteMany(keys: string[]): Promise<boolean> {
+    return this.transaction(() => keys.map((key) => this.deleteSync(key)).some(Boolean));
+  }
+
+  async has(key: string): Promise<boolean> {
+    return this.getSync(key) !== undefined;
+  }
+
+  async clear(): Promise<void> {
+    if (this.namespace === undefined) {
+      this.statement('DELETE FROM $table').run();
+      return;
+    }
+    const [low, high] = prefixRange(this.namespace);
+    this.statement('DELETE FROM $table WHERE key >= ? AND key < ?').run(low, high);
+  }
+
+  /** `[key, value]` of every key starting with `namespace + ':'` (all keys without one), by key, paged. */
+  async *iterator<Value>(
+    namespace?: string,
+  ): AsyncGenerator<Array<string | Awaited<Value> | undefined>, void> {
+    const [low, high] = namespace === undefined ? ['', '\u{10FFFF}'] : prefixRange(namespace);
+    let after: string | null = null;
+    for (;;) {
+      const rows = (after === null
+        ? this.statement(
+            'SELECT key, value FROM $table WHERE key >= ? AND key < ? ORDER BY key LIMIT ?',
+          ).all(low, high, this.pageSize)
+        : this.statement(
+            'SELECT key, value FROM $table WHERE key > ? AND key < ? ORDER BY key LIMIT ?',
+          ).all(after, high, this.pageSize)) as unknown as Row[];
+      for (const row of rows) yield [row.key, row.value as Awaited<Value>];
+      if (rows.length < this.pageSize) return;
+      after = rows[rows.length - 1]!.key;
+    }
+  }
+
+  async disconnect(): Promise<void> {
+    if (this.db.isOpen) this.db.close();
+  }
+}
+
+/** `[low, high)` bounds of every key starting with `prefix:` under binary collation. */
+function prefixRange(prefix: string): [string, string] {
+  return [`${prefix}:`, `${prefix};`];
+}
