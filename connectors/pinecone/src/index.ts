@@ -1,1 +1,3 @@
-export {};
+export * from './connector.js';
+export * from './lag.js';
+export type { FailureClass, RetryPolicy } from './retry.js';

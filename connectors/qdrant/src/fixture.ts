@@ -1,1 +1,89 @@
-export {};
+import {
+  containerEngineAvailable,
+  startContainer,
+  startQdrantEmulator,
+} from '@ragfresh/conformance/emulators';
+import type { JsonValue, StoreFixture, StoreTarget } from '@ragfresh/core';
+import { createQdrantConnector, type QdrantConnectorOptions } from './connector.js';
+
+/** Image the container target runs (`docker run -p 6333:6333 qdrant/qdrant:<tag>`). */
+export const QDRANT_IMAGE = 'qdrant/qdrant:v1.19.0';
+
+const collectionName = (ns: string) => `rf_${ns.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 200);
+
+function target(
+  kind: StoreTarget['kind'],
+  description: string,
+  url: string,
+  extra: Partial<QdrantConnectorOptions>,
+  stop: () => Promise<void>,
+  faults?: StoreTarget['faults'],
+): StoreTarget {
+  const options = (ns: string): QdrantConnectorOptions => ({
+    ...extra,
+    url,
+    collection: collectionName(ns),
+  });
+  return {
+    kind,
+    description,
+    ...(faults === undefined ? {} : { faults }),
+    async createConnector(ns) {
+      return createQdrantConnector(options(ns));
+    },
+    connectorSpec(ns) {
+      return {
+        module: new URL('../dist/index.js', import.meta.url).href,
+        exportName: 'createQdrantConnector',
+        options: options(ns) as unknown as { [key: string]: JsonValue },
+      };
+    },
+    stop,
+  };
+}
+
+/**
+ * Qdrant targets, in order: `--url` (a running server), a `qdrant/qdrant` container when
+ * `docker info` succeeds, else the wire-level emulator from `@ragfresh/conformance/emulators`
+ * (the only target that can inject faults). A child process given the spec reaches the same
+ * server: the URL is part of the options.
+ */
+export const fixture: StoreFixture = {
+  store: 'qdrant',
+  async start(options = {}): Promise<StoreTarget> {
+    if (options.url !== undefined) {
+      return target(
+        'url',
+        `Qdrant at ${options.url} (given with --url)`,
+        options.url,
+        {},
+        async () => {},
+      );
+    }
+    if (await containerEngineAvailable()) {
+      const c = await startContainer({
+        image: QDRANT_IMAGE,
+        ports: [6333],
+        ready: async (ports) => (await fetch(`http://127.0.0.1:${ports.get(6333)}/readyz`)).ok,
+      });
+      const url = `http://127.0.0.1:${c.ports.get(6333)}`;
+      return target(
+        'container',
+        `${QDRANT_IMAGE} container ${c.id.slice(0, 12)} at ${url}`,
+        url,
+        {},
+        c.stop,
+      );
+    }
+    const emulator = await startQdrantEmulator();
+    return target(
+      'emulator',
+      `ragfresh Qdrant wire emulator at ${emulator.url} (no Qdrant engine; see docs/connectors/qdrant.md)`,
+      emulator.url,
+      // Injected timeouts hang until the client gives up: keep that short on the emulator.
+      { timeoutMs: 2_000, retry: { attempts: 8, baseDelayMs: 20, maxDelayMs: 2_000 } },
+      () => emulator.close(),
+      emulator.faults,
+    );
+  },
+};

@@ -1,1 +1,3 @@
-export {};
+export * from './blue-green.js';
+export * from './connector.js';
+export type { FailureClass, RetryPolicy } from './retry.js';

@@ -1,0 +1,261 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { FaultConfig, FaultController } from '@ragfresh/core';
+
+/** Deterministic PRNG (mulberry32) so a fault run can be replayed with the same seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** What the fault layer decided for one request. */
+export type FaultDecision =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'drop' }
+  | { readonly kind: '429'; readonly retryAfterSeconds: number }
+  | { readonly kind: '5xx' }
+  | { readonly kind: 'timeout' };
+
+/** Fault state shared by an emulator; implements the FaultController of `StoreTarget.faults`. */
+export class Faults implements FaultController {
+  #config: FaultConfig = {};
+  readonly #random: () => number;
+  /** Counts of injected faults, for tests that assert a fault really happened. */
+  readonly injected = { drop: 0, '429': 0, '5xx': 0, timeout: 0 };
+
+  constructor(seed = 1) {
+    this.#random = seededRandom(seed);
+  }
+
+  set(config: FaultConfig): void {
+    for (const [key, value] of Object.entries(config)) {
+      if (
+        value !== undefined &&
+        (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+      ) {
+        throw new TypeError(`fault ${key} must be a non-negative number, got ${String(value)}`);
+      }
+    }
+    this.#config = { ...config };
+  }
+
+  reset(): void {
+    this.#config = {};
+  }
+
+  get config(): FaultConfig {
+    return this.#config;
+  }
+
+  get visibilityLagMs(): number {
+    return this.#config.visibilityLagMs ?? 0;
+  }
+
+  decide(): FaultDecision {
+    const c = this.#config;
+    if (this.#hit(c.dropRate)) return this.#count({ kind: 'drop' });
+    if (this.#hit(c.rate429))
+      return this.#count({ kind: '429', retryAfterSeconds: c.retryAfterSeconds ?? 1 });
+    if (this.#hit(c.rate5xx)) return this.#count({ kind: '5xx' });
+    if (this.#hit(c.timeoutRate)) return this.#count({ kind: 'timeout' });
+    return { kind: 'none' };
+  }
+
+  #hit(rate: number | undefined): boolean {
+    return rate !== undefined && rate > 0 && this.#random() < rate;
+  }
+
+  #count(d: FaultDecision): FaultDecision {
+    if (d.kind !== 'none') this.injected[d.kind] += 1;
+    return d;
+  }
+}
+
+/**
+ * Writes that become readable only after the configured visibility lag. Reads call `settle()`
+ * first; writes call `apply()`, which runs now when the lag is 0.
+ */
+export class LaggedLog {
+  readonly #pending: Array<{ at: number; run: () => void }> = [];
+
+  apply(lagMs: number, run: () => void): void {
+    if (lagMs <= 0 && this.#pending.length === 0) {
+      run();
+      return;
+    }
+    this.#pending.push({ at: Date.now() + lagMs, run });
+  }
+
+  settle(): void {
+    const now = Date.now();
+    while (this.#pending.length > 0 && this.#pending[0]!.at <= now) this.#pending.shift()!.run();
+  }
+
+  /** Applies everything at once (tests and shutdown). */
+  flush(): void {
+    while (this.#pending.length > 0) this.#pending.shift()!.run();
+  }
+}
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(`HTTP ${status}`);
+  }
+}
+
+/** A handler result with a status other than 200. */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
+}
+
+export interface EmulatorRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly headers: IncomingMessage['headers'];
+  readonly rawBody: Buffer;
+  /** Parsed JSON body; undefined when the body is empty. Throws via `parseError` when malformed. */
+  readonly body: unknown;
+}
+
+export interface EmulatorHandlers {
+  /** Maximum accepted body size in bytes (413 beyond it). */
+  readonly maxBodyBytes: number;
+  /** Body for a request whose JSON does not parse. */
+  parseError(message: string): HttpError;
+  /** Body for a body over maxBodyBytes. */
+  tooLarge(size: number): HttpError;
+  /** Body of an injected 429 / 5xx. */
+  faultBody(status: number): unknown;
+  handle(req: EmulatorRequest): unknown | Promise<unknown>;
+}
+
+export interface RunningServer {
+  readonly url: string;
+  readonly server: Server;
+  close(): Promise<void>;
+}
+
+/** Starts a node:http server on 127.0.0.1 that runs faults first, then the handlers. */
+export async function startJsonServer(
+  handlers: EmulatorHandlers,
+  faults: Faults,
+  port = 0,
+): Promise<RunningServer> {
+  const sockets = new Set<Socket>();
+  const server = createServer((req, res) => {
+    void serve(req, res, handlers, faults);
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const { port: bound } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${bound}`,
+    server,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | number> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size <= limit) chunks.push(chunk as Buffer);
+  }
+  return size > limit ? size : Buffer.concat(chunks);
+}
+
+async function serve(
+  req: IncomingMessage,
+  res: ServerResponse,
+  h: EmulatorHandlers,
+  faults: Faults,
+): Promise<void> {
+  const decision = faults.decide();
+  if (decision.kind === 'drop') {
+    // The connection dies before any byte of a response: the client sees a socket error.
+    req.socket.destroy();
+    return;
+  }
+  if (decision.kind === '429') {
+    send(res, 429, h.faultBody(429), { 'retry-after': String(decision.retryAfterSeconds) });
+    return;
+  }
+  if (decision.kind === '5xx') {
+    send(res, 503, h.faultBody(503));
+    return;
+  }
+  try {
+    const raw = await readBody(req, h.maxBodyBytes);
+    if (typeof raw === 'number') throw h.tooLarge(raw);
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    let body: unknown;
+    if (raw.length > 0) {
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch (err) {
+        throw h.parseError(err instanceof Error ? err.message : String(err));
+      }
+    }
+    const result = await h.handle({
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      rawBody: raw,
+      body,
+    });
+    if (decision.kind === 'timeout') {
+      // The write has been applied but the answer never comes: the client times out and
+      // must retry idempotently. The socket is destroyed when the server closes.
+      return;
+    }
+    if (result instanceof Reply) send(res, result.status, result.body);
+    else send(res, 200, result);
+  } catch (err) {
+    if (decision.kind === 'timeout') return;
+    if (err instanceof HttpError) {
+      send(res, err.status, err.body, err.headers);
+      return;
+    }
+    send(res, 500, h.faultBody(500));
+  }
+}
