@@ -1,12 +1,17 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import Keyv from 'keyv';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isRagfreshError, KeyvSqlite, openStateStore, PUBLISHER_LEASE } from '../src/index.js';
+import {
+  isRagfreshError,
+  KeyvSqlite,
+  openStateStore,
+  PUBLISHER_LEASE,
+  type SqliteStateBackend,
+} from '../src/index.js';
 import { describeStateStore, doc, journal, randomNamespace } from './state.suite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ragfresh-state-'));
@@ -29,12 +34,18 @@ describe('openStateStore', () => {
 
   it('opens a nested relative path and uses WAL with a busy timeout', async () => {
     const cwd = mkdtempSync(join(dir, 'cwd-'));
-    const store = await openStateStore('sqlite:deep/er/state.db', { cwd, namespace: 'x' });
+    const store = await openStateStore('sqlite:deep/er/state.db', {
+      cwd,
+      namespace: 'x',
+      busyTimeoutMs: 1234,
+    });
     expect(store.kind).toBe('sqlite');
-    await store.close();
-    const db = new DatabaseSync(join(cwd, 'deep/er/state.db'));
+    const { db } = (store.backend as SqliteStateBackend).adapter;
+    expect(db.location()).toBe(join(cwd, 'deep/er/state.db'));
     expect(db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
-    db.close();
+    expect(db.prepare('PRAGMA busy_timeout').get()).toEqual({ timeout: 1234 });
+    expect(db.prepare('PRAGMA synchronous').get()).toEqual({ synchronous: 1 });
+    await store.close();
   });
 
   it('keeps namespaces apart in one file', async () => {

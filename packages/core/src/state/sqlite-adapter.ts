@@ -54,9 +54,7 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
     // `dialect` lets keyv expose its iterator over this adapter.
     this.opts = { dialect: 'sqlite', url: `sqlite://${options.path}`, table, path: options.path };
     try {
-      // Loaded on first use: importing node:sqlite prints an ExperimentalWarning on Node 22,
-      // which every user of @ragfresh/core would otherwise see.
-      const { DatabaseSync } = process.getBuiltinModule('node:sqlite');
+      const { DatabaseSync } = loadNodeSqlite();
       this.db = new DatabaseSync(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
       this.db.exec('PRAGMA journal_mode = WAL');
       this.db.exec(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
@@ -186,4 +184,23 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
 /** `[low, high)` bounds of every key starting with `prefix:` under binary collation. */
 function prefixRange(prefix: string): [string, string] {
   return [`${prefix}:`, `${prefix};`];
+}
+
+/**
+ * `node:sqlite`, loaded on first use and without its one-time ExperimentalWarning: Node 22
+ * prints it on stderr of every CLI run otherwise, and the API used here is stable in practice.
+ * Other warnings pass through untouched.
+ */
+function loadNodeSqlite(): typeof import('node:sqlite') {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const text = typeof warning === 'string' ? warning : warning?.message;
+    if (String(text).includes('SQLite is an experimental feature')) return;
+    return (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    return process.getBuiltinModule('node:sqlite');
+  } finally {
+    process.emitWarning = emitWarning;
+  }
 }
