@@ -1,0 +1,314 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type QdrantEmulator, startQdrantEmulator } from '../../src/emulators/index.js';
+
+let emu: QdrantEmulator;
+let n = 0;
+
+async function call(method: string, path: string, body?: unknown, raw?: string) {
+  const res = await fetch(`${emu.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    ...(body === undefined && raw === undefined ? {} : { body: raw ?? JSON.stringify(body) }),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: the tests read the service's JSON bodies field by field
+  return { status: res.status, headers: res.headers, json: (await res.json()) as any };
+}
+
+const U1 = '6f1c3a52-7c1e-4b5e-9d0a-2a8e4d7b9c13';
+const U2 = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
+
+async function collection(size = 3): Promise<string> {
+  const name = `t${++n}`;
+  expect(
+    (await call('PUT', `/collections/${name}`, { vectors: { size, distance: 'Cosine' } })).status,
+  ).toBe(200);
+  return name;
+}
+
+function point(id: number | string, vector: number[], payload: unknown) {
+  return { id, vector, payload };
+}
+
+beforeAll(async () => {
+  emu = await startQdrantEmulator();
+});
+afterEach(() => emu.faults.reset());
+afterAll(async () => emu.close());
+
+describe('Qdrant emulator: requests the service refuses', () => {
+  it.each([
+    ['a non-UUID string id', 'chunk-1'],
+    ['a negative integer id', -1],
+    ['a fractional id', 1.5],
+    ['a boolean id', true],
+  ])('refuses %s with 400 and Qdrant error body', async (_, id) => {
+    const c = await collection();
+    const r = await call('PUT', `/collections/${c}/points?wait=true`, {
+      points: [point(id as never, [1, 0, 0], {})],
+    });
+    expect(r.status).toBe(400);
+    expect(r.json.status.error).toMatch(/not a valid point ID/);
+    expect(typeof r.json.time).toBe('number');
+  });
+
+  it('accepts unsigned integer and UUID ids (normalised to lower-case hyphenated form)', async () => {
+    const c = await collection();
+    const r = await call('PUT', `/collections/${c}/points?wait=true`, {
+      points: [point(7, [1, 0, 0], {}), point(U1.toUpperCase().replace(/-/g, ''), [0, 1, 0], {})],
+    });
+    expect(r.status).toBe(200);
+    expect(r.json.result.status).toBe('completed');
+    const got = await call('POST', `/collections/${c}/points`, {
+      ids: [7, U1],
+      with_payload: true,
+    });
+    expect(got.json.result.map((p: { id: unknown }) => p.id)).toEqual([7, U1]);
+  });
+
+  it('refuses unknown fields, wrong vector sizes, malformed JSON, unknown query parameters and missing collections', async () => {
+    const c = await collection();
+    const unknown = await call('PUT', `/collections/${c}/points`, { points: [], extra: 1 });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.status.error).toMatch(/unknown field `extra`/);
+    const badFilter = await call('POST', `/collections/${c}/points/count`, {
+      filter: { must: [{ key: 'a', matches: { value: 1 } }] },
+    });
+    expect(badFilter.status).toBe(400);
+    const dims = await call('PUT', `/collections/${c}/points`, { points: [point(1, [1, 0], {})] });
+    expect(dims.status).toBe(400);
+    expect(dims.json.status.error).toMatch(/expected dim: 3, got 2/);
+    const malformed = await call('PUT', `/collections/${c}/points`, undefined, '{"points": [');
+    expect(malformed.status).toBe(400);
+    expect(malformed.json.status.error).toMatch(/^Format error in JSON body/);
+    const query = await call('PUT', `/collections/${c}/points?wiat=true`, { points: [] });
+    expect(query.status).toBe(400);
+    const missing = await call('POST', '/collections/nope/points/count', {});
+    expect(missing.status).toBe(404);
+    expect(missing.json.status.error).toBe("Not found: Collection `nope` doesn't exist!");
+    const emptyCondition = await call('POST', `/collections/${c}/points/count`, {
+      filter: { must: [{ key: 'a' }] },
+    });
+    expect(emptyCondition.status).toBe(422);
+    const setNoTarget = await call('POST', `/collections/${c}/points/payload`, {
+      payload: { a: 1 },
+    });
+    expect(setNoTarget.status).toBe(422);
+    const dup = await call('PUT', `/collections/${c}`, {
+      vectors: { size: 3, distance: 'Cosine' },
+    });
+    expect(dup.status).toBe(409);
+    const distance = await call('PUT', `/collections/${c}x`, {
+      vectors: { size: 3, distance: 'cosine' },
+    });
+    expect(distance.status).toBe(400);
+  });
+});
+
+describe('Qdrant emulator: semantics', () => {
+  async function seeded() {
+    const c = await collection();
+    const pts = [
+      point(1, [1, 0, 0], {
+        metadata: { doc: 'a', n: 1, cur: true, tags: ['x', 'y'] },
+        content: 'one',
+      }),
+      point(2, [0.9, 0.1, 0], { metadata: { doc: 'a', n: 2, cur: false }, content: 'two' }),
+      point(3, [0, 1, 0], { metadata: { doc: 'b', n: 3, cur: true }, content: 'three' }),
+      point(4, [0, 0, 1], { metadata: { doc: 'c', n: 4, empty: [] }, content: 'four' }),
+      point(U2, [0, 0.5, 0.5], { other: 1 }),
+    ];
+    expect((await call('PUT', `/collections/${c}/points?wait=true`, { points: pts })).status).toBe(
+      200,
+    );
+    return c;
+  }
+  const ids = (r: { json: { result: { points: Array<{ id: unknown }> } } }) =>
+    r.json.result.points.map((p) => p.id);
+  const count = async (c: string, filter: unknown) =>
+    (await call('POST', `/collections/${c}/points/count`, { filter, exact: true })).json.result
+      .count;
+
+  it('filters with must / should / must_not, match value/any/except, range, is_empty, has_id (exact counts)', async () => {
+    const c = await seeded();
+    expect(await count(c, { must: [{ key: 'metadata.doc', match: { value: 'a' } }] })).toBe(2);
+    expect(await count(c, { must: { key: 'metadata.doc', match: { value: 'a' } } })).toBe(2);
+    expect(
+      await count(c, {
+        should: [
+          { key: 'metadata.doc', match: { value: 'a' } },
+          { key: 'metadata.doc', match: { value: 'b' } },
+        ],
+      }),
+    ).toBe(3);
+    expect(await count(c, { must_not: [{ key: 'metadata.doc', match: { value: 'a' } }] })).toBe(3);
+    expect(await count(c, { must: [{ key: 'metadata.doc', match: { any: ['b', 'c'] } }] })).toBe(2);
+    // Like must_not + match any: a point without the field matches.
+    expect(await count(c, { must: [{ key: 'metadata.doc', match: { except: ['a'] } }] })).toBe(3);
+    expect(await count(c, { must: [{ key: 'metadata.n', range: { gte: 2, lt: 4 } }] })).toBe(2);
+    expect(await count(c, { must: [{ key: 'metadata.cur', match: { value: true } }] })).toBe(2);
+    expect(await count(c, { must: [{ key: 'metadata.tags', match: { value: 'y' } }] })).toBe(1);
+    expect(await count(c, { must: [{ is_empty: { key: 'metadata.empty' } }] })).toBe(5); // missing counts as empty
+    expect(await count(c, { must: [{ key: 'metadata.doc', is_empty: true }] })).toBe(1);
+    expect(await count(c, { must_not: [{ has_id: [1, U2] }] })).toBe(3);
+    expect(
+      await count(c, {
+        must: [
+          { must_not: [{ key: 'metadata.doc', match: { value: 'a' } }] },
+          { key: 'metadata.n', range: { gt: 3 } },
+        ],
+      }),
+    ).toBe(1);
+    expect(await count(c, undefined)).toBe(5);
+  });
+
+  it('scrolls in id order with offset / next_page_offset', async () => {
+    const c = await seeded();
+    const p1 = await call('POST', `/collections/${c}/points/scroll`, {
+      limit: 2,
+      with_payload: false,
+    });
+    expect(ids(p1)).toEqual([1, 2]);
+    expect(p1.json.result.points[0].payload).toBeUndefined();
+    expect(p1.json.result.next_page_offset).toBe(3);
+    const p2 = await call('POST', `/collections/${c}/points/scroll`, { limit: 2, offset: 3 });
+    expect(ids(p2)).toEqual([3, 4]);
+    const p3 = await call('POST', `/collections/${c}/points/scroll`, {
+      limit: 2,
+      offset: p2.json.result.next_page_offset,
+    });
+    expect(ids(p3)).toEqual([U2]);
+    expect(p3.json.result.next_page_offset).toBeNull();
+  });
+
+  it('set_payload with key merges into a nested object; upsert overwrites; delete by filter', async () => {
+    const c = await seeded();
+    await call('POST', `/collections/${c}/points/payload?wait=true`, {
+      payload: { cur: false, extra: 'x' },
+      key: 'metadata',
+      filter: { must: [{ key: 'metadata.doc', match: { value: 'a' } }] },
+    });
+    const got = await call('POST', `/collections/${c}/points`, { ids: [1], with_payload: true });
+    expect(got.json.result[0].payload).toEqual({
+      metadata: { doc: 'a', n: 1, cur: false, tags: ['x', 'y'], extra: 'x' },
+      content: 'one',
+    });
+    await call('PUT', `/collections/${c}/points?wait=true`, {
+      points: [point(1, [1, 0, 0], { replaced: true })],
+    });
+    expect(
+      (await call('POST', `/collections/${c}/points`, { ids: [1] })).json.result[0].payload,
+    ).toEqual({ replaced: true });
+    const ins = await call('PUT', `/collections/${c}/points?wait=true`, {
+      points: [point(1, [1, 0, 0], { again: true })],
+      update_mode: 'insert_only',
+    });
+    expect(ins.status).toBe(200);
+    expect(
+      (await call('POST', `/collections/${c}/points`, { ids: [1] })).json.result[0].payload,
+    ).toEqual({ replaced: true });
+    await call('POST', `/collections/${c}/points/delete?wait=true`, {
+      filter: { must: [{ key: 'metadata.doc', match: { value: 'b' } }] },
+    });
+    expect(await count(c, undefined)).toBe(4);
+    const missing = await call('POST', `/collections/${c}/points/payload`, {
+      payload: { a: 1 },
+      points: [999],
+    });
+    expect(missing.status).toBe(404);
+  });
+
+  it('query scores by cosine similarity, highest first, with filter, limit and payload selection', async () => {
+    const c = await seeded();
+    const r = await call('POST', `/collections/${c}/points/query`, {
+      query: [2, 0, 0],
+      limit: 3,
+      filter: { must: [{ key: 'metadata.doc', match: { any: ['a', 'b'] } }] },
+      with_payload: ['content'],
+    });
+    expect(ids(r)).toEqual([1, 2, 3]);
+    expect(r.json.result.points[0].score).toBeCloseTo(1, 6);
+    expect(r.json.result.points[1].score).toBeCloseTo(0.9 / Math.sqrt(0.82), 5);
+    expect(r.json.result.points[2].score).toBeCloseTo(0, 6);
+    expect(r.json.result.points[0].payload).toEqual({ content: 'one' });
+    const nearest = await call('POST', `/collections/${c}/points/query`, {
+      query: { nearest: [0, 1, 0] },
+      limit: 1,
+    });
+    expect(ids(nearest)).toEqual([3]);
+  });
+
+  it('aliases: atomic swap, reads through the alias, not listed as collections', async () => {
+    const a = await seeded();
+    const b = await collection();
+    const alias = `al${n}`;
+    expect(
+      (
+        await call('POST', '/collections/aliases', {
+          actions: [{ create_alias: { collection_name: a, alias_name: alias } }],
+        })
+      ).status,
+    ).toBe(200);
+    expect(await count(alias, undefined)).toBe(5);
+    const failed = await call('POST', '/collections/aliases', {
+      actions: [
+        { delete_alias: { alias_name: alias } },
+        { create_alias: { collection_name: 'missing', alias_name: alias } },
+      ],
+    });
+    expect(failed.status).toBe(404);
+    expect(await count(alias, undefined)).toBe(5); // the failed batch changed nothing
+    await call('POST', '/collections/aliases', {
+      actions: [
+        { delete_alias: { alias_name: alias } },
+        { create_alias: { collection_name: b, alias_name: alias } },
+      ],
+    });
+    expect(await count(alias, undefined)).toBe(0);
+    const listed = (await call('GET', '/collections')).json.result.collections.map(
+      (x: { name: string }) => x.name,
+    );
+    expect(listed).not.toContain(alias);
+    expect((await call('GET', '/aliases')).json.result.aliases).toContainEqual({
+      alias_name: alias,
+      collection_name: b,
+    });
+  });
+});
+
+describe('Qdrant emulator: faults', () => {
+  it('answers 429 with Retry-After and 503 with the error body, drops connections, and withholds answers', async () => {
+    const c = await collection();
+    emu.faults.set({ rate429: 1, retryAfterSeconds: 3 });
+    const r429 = await call('POST', `/collections/${c}/points/count`, {});
+    expect(r429.status).toBe(429);
+    expect(r429.headers.get('retry-after')).toBe('3');
+    expect(r429.json.status.error).toMatch(/Too many requests/);
+    emu.faults.set({ rate5xx: 1 });
+    expect((await call('POST', `/collections/${c}/points/count`, {})).status).toBe(503);
+    emu.faults.set({ dropRate: 1 });
+    await expect(call('POST', `/collections/${c}/points/count`, {})).rejects.toThrow();
+    emu.faults.set({ timeoutRate: 1 });
+    await expect(
+      fetch(`${emu.url}/collections/${c}/points?wait=true`, {
+        method: 'PUT',
+        body: JSON.stringify({ points: [point(5, [1, 0, 0], {})] }),
+        signal: AbortSignal.timeout(200),
+      }),
+    ).rejects.toThrow();
+    emu.faults.reset();
+    // The withheld write was applied: a retry must be idempotent.
+    expect((await call('POST', `/collections/${c}/points/count`, {})).json.result.count).toBe(1);
+  });
+
+  it('lags writes sent without wait=true; wait=true writes are visible when acknowledged', async () => {
+    const c = await collection();
+    emu.faults.set({ visibilityLagMs: 200 });
+    const r = await call('PUT', `/collections/${c}/points`, { points: [point(1, [1, 0, 0], {})] });
+    expect(r.json.result.status).toBe('acknowledged');
+    expect((await call('POST', `/collections/${c}/points/count`, {})).json.result.count).toBe(0);
+    await new Promise((res) => setTimeout(res, 250));
+    expect((await call('POST', `/collections/${c}/points/count`, {})).json.result.count).toBe(1);
+    await call('PUT', `/collections/${c}/points?wait=true`, { points: [point(2, [1, 0, 0], {})] });
+    expect((await call('POST', `/collections/${c}/points/count`, {})).json.result.count).toBe(2);
+  });
+});
