@@ -5,6 +5,12 @@ export type BodyReadResult =
   | { readonly kind: 'complete'; readonly bytes: Buffer }
   | { readonly kind: 'too-large'; readonly decodedBytesSeen: number };
 
+/** Destroys a body nobody will read; undici reports that as an error event, which is expected here. */
+export function discard(body: Readable): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
 /** Content codings this reader can undo, in the order they were applied. */
 export function parseContentEncoding(value: string | undefined): string[] {
   if (value === undefined) return [];
@@ -99,17 +105,16 @@ export async function readBody(
       total += buf.length;
       if (total > maxBytes) {
         if (overflow === 'truncate') chunks.push(buf.subarray(0, buf.length - (total - maxBytes)));
-        stream.destroy();
-        body.destroy();
+        if (stream !== body) discard(stream);
+        discard(body);
         if (overflow === 'truncate')
           return { kind: 'complete', bytes: Buffer.concat(chunks, maxBytes) };
-        body.destroy();
         return { kind: 'too-large', decodedBytesSeen: total };
       }
       chunks.push(buf);
     }
   } catch (err) {
-    body.destroy();
+    discard(body);
     throw err;
   }
   return { kind: 'complete', bytes: Buffer.concat(chunks, total) };

@@ -8,7 +8,7 @@ import {
   sha256Hex,
 } from '@ragfresh/core';
 import { Agent, type Dispatcher, ProxyAgent } from 'undici';
-import { isSupportedEncoding, parseContentEncoding, readBody } from './body.js';
+import { discard, isSupportedEncoding, parseContentEncoding, readBody } from './body.js';
 import { decodeBody } from './charset.js';
 import { conditionalHeaders, usableValidators, validatorsFrom } from './conditional.js';
 import {
@@ -168,10 +168,14 @@ function essence(contentType: string | undefined): string {
   return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
-/** Host names equal after dropping a leading `www.`: http://example.org -> https://www.example.org stays on host. */
-function sameSite(a: URL, b: URL): boolean {
+/**
+ * Same host: equal `host` (name and explicit port) after dropping a leading `www.`, so
+ * http://example.org -> https://www.example.org stays on host (default ports are implicit) but a
+ * different port is another host, as it is for politeness and robots.txt.
+ */
+function sameHost(a: URL, b: URL): boolean {
   const strip = (h: string): string => h.toLowerCase().replace(/^www\./, '');
-  return strip(a.hostname) === strip(b.hostname);
+  return strip(a.host) === strip(b.host);
 }
 
 function errorCode(err: unknown): string {
@@ -310,8 +314,8 @@ export class Fetcher {
       connect: {
         timeout: connectTimeout,
         // The connect hook re-checks the addresses the socket will use, so a DNS answer that changed
-        // since the pre-check (rebinding) is refused too.
-        ...(this.#guard.allowsEverything ? {} : { lookup: this.#guard.lookup }),
+        // since the pre-check (rebinding) is refused too; it also routes connects through `resolver`.
+        lookup: this.#guard.lookup,
       },
     });
   }
@@ -539,7 +543,7 @@ export class Fetcher {
         return finish('redirect-loop', end.status, end.headers, { reason: 'loop' });
       if (redirects.length > this.#maxHops)
         return finish('redirect-loop', end.status, end.headers, { reason: 'max-hops' });
-      if (!sameSite(requested, next)) {
+      if (!sameHost(requested, next)) {
         offHost = true;
         if (r.offHost === 'refuse')
           return finish('off-host-redirect', end.status, end.headers, { location: next.href });
@@ -647,7 +651,7 @@ export class Fetcher {
       try {
         await res.body.dump({ limit: DRAIN_LIMIT });
       } catch {
-        res.body.destroy();
+        discard(res.body as unknown as Readable);
       }
     };
     try {
@@ -690,17 +694,17 @@ export class Fetcher {
     const contentType = headers['content-type'] ?? '';
     const type = essence(contentType);
     if (!r.contentTypes.includes(type)) {
-      res.body.destroy();
+      discard(res.body as unknown as Readable);
       return final('unsupported-type', status, headers, { contentType }, { headersMs });
     }
     const codings = parseContentEncoding(headers['content-encoding']);
     if (codings.some((c) => !isSupportedEncoding(c))) {
-      res.body.destroy();
+      discard(res.body as unknown as Readable);
       return final('unsupported-type', status, headers, { contentType }, { headersMs });
     }
     const declared = Number(headers['content-length']);
     if (codings.length === 0 && Number.isFinite(declared) && declared > r.maxBytes) {
-      res.body.destroy();
+      discard(res.body as unknown as Readable);
       return final(
         'too-large',
         status,
