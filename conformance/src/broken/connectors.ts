@@ -1,0 +1,187 @@
+import { MemoryConnector, type MemoryConnectorOptions } from '@ragfresh/connector-memory';
+import {
+  FIELDS,
+  type ListedChunk,
+  type QueryFilter,
+  type QueryHit,
+  readValidity,
+  type StoredChunk,
+  type ValidityPatch,
+} from '@ragfresh/core';
+
+/**
+ * Deliberately broken connectors. Each declares the reference manifest (snapshot promotion,
+ * immediate visibility) and quietly breaks one guarantee; the suite must fail the case meant
+ * to catch it. Never use them for anything else.
+ */
+
+type Options = Omit<MemoryConnectorOptions, 'capabilities'>;
+
+/** (1) Answers epoch readers from rf_current flags: promotion is not a snapshot, flags flip one chunk at a time. */
+export class FlagsAsEpochConnector extends MemoryConnector {
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-flags-as-epoch' } });
+  }
+  protected override async _query(
+    vector: readonly number[],
+    k: number,
+    filter: QueryFilter,
+  ): Promise<QueryHit[]> {
+    const view = filter.view.kind === 'epoch' ? ({ kind: 'flag' } as const) : filter.view;
+    return super._query(vector, k, { ...filter, view });
+  }
+}
+
+/** (2) Filters the current view on the upper bound only, so staged chunks (rf_from = E + 1) are visible. */
+export class StagedVisibleConnector extends MemoryConnector {
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-staged-visible' } });
+  }
+  protected override async _query(
+    vector: readonly number[],
+    k: number,
+    filter: QueryFilter,
+  ): Promise<QueryHit[]> {
+    if (filter.view.kind === 'all') return super._query(vector, k, filter);
+    const published = await this._readEpoch();
+    const all = await super._query(vector, Number.MAX_SAFE_INTEGER, {
+      ...filter,
+      view: { kind: 'all' },
+    });
+    const view = filter.view;
+    return all
+      .filter((h) => {
+        const v = readValidity(h.metadata);
+        const staged = v.from > published && v.current === false;
+        if (view.kind === 'flag') return v.current || staged;
+        return view.kind === 'epoch' && view.epoch < v.to;
+      })
+      .slice(0, k);
+  }
+}
+
+/** (3) Inserts instead of upserting: a retried write appends duplicates under fresh ids. */
+export class DuplicatingUpsertConnector extends MemoryConnector {
+  readonly #written = new Map<string, number>();
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-duplicating-upsert' } });
+  }
+  protected override async _upsert(chunks: readonly StoredChunk[]): Promise<void> {
+    const out = chunks.map((c) => {
+      const n = this.#written.get(c.id) ?? 0;
+      this.#written.set(c.id, n + 1);
+      return n === 0 ? c : { ...c, id: `${c.id}~dup${n}` };
+    });
+    await super._upsert(out);
+  }
+}
+
+/** How long (2) the index of (4) takes to answer queries for an acknowledged write. */
+export const LAGGING_INDEX_MS = 400;
+
+/**
+ * (4) Counts and lists what was acknowledged while the vector index lags LAGGING_INDEX_MS
+ * behind; the middle chunk of each write (the one core probes) is indexed first. Declares
+ * immediate visibility, so verifyQueryable returns ok before the data is searchable.
+ */
+export class LaggingIndexConnector extends MemoryConnector {
+  readonly #pending = new Map<string, { chunk: StoredChunk; landsAt: number }>();
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-lagging-index' } });
+  }
+  async #land(): Promise<void> {
+    const now = performance.now();
+    const due = [...this.#pending.values()].filter((p) => p.landsAt <= now).map((p) => p.chunk);
+    for (const c of due) this.#pending.delete(c.id);
+    if (due.length > 0) await super._upsert(due);
+  }
+  protected override async _upsert(chunks: readonly StoredChunk[]): Promise<void> {
+    const now = performance.now();
+    const middle = Math.floor(chunks.length / 2);
+    chunks.forEach((chunk, i) => {
+      this.#pending.set(chunk.id, { chunk, landsAt: i === middle ? now : now + LAGGING_INDEX_MS });
+    });
+    await this.#land();
+  }
+  protected override async _patchValidity(
+    documentId: string,
+    versionId: string,
+    patch: ValidityPatch,
+  ): Promise<void> {
+    for (const p of this.#pending.values()) {
+      const m = p.chunk.metadata;
+      if (m[FIELDS.documentId] !== documentId || m[FIELDS.versionId] !== versionId) continue;
+      const metadata = { ...m };
+      if (patch.to !== undefined) metadata[FIELDS.to] = patch.to;
+      if (patch.current !== undefined) metadata[FIELDS.current] = patch.current;
+      p.chunk = { ...p.chunk, metadata };
+    }
+    await super._patchValidity(documentId, versionId, patch);
+  }
+  protected override async _deleteVersion(documentId: string, versionId: string): Promise<void> {
+    for (const [id, p] of this.#pending) {
+      if (
+        p.chunk.metadata[FIELDS.documentId] === documentId &&
+        p.chunk.metadata[FIELDS.versionId] === versionId
+      )
+        this.#pending.delete(id);
+    }
+    await super._deleteVersion(documentId, versionId);
+  }
+  protected override async _deleteDocuments(documentIds: readonly string[]): Promise<void> {
+    for (const [id, p] of this.#pending) {
+      if (documentIds.includes(String(p.chunk.metadata[FIELDS.documentId])))
+        this.#pending.delete(id);
+    }
+    await super._deleteDocuments(documentIds);
+  }
+  protected override async _list(
+    documentId: string,
+    versionId: string | undefined,
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    await this.#land();
+    const landed = await super._list(documentId, versionId, withEmbeddings);
+    const acknowledged = [...this.#pending.values()]
+      .map((p) => p.chunk)
+      .filter(
+        (c) =>
+          c.metadata[FIELDS.documentId] === documentId &&
+          (versionId === undefined || c.metadata[FIELDS.versionId] === versionId),
+      )
+      .map((c) =>
+        withEmbeddings
+          ? { id: c.id, text: c.text, metadata: c.metadata, embedding: [...c.embedding] }
+          : { id: c.id, text: c.text, metadata: c.metadata },
+      );
+    return [...landed, ...acknowledged];
+  }
+  protected override async _query(
+    vector: readonly number[],
+    k: number,
+    filter: QueryFilter,
+  ): Promise<QueryHit[]> {
+    await this.#land();
+    return super._query(vector, k, filter);
+  }
+}
+
+/** (5) Deletes a version one page of 4 chunks deep: retirement leaves chunks behind. */
+export class LeakyRetireConnector extends MemoryConnector {
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-leaky-retire' } });
+  }
+  protected override async _deleteVersion(documentId: string, versionId: string): Promise<void> {
+    const firstPage = (await this._list(documentId, versionId, false)).filter(
+      (c) => Number(c.metadata[FIELDS.ordinal]) < 4,
+    );
+    if (firstPage.length === 0) return;
+    // Re-write everything but the first page under the same ids after deleting the version.
+    const rest = await this._list(documentId, versionId, true);
+    await super._deleteVersion(documentId, versionId);
+    const keep = rest
+      .filter((c) => Number(c.metadata[FIELDS.ordinal]) >= 4)
+      .map((c) => ({ id: c.id, text: c.text, metadata: c.metadata, embedding: c.embedding ?? [] }));
+    if (keep.length > 0) await this._upsert(keep);
+  }
+}

@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Connector, StoreFixture, StoreTarget } from '@ragfresh/core';
+import {
+  DuplicatingUpsertConnector,
+  FlagsAsEpochConnector,
+  LaggingIndexConnector,
+  LeakyRetireConnector,
+  StagedVisibleConnector,
+} from './connectors.js';
+
+export {
+  DuplicatingUpsertConnector,
+  FlagsAsEpochConnector,
+  LAGGING_INDEX_MS,
+  LaggingIndexConnector,
+  LeakyRetireConnector,
+  StagedVisibleConnector,
+} from './connectors.js';
+
+const CONNECTORS = {
+  'flags-as-epoch': FlagsAsEpochConnector,
+  'staged-visible': StagedVisibleConnector,
+  'duplicating-upsert': DuplicatingUpsertConnector,
+  'lagging-index': LaggingIndexConnector,
+  'leaky-retire': LeakyRetireConnector,
+} as const;
+
+export type BrokenKind = keyof typeof CONNECTORS;
+
+/** A deliberately broken connector, and the case that must catch it. */
+export interface BrokenConnector {
+  readonly kind: BrokenKind;
+  /** The guarantee it declares but does not keep. */
+  readonly breaks: string;
+  /** Id of the conformance case meant to catch it. */
+  readonly caughtBy: string;
+  readonly fixture: StoreFixture;
+}
+
+/** JSON-options factory for ConnectorSpec (crash cases build broken connectors in a child too). */
+export function createBrokenConnector(options: {
+  kind: BrokenKind;
+  persistPath?: string;
+}): Connector {
+  const Ctor = CONNECTORS[options.kind];
+  return new Ctor(options.persistPath === undefined ? {} : { persistPath: options.persistPath });
+}
+
+function brokenFixture(kind: BrokenKind): StoreFixture {
+  return {
+    store: `broken-${kind}`,
+    async start(): Promise<StoreTarget> {
+      const dir = mkdtempSync(join(tmpdir(), `ragfresh-broken-${kind}-`));
+      const path = (ns: string) => join(dir, `${ns.replace(/[^A-Za-z0-9_-]/g, '_')}.json`);
+      return {
+        kind: 'embedded',
+        description: `deliberately broken memory connector (${kind}), persisted under ${dir}`,
+        async createConnector(ns) {
+          return createBrokenConnector({ kind, persistPath: path(ns) });
+        },
+        connectorSpec(ns) {
+          return {
+            module: new URL('../../dist/broken/index.js', import.meta.url).href,
+            exportName: 'createBrokenConnector',
+            options: { kind, persistPath: path(ns) },
+          };
+        },
+        async stop() {
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  };
+}
+
+export const BROKEN_CONNECTORS: readonly BrokenConnector[] = Object.freeze([
+  {
+    kind: 'flags-as-epoch',
+    breaks:
+      'declares snapshot promotion, but answers epoch readers from rf_current flags (not atomic)',
+    caughtBy: 'promotion-epoch-readers',
+    fixture: brokenFixture('flags-as-epoch'),
+  },
+  {
+    kind: 'staged-visible',
+    breaks: 'filters the current view on rf_to only, so staged chunks are visible to readers',
+    caughtBy: 'staged-invisible',
+    fixture: brokenFixture('staged-visible'),
+  },
+  {
+    kind: 'duplicating-upsert',
+    breaks: 'inserts instead of upserting: a re-staged version is stored twice',
+    caughtBy: 'restage-idempotent',
+    fixture: brokenFixture('duplicating-upsert'),
+  },
+  {
+    kind: 'lagging-index',
+    breaks:
+      'declares immediate visibility, but counts and lists acknowledged writes while the index lags: verify returns ok early',
+    caughtBy: 'verify-within-lag',
+    fixture: brokenFixture('lagging-index'),
+  },
+  {
+    kind: 'leaky-retire',
+    breaks: 'deletes only the first page (4 chunks) of a version: retirement leaves chunks stored',
+    caughtBy: 'retire-after-grace',
+    fixture: brokenFixture('leaky-retire'),
+  },
+]);

@@ -1,0 +1,282 @@
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  type Connector,
+  FIELDS,
+  JOURNAL_STEPS,
+  type JournalStep,
+  type PublishCandidate,
+  Publisher,
+  type StateStore,
+} from '@ragfresh/core';
+import type { CrashJob } from '../crash-child.js';
+import { openSharedStateStore } from '../state.js';
+import type { CaseContext, ConformanceCase } from '../types.js';
+import {
+  byVersion,
+  describeVersions,
+  listInView,
+  readDocument,
+  sameMembers,
+  type ViewKind,
+} from './helpers.js';
+
+/** Built child script: the same relative path from src/cases (vitest) and dist/cases. */
+const CHILD = fileURLToPath(new URL('../../dist/crash-child.js', import.meta.url));
+const CHILD_TIMEOUT_MS = 30_000;
+const LAST_ROLLBACK_STEP = JOURNAL_STEPS.indexOf('promoting');
+
+interface ChildOutcome {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly output: string;
+}
+
+function runChild(jobPath: string): Promise<ChildOutcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CHILD, jobPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, output: output.trim().slice(-600) });
+    });
+  });
+}
+
+function versionName(names: ReadonlyMap<string, string>, v: string | undefined): string {
+  return v === undefined ? 'none' : (names.get(v) ?? v);
+}
+
+async function crashAt(ctx: CaseContext, step: JournalStep): Promise<void> {
+  if (!existsSync(CHILD)) {
+    throw new Error(
+      `${CHILD} is missing: crash cases run built code; build first (npx -y pnpm@10 run build).`,
+    );
+  }
+  const spec = ctx.target.connectorSpec(ctx.namespace);
+  if (spec.module.startsWith('file:') && !existsSync(fileURLToPath(spec.module))) {
+    throw new Error(
+      `connector module ${spec.module} is missing; build the connector package first.`,
+    );
+  }
+  const dir = ctx.tempDir();
+  const statePath = join(dir, 'state.sqlite');
+  const holder = `conformance-crash-${ctx.namespace}`;
+  const graceEpochs = 1;
+  const c = ctx.corpus;
+
+  // Before: a, b, d current at v1; "stay" is not part of the crashed batch.
+  const before = {
+    a: c.generated('a', 'v1', 4),
+    b: c.generated('b', 'v1', 3),
+    d: c.generated('d', 'v1', 2),
+    stay: c.generated('stay', 'v1', 2),
+  };
+  // The crashed batch: a shrinks, b grows, c is new, d is removed.
+  const batch = {
+    a: c.generated('a', 'v2', 2),
+    b: c.generated('b', 'v2', 5),
+    c: c.generated('c', 'v2', 3),
+  };
+  const after = {
+    a: c.generated('a', 'v3', 3),
+    b: c.generated('b', 'v3', 2),
+    c: c.generated('c', 'v3', 2),
+  };
+  const names = new Map<string, string>();
+  for (const [label, set] of [
+    ['v1', before],
+    ['v2', batch],
+    ['v3', after],
+  ] as const) {
+    for (const v of Object.values(set) as PublishCandidate[]) names.set(v.versionId, label);
+  }
+
+  let state: StateStore = await openSharedStateStore(statePath);
+  ctx.observe('stateStore', state.kind);
+  const writer = await ctx.connector();
+  let publisher = await Publisher.open({ connector: writer, state, holder, graceEpochs });
+  await publisher.publish(Object.values(before));
+  await publisher.close();
+  await state.close();
+
+  const job: CrashJob = {
+    spec,
+    dimensions: ctx.dimensions,
+    statePath,
+    holder,
+    step,
+    graceEpochs,
+    candidates: Object.values(batch),
+    removals: [{ documentId: before.d.documentId, reason: 'conformance: crash batch removal' }],
+  };
+  const jobPath = join(dir, 'job.json');
+  writeFileSync(jobPath, JSON.stringify(job));
+  const child = await ctx.time('child', () => runChild(jobPath));
+  ctx.observe('childSignal', child.signal ?? `exit ${child.code}`);
+  if (child.signal !== 'SIGKILL') {
+    ctx.check(
+      false,
+      `the child was not killed at step ${step} (exit ${child.code}, signal ${child.signal}): ${child.output}`,
+    );
+    return;
+  }
+
+  // Restart: a new connector and state store, a new Publisher that recovers the journal.
+  state = await openSharedStateStore(statePath);
+  const journal = await state.getJournal();
+  ctx.observe('journalStepAtRestart', journal?.step ?? 'none');
+  ctx.check(
+    journal?.step === step,
+    `the journal holds step ${journal?.step ?? 'none'} after a kill at ${step}`,
+  );
+  const reader: Connector = await ctx.openAnotherConnector();
+  try {
+    publisher = await ctx.time('recover', () =>
+      Publisher.open({ connector: reader, state, holder, graceEpochs }),
+    );
+    ctx.check(
+      (await state.getJournal()) === undefined,
+      'the journal is still present after recovery',
+    );
+
+    const rolledForward = JOURNAL_STEPS.indexOf(step) > LAST_ROLLBACK_STEP;
+    ctx.observe('recovery', rolledForward ? 'rolled-forward' : 'rolled-back');
+    const expectVersion: Record<string, string | undefined> = rolledForward
+      ? {
+          a: batch.a.versionId,
+          b: batch.b.versionId,
+          c: batch.c.versionId,
+          d: undefined,
+          stay: before.stay.versionId,
+        }
+      : {
+          a: before.a.versionId,
+          b: before.b.versionId,
+          c: undefined,
+          d: before.d.versionId,
+          stay: before.stay.versionId,
+        };
+    const docIds: Record<string, string> = {
+      a: before.a.documentId,
+      b: before.b.documentId,
+      c: batch.c.documentId,
+      d: before.d.documentId,
+      stay: before.stay.documentId,
+    };
+    const current = new Map<string, string>();
+    const summary: string[] = [];
+    for (const [label, docId] of Object.entries(docIds)) {
+      const record = await state.getDocument(docId);
+      const recorded = record?.currentVersionId;
+      summary.push(`${label}=${versionName(names, recorded)}`);
+      ctx.check(
+        recorded === expectVersion[label],
+        `document ${label}: state records ${versionName(names, recorded)}, expected ${versionName(names, expectVersion[label])} after a kill at ${step}`,
+      );
+      if (recorded !== undefined) current.set(docId, recorded);
+      const expectedIds = record?.currentChunkIds ?? [];
+      const probe = (Object.values(before).find((v) => v.documentId === docId) ?? batch.c)
+        .chunks[0]!.embedding;
+      for (const kind of ['epoch', 'flag'] as ViewKind[]) {
+        const hits = await readDocument(reader, docId, probe, 20, kind);
+        const versions = byVersion(hits);
+        const ok =
+          (recorded === undefined && hits.length === 0) ||
+          (versions.size === 1 &&
+            versions.has(recorded ?? '') &&
+            sameMembers(
+              hits.map((h) => String(h.metadata[FIELDS.chunkId])),
+              expectedIds,
+            ));
+        ctx.check(
+          ok,
+          `document ${label}: ${kind} readers see ${describeVersions(versions, names)}, state says ${versionName(names, recorded)} with ${expectedIds.length} chunks`,
+        );
+      }
+      const listed = await listInView(reader, docId, 'epoch');
+      ctx.check(
+        sameMembers(listed, expectedIds),
+        `document ${label}: listing the current view shows ${listed.length} chunks, expected ${expectedIds.length}`,
+      );
+    }
+    for (const kind of ['epoch', 'flag'] as ViewKind[]) {
+      const all =
+        kind === 'epoch'
+          ? await reader.searchCurrent(before.a.chunks[0]!.embedding, 200, { sourceId: c.sourceId })
+          : await reader.query(before.a.chunks[0]!.embedding, 200, {
+              view: { kind: 'flag' },
+              sourceId: c.sourceId,
+            });
+      const orphans = all.filter(
+        (h) => current.get(String(h.metadata[FIELDS.documentId])) !== h.metadata[FIELDS.versionId],
+      );
+      ctx.observe(`${kind}Orphans`, orphans.length);
+      ctx.check(
+        orphans.length === 0,
+        `${orphans.length} orphan chunk(s) in the ${kind} view, e.g. ${orphans[0]?.metadata[FIELDS.chunkId]}`,
+      );
+    }
+    if (!rolledForward) {
+      for (const v of Object.values(batch)) {
+        const left = await reader.countChunks(v.documentId, v.versionId);
+        ctx.check(
+          left === 0,
+          `${left} staged chunk(s) of a rolled-back version are still stored (${v.documentId})`,
+        );
+      }
+    }
+
+    // A further publication succeeds and becomes current.
+    const next = await ctx.time('republish', () => publisher.publish(Object.values(after)));
+    const bad = next.documents.filter((d) => d.outcome !== 'published');
+    ctx.check(
+      bad.length === 0,
+      `publishing after recovery: ${bad.map((d) => `${d.documentId} ${d.outcome} ${d.reasons.join('; ')}`).join(', ')}`,
+    );
+    for (const v of Object.values(after)) {
+      const hits = await reader.searchCurrent(v.chunks[0]!.embedding, 20, {
+        documentId: v.documentId,
+      });
+      ctx.check(
+        hits.length === v.chunks.length &&
+          hits.every((h) => h.metadata[FIELDS.versionId] === v.versionId),
+        `after the further publication ${v.documentId} shows ${describeVersions(byVersion(hits), names)}`,
+      );
+    }
+    ctx.observed(`${rolledForward ? 'rolled forward' : 'rolled back'}: ${summary.join(' ')}`);
+  } finally {
+    await publisher.close();
+    await state.close();
+  }
+}
+
+/** One case per journal step: the child is SIGKILLed right after the journal records it. */
+export const crashCases: ConformanceCase[] = JOURNAL_STEPS.map((step) => ({
+  id: `crash-at-${step}`,
+  title: `crash at journal step "${step}" recovers`,
+  guarantee: `A publisher SIGKILLed right after journalling "${step}" is recovered by the next Publisher.open: ${
+    JOURNAL_STEPS.indexOf(step) > LAST_ROLLBACK_STEP
+      ? 'rolled forward to the new versions'
+      : 'rolled back to the old versions'
+  }, exactly one current version per document equal to the state record, complete, no orphan in the epoch or flag view, no lost document, and the next publication succeeds.`,
+  whenItFails:
+    "The connector's idempotency (every hook may run twice after a restart: _upsert overwrite, _patchValidity, _deleteVersion of absent data), _readEpoch reading the store after a restart, and the fixture's connectorSpec building the same namespace in another process.",
+  appliesTo: () => true,
+  declared: () => (JOURNAL_STEPS.indexOf(step) > LAST_ROLLBACK_STEP ? 'roll forward' : 'roll back'),
+  timeoutMs: 90_000,
+  run: (ctx) => crashAt(ctx, step),
+}));

@@ -1,0 +1,36 @@
+import type { ConformanceCase } from '../types.js';
+import { crashCases } from './crash.js';
+import {
+  batchBeyondLimit,
+  largeDocument,
+  listByDocumentAndVersion,
+  metadataRoundTrip,
+} from './data.js';
+import { idsDeterministic } from './determinism.js';
+import { deleteTombstone, epochShared, retireAfterGrace, shorterReplacement } from './lifecycle.js';
+import { promotionEpochReaders, promotionFlagReaders } from './promotion.js';
+import { sentinelEmpty, sentinelIsolated } from './sentinels.js';
+import { restageIdempotent, stagedInvisible } from './staging.js';
+import { verifyDetectsMissing, verifyWithinLag } from './verify.js';
+
+/** Every case, in the order they run. The sentinels open and close the run. */
+export const CASES: readonly ConformanceCase[] = Object.freeze([
+  sentinelEmpty,
+  idsDeterministic,
+  stagedInvisible,
+  restageIdempotent,
+  verifyDetectsMissing,
+  verifyWithinLag,
+  promotionEpochReaders,
+  promotionFlagReaders,
+  shorterReplacement,
+  retireAfterGrace,
+  deleteTombstone,
+  epochShared,
+  metadataRoundTrip,
+  batchBeyondLimit,
+  listByDocumentAndVersion,
+  largeDocument,
+  ...crashCases,
+  sentinelIsolated,
+]);

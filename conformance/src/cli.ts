@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+/**
+ * ragfresh-conformance --store <name> [--url <url>] [--json report.json] [--cases <ids>]
+ *
+ * Loads `@ragfresh/connector-<name>/fixture` as resolved from the current directory, starts
+ * its target, runs the suite, prints a table and exits non-zero when any case failed.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { errorMessage, type StoreFixture } from '@ragfresh/core';
+import { CASES } from './cases/index.js';
+import { formatCaseRow, formatHeader, formatSummary, formatTableHead } from './report.js';
+import { runSuite, SUITE_VERSION } from './suite.js';
+
+const USAGE =
+  'usage: ragfresh-conformance --store <name> [--url <url>] [--json <report.json>] [--cases <id,id,...>]';
+
+/** Exit 2: the command line is wrong. Exit 1: the suite ran and something failed (or could not start). */
+class UsageError extends Error {}
+
+interface CliOptions {
+  readonly store: string;
+  readonly url?: string;
+  readonly json?: string;
+  readonly cases?: readonly string[];
+}
+
+function parse(argv: readonly string[]): CliOptions | 'help' {
+  let values: { store?: string; url?: string; json?: string; cases?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        store: { type: 'string' },
+        url: { type: 'string' },
+        json: { type: 'string' },
+        cases: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new UsageError(`${errorMessage(err).split('\n')[0]}; ${USAGE}`);
+  }
+  if (values.help === true) return 'help';
+  if (values.store === undefined || values.store === '')
+    throw new UsageError(
+      `--store is required (memory, chroma, pgvector, lancedb, qdrant, pinecone); ${USAGE}`,
+    );
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(values.store))
+    throw new UsageError(
+      `--store ${JSON.stringify(values.store)} is not a store name; use lower-case letters, digits and '-', e.g. --store memory.`,
+    );
+  if (values.url !== undefined) {
+    try {
+      new URL(values.url);
+    } catch {
+      throw new UsageError(
+        `--url ${JSON.stringify(values.url)} is not an absolute URL; give e.g. --url http://127.0.0.1:8000.`,
+      );
+    }
+  }
+  if (values.json === '')
+    throw new UsageError('--json needs a file path, e.g. --json report.json.');
+  let cases: string[] | undefined;
+  if (values.cases !== undefined) {
+    cases = values.cases
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const unknown = cases.filter((id) => !CASES.some((c) => c.id === id));
+    if (cases.length === 0 || unknown.length > 0) {
+      throw new UsageError(
+        `--cases: unknown case id(s) ${unknown.join(', ') || '(none given)'}; known: ${CASES.map((c) => c.id).join(', ')}.`,
+      );
+    }
+  }
+  return {
+    store: values.store,
+    ...(values.url === undefined ? {} : { url: values.url }),
+    ...(values.json === undefined ? {} : { json: resolve(values.json) }),
+    ...(cases === undefined ? {} : { cases }),
+  };
+}
+
+/** Resolves the fixture from the current directory, as the user's project sees it. */
+async function loadFixture(store: string): Promise<StoreFixture> {
+  const specifier = `@ragfresh/connector-${store}/fixture`;
+  const require = createRequire(join(process.cwd(), 'package.json'));
+  let path: string;
+  try {
+    path = require.resolve(specifier);
+  } catch {
+    throw new UsageError(
+      `cannot resolve ${specifier} from ${process.cwd()}; install @ragfresh/connector-${store} in this project (npm i -D @ragfresh/connector-${store}) or run from a directory that has it.`,
+    );
+  }
+  if (!existsSync(path)) {
+    throw new UsageError(
+      `${specifier} resolves to ${path}, which does not exist; build the connector package first.`,
+    );
+  }
+  const mod = (await import(pathToFileURL(path).href)) as { fixture?: StoreFixture };
+  if (mod.fixture === undefined || typeof mod.fixture.start !== 'function') {
+    throw new UsageError(
+      `${specifier} does not export a fixture ({ store, start() }); it is not a ragfresh connector fixture.`,
+    );
+  }
+  return mod.fixture;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const options = parse(argv);
+  if (options === 'help') {
+    process.stdout.write(
+      `${USAGE}\n\nCases:\n${CASES.map((c) => `  ${c.id.padEnd(26)} ${c.title}`).join('\n')}\n`,
+    );
+    return 0;
+  }
+  const fixture = await loadFixture(options.store);
+  const report = await runSuite({
+    fixture,
+    ...(options.url === undefined ? {} : { startOptions: { url: options.url } }),
+    ...(options.cases === undefined ? {} : { cases: options.cases }),
+    onStart: (info) => process.stdout.write(`${formatHeader(info)}\n\n${formatTableHead()}\n`),
+    onCase: (r) => process.stdout.write(`${formatCaseRow(r)}\n`),
+  });
+  process.stdout.write(`\n${formatSummary(report)}\n`);
+  if (options.json !== undefined) {
+    writeFileSync(options.json, `${JSON.stringify(report, null, 2)}\n`);
+    process.stdout.write(`report: ${options.json} (suite ${SUITE_VERSION})\n`);
+  }
+  return report.passed ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  // Exit explicitly: a fixture's server or client may keep handles open after stop().
+  (code) => process.exit(code),
+  (err: unknown) => {
+    const usage = err instanceof UsageError;
+    process.stderr.write(`ragfresh-conformance: ${errorMessage(err).split('\n')[0]}\n`);
+    process.exit(usage ? 2 : 1);
+  },
+);

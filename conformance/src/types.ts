@@ -1,0 +1,125 @@
+import type {
+  Connector,
+  ConnectorCapabilities,
+  FixtureStartOptions,
+  JsonValue,
+  Publisher,
+  PublisherOptions,
+  StateStore,
+  StoreFixture,
+  StoreTarget,
+  TargetKind,
+} from '@ragfresh/core';
+import type { Corpus } from './corpus.js';
+
+/** What a case's `run` receives. Everything it creates is cleaned up by the suite. */
+export interface CaseContext {
+  readonly target: StoreTarget;
+  /** The manifest of the connector under test, frozen. */
+  readonly capabilities: ConnectorCapabilities;
+  /** A fresh random namespace no other case uses. */
+  readonly namespace: string;
+  /** Vector size every case uses. */
+  readonly dimensions: number;
+  /** Builds documents, versions and deterministic embeddings within this namespace. */
+  readonly corpus: Corpus;
+  /** The case's connector on its namespace, opened (created on first call). */
+  connector(): Promise<Connector>;
+  /** Another connector instance on the same namespace, opened (a second reader or a restart). */
+  openAnotherConnector(): Promise<Connector>;
+  /** A fresh in-memory state store (single-process cases). */
+  memoryState(): StateStore;
+  /** A Publisher over the case's connector; `state` defaults to a fresh in-memory store. */
+  publisher(options?: Partial<Omit<PublisherOptions, 'connector'>>): Promise<Publisher>;
+  /** A temporary directory removed after the case. */
+  tempDir(): string;
+  /** Records a failed expectation; the case fails but keeps running. */
+  check(condition: boolean, failure: string): boolean;
+  /** Records a measured value for the report. */
+  observe(key: string, value: JsonValue): void;
+  /** What the case saw, in the same words as the declared guarantee (shown in the table). */
+  observed(summary: string): void;
+  /** Times `fn` and records its duration under `label`. */
+  time<T>(label: string, fn: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * One conformance case: data, not a test function. Whether it applies and what it expects
+ * are decided only from the connector's frozen capability manifest.
+ */
+export interface ConformanceCase {
+  /** Stable kebab-case id (`--cases` selects by it). */
+  readonly id: string;
+  readonly title: string;
+  /** The one guarantee this case proves, in a sentence. */
+  readonly guarantee: string;
+  /** What a connector author should look at when it fails. */
+  readonly whenItFails: string;
+  /** Whether the case applies to a connector with these capabilities. */
+  appliesTo(capabilities: ConnectorCapabilities): boolean;
+  /** The declared guarantee this case holds the connector to (shown beside what was observed). */
+  declared(capabilities: ConnectorCapabilities): string;
+  run(ctx: CaseContext): Promise<void>;
+  /** Time budget for the case (the vitest timeout when registered). Default 60 s. */
+  readonly timeoutMs?: number;
+}
+
+export type CaseStatus = 'passed' | 'failed' | 'skipped';
+
+export interface CaseReport {
+  readonly id: string;
+  readonly title: string;
+  readonly guarantee: string;
+  readonly whenItFails: string;
+  readonly status: CaseStatus;
+  readonly declared: string;
+  readonly observed: string;
+  /** Failed expectations and unexpected errors, one line each (empty when passed). */
+  readonly failures: readonly string[];
+  readonly observations: Readonly<Record<string, JsonValue>>;
+  readonly timingsMs: Readonly<Record<string, number>>;
+  readonly durationMs: number;
+  readonly namespace: string;
+}
+
+export interface ConformanceReport {
+  readonly suite: { readonly name: string; readonly version: string };
+  readonly store: string;
+  readonly target: { readonly kind: TargetKind; readonly description: string };
+  readonly capabilities: ConnectorCapabilities;
+  readonly startedAt: string;
+  readonly durationMs: number;
+  readonly passed: boolean;
+  readonly counts: { readonly passed: number; readonly failed: number; readonly skipped: number };
+  readonly cases: readonly CaseReport[];
+}
+
+export interface SuiteOptions {
+  readonly fixture: StoreFixture;
+  readonly startOptions?: FixtureStartOptions;
+}
+
+export interface RunSuiteOptions extends SuiteOptions {
+  /** Run only these case ids (the CLI's `--cases`); unknown ids are INVALID_ARGUMENT. */
+  readonly cases?: readonly string[];
+  /** Called after each case, in order. */
+  readonly onCase?: (report: CaseReport) => void;
+  /** Called once the target started and the manifest is known, before the first case. */
+  readonly onStart?: (info: {
+    readonly target: StoreTarget;
+    readonly capabilities: ConnectorCapabilities;
+    readonly suiteVersion: string;
+  }) => void;
+}
+
+/** The subset of a test framework the suite needs (vitest, jest, node:test...). */
+export interface TestRunner {
+  describe(name: string, fn: () => void): void;
+  it(name: string, fn: (context?: unknown) => Promise<void>, timeoutMs?: number): void;
+  beforeAll(fn: () => Promise<void>, timeoutMs?: number): void;
+  afterAll(fn: () => Promise<void>, timeoutMs?: number): void;
+}
+
+export interface RegisterSuiteOptions extends SuiteOptions {
+  readonly runner: TestRunner;
+}

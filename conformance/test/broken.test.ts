@@ -1,0 +1,53 @@
+import { runSuite } from '@ragfresh/conformance';
+import { BROKEN_CONNECTORS } from '@ragfresh/conformance/broken';
+import { fixture as memoryFixture } from '@ragfresh/connector-memory/fixture';
+import { describe, expect, it } from 'vitest';
+
+// Each deliberately broken connector declares the reference manifest and breaks one guarantee;
+// the full suite must fail it on the case meant to catch that guarantee.
+describe('deliberately broken connectors fail the suite', () => {
+  for (const broken of BROKEN_CONNECTORS) {
+    it.concurrent(`${broken.kind} fails ${broken.caughtBy}`, { timeout: 150_000 }, async () => {
+      const report = await runSuite({ fixture: broken.fixture });
+      const caught = report.cases.find((c) => c.id === broken.caughtBy);
+      expect(report.passed).toBe(false);
+      expect(report.store).toBe(`broken-${broken.kind}`);
+      expect(caught?.status, `${broken.caughtBy} should fail for ${broken.kind}`).toBe('failed');
+      expect(caught?.failures.length).toBeGreaterThan(0);
+      expect(caught?.whenItFails).not.toBe('');
+    });
+  }
+
+  it('the honest reference passes the same cases', { timeout: 60_000 }, async () => {
+    const report = await runSuite({
+      fixture: memoryFixture,
+      cases: [...new Set(BROKEN_CONNECTORS.map((b) => b.caughtBy))],
+    });
+    expect(report.cases.map((c) => [c.id, c.status, c.failures])).toEqual(
+      report.cases.map((c) => [c.id, 'passed', []]),
+    );
+  });
+});
+
+describe('what the broken connectors are caught with', () => {
+  it('flags-as-epoch: epoch readers observe both versions although snapshot is declared', {
+    timeout: 60_000,
+  }, async () => {
+    const broken = BROKEN_CONNECTORS.find((b) => b.kind === 'flags-as-epoch')!;
+    const report = await runSuite({ fixture: broken.fixture, cases: ['promotion-epoch-readers'] });
+    const c = report.cases[0]!;
+    expect(c.declared).toBe('snapshot: both=0, neither=0');
+    expect(c.observations.both).toBeGreaterThan(0);
+  });
+
+  it('lagging-index: verify said ok before the chunks were queryable', {
+    timeout: 60_000,
+  }, async () => {
+    const broken = BROKEN_CONNECTORS.find((b) => b.kind === 'lagging-index')!;
+    const report = await runSuite({ fixture: broken.fixture, cases: ['verify-within-lag'] });
+    const c = report.cases[0]!;
+    expect(c.observations.verifyOk).toBe(true);
+    expect(c.observations.queryableWhenVerified).not.toBe('8/8');
+    expect(c.failures.some((f) => f.includes('verifyQueryable said ok'))).toBe(true);
+  });
+});

@@ -1,0 +1,127 @@
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CASES, type ConformanceReport, SUITE_VERSION } from '@ragfresh/conformance';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CLI = join(ROOT, 'conformance/dist/cli.js');
+const BUILT = [
+  CLI,
+  join(ROOT, 'conformance/dist/crash-child.js'),
+  join(ROOT, 'connectors/memory/dist/fixture.js'),
+];
+
+function cli(args: string[], cwd = ROOT) {
+  // pnpm exec sets NODE_PATH; a user's shell does not, and resolution must not depend on it.
+  const { NODE_PATH: _ignored, ...env } = process.env;
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd,
+    env,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  const errors = r.stderr.split('\n').filter((l) => l.startsWith('ragfresh-conformance:'));
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr, errors };
+}
+
+describe('ragfresh-conformance CLI', () => {
+  let dir: string;
+  beforeAll(() => {
+    const missing = BUILT.filter((p) => !existsSync(p));
+    if (missing.length > 0) {
+      throw new Error(
+        `built files missing (${missing.join(', ')}): run npx -y pnpm@10 run build first.`,
+      );
+    }
+    dir = mkdtempSync(join(tmpdir(), 'ragfresh-cli-test-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs every case against --store memory, prints the table and writes the JSON report', {
+    timeout: 150_000,
+  }, () => {
+    const json = join(dir, 'report.json');
+    const r = cli(['--store', 'memory', '--json', json]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('store:        memory');
+    expect(r.stdout).toContain('target:       embedded');
+    expect(r.stdout).toContain(`suite:        @ragfresh/conformance ${SUITE_VERSION}`);
+    expect(r.stdout).toContain(
+      'capabilities: promotion=snapshot flagPromotion=overlap visibility=immediate',
+    );
+    expect(r.stdout).toMatch(/^promotion-epoch-readers\s+pass\s+snapshot: both=0, neither=0/m);
+    expect(r.stdout).toContain(`PASS: ${CASES.length} passed, 0 failed, 0 skipped`);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as ConformanceReport;
+    expect(report.suite).toEqual({ name: '@ragfresh/conformance', version: SUITE_VERSION });
+    expect(report.capabilities.store).toBe('memory');
+    expect(report.target.kind).toBe('embedded');
+    expect(report.cases.map((c) => c.id)).toEqual(CASES.map((c) => c.id));
+    expect(
+      report.cases.every(
+        (c) => c.status === 'passed' && c.guarantee !== '' && c.whenItFails !== '',
+      ),
+    ).toBe(true);
+    const flags = report.cases.find((c) => c.id === 'promotion-flag-readers')!;
+    expect(flags.observations.neither).toBe(0);
+  });
+
+  it('runs only the cases asked for', { timeout: 60_000 }, () => {
+    const r = cli(['--store', 'memory', '--cases', 'sentinel-empty,ids-deterministic']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('PASS: 2 passed, 0 failed, 0 skipped');
+  });
+
+  it.each([
+    [[], '--store is required'],
+    [['--store'], "Option '--store <value>' argument missing"],
+    [['--store', 'memory', '--bogus'], "Unknown option '--bogus'"],
+    [['--store', 'Mem ory'], 'is not a store name'],
+    [['--store', 'memory', '--cases', 'no-such-case'], 'unknown case id(s) no-such-case'],
+    [['--store', 'memory', '--url', 'not a url'], 'is not an absolute URL'],
+    [['--store', 'nope'], 'cannot resolve @ragfresh/connector-nope/fixture'],
+  ])('exits 2 with one line for %j', (args, message) => {
+    const r = cli(args);
+    expect(r.code).toBe(2);
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]).toContain(message);
+    expect(r.stdout).toBe('');
+  });
+
+  it('resolves the fixture from the current directory, as a user project sees it', {
+    timeout: 60_000,
+  }, () => {
+    const empty = join(dir, 'empty');
+    mkdirSync(empty);
+    const missing = cli(['--store', 'memory'], empty);
+    expect(missing.code).toBe(2);
+    expect(missing.errors[0]).toContain(
+      `cannot resolve @ragfresh/connector-memory/fixture from ${empty}`,
+    );
+
+    const project = join(dir, 'project');
+    mkdirSync(join(project, 'node_modules/@ragfresh'), { recursive: true });
+    writeFileSync(
+      join(project, 'package.json'),
+      '{"name":"user-project","private":true,"type":"module"}',
+    );
+    symlinkSync(
+      join(ROOT, 'connectors/memory'),
+      join(project, 'node_modules/@ragfresh/connector-memory'),
+      'dir',
+    );
+    const found = cli(['--store', 'memory', '--cases', 'sentinel-empty'], project);
+    expect(found.code, found.stdout + found.stderr).toBe(0);
+    expect(found.stdout).toContain('PASS: 1 passed');
+  });
+});
