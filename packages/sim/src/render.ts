@@ -8,6 +8,7 @@ import { article, type Block, type Inline, type Page, type Section, type Site } 
 import type { RobotsSpec } from './types.js';
 
 export function escapeHtml(text: string): string {
+  if (!/[&<>"]/.test(text)) return text;
   return text
     .replaceAll('&', '&amp;')
     .replaceAll('<', '&lt;')

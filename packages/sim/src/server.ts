@@ -653,7 +653,9 @@ class SimWebImpl implements SimWeb {
     entry: MutableLogEntry,
   ): Promise<void> {
     const hostIndex = rt.site.index;
-    const url = new URL(req.url ?? '/', rt.origin);
+    // Concatenate rather than resolve, so a request target like `//x` stays a path on this host.
+    const target = req.url ?? '/';
+    const url = new URL(target.startsWith('/') ? rt.origin + target : target, rt.origin);
     const path = url.pathname;
     const method = req.method ?? 'GET';
     this.applyDue(rt, path);
@@ -709,6 +711,8 @@ class SimWebImpl implements SimWeb {
         return text(200, robotsTxt(rt.robots, rt.origin), 'text/plain; charset=utf-8', true);
       case '/sitemap.xml':
         return this.sitemapIndex(rt);
+      // Sitemaps carry an ETag but no Last-Modified: a deletion changes them without moving
+      // any lastmod forward, and If-Modified-Since would then hide it.
       case '/sitemaps/pages-1.xml':
         return text(
           200,
@@ -717,8 +721,9 @@ class SimWebImpl implements SimWeb {
           true,
         );
       case '/sitemaps/pages-2.xml.gz': {
+        // A sitemap file that is itself gzip (no Content-Encoding), as many sites publish them.
         const body = gzipSync(Buffer.from(urlsetXml(this.sitemapEntries(rt, 1)), 'utf8'));
-        return validated(200, body, 'application/gzip', false);
+        return validated(200, body, 'application/gzip', true);
       }
       case '/llms.txt':
         if (!this.markdownTwins) break;
