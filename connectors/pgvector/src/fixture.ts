@@ -4,7 +4,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import {
   type FixtureStartOptions,
   RagfreshError,
@@ -13,11 +12,12 @@ import {
 } from '@ragfresh/core';
 import pg from 'pg';
 import { createPgVectorConnector, type PgVectorConnectorOptions } from './index.js';
+import { startPgliteServer } from './pglite-server.js';
 
 /**
- * Connections the local PGlite server accepts at once. pglite-socket multiplexes them onto
- * PGlite's single session (statements run one at a time; an open transaction holds the
- * session until it ends), so this bounds connectors x pool size, not parallelism.
+ * Connections the local PGlite server accepts at once. They are multiplexed onto PGlite's
+ * single session (one query at a time; an open transaction holds the session until it ends;
+ * see pglite-server.ts), so this bounds connectors x pool size, not parallelism.
  */
 export const LOCAL_SERVER_MAX_CONNECTIONS = 256;
 
@@ -146,13 +146,7 @@ export const fixture: StoreFixture = {
     const facts = await db.query<{ server: string; ext: string }>(
       `SELECT current_setting('server_version') AS server, (SELECT extversion FROM pg_extension WHERE extname = 'vector') AS ext`,
     );
-    const server = new PGLiteSocketServer({
-      db,
-      host: '127.0.0.1',
-      port: 0,
-      maxConnections: LOCAL_SERVER_MAX_CONNECTIONS,
-    });
-    await server.start();
+    const server = await startPgliteServer({ db, maxConnections: LOCAL_SERVER_MAX_CONNECTIONS });
     const address = server.getServerConn();
     const row = facts.rows[0];
     return target(
@@ -160,7 +154,7 @@ export const fixture: StoreFixture = {
       `PGlite ${packageVersion('@electric-sql/pglite')} (PostgreSQL ${row?.server} in WASM) + pgvector ${row?.ext} ` +
         `(@electric-sql/pglite-pgvector ${packageVersion('@electric-sql/pglite-pgvector')}), in-memory, served by ` +
         `@electric-sql/pglite-socket ${packageVersion('@electric-sql/pglite-socket')} at ${address} ` +
-        `(${LOCAL_SERVER_MAX_CONNECTIONS} connections multiplexed onto one PGlite session)`,
+        `(up to ${LOCAL_SERVER_MAX_CONNECTIONS} connections multiplexed onto one PGlite session, one protocol unit at a time)`,
       `postgres://postgres@${address}/postgres`,
       async () => {
         await server.stop();
