@@ -348,7 +348,6 @@ export function describeStateStore(backend: string, open: OpenStore): void {
       expect(await codeOf(a.putJournal(journal(leaseA!.fence, 'batch-a', 'staged')))).toBe(
         'LEASE_LOST',
       );
-      expect(await codeOf(a.renewLease(leaseA!, 10_000))).toBe('LEASE_LOST');
       const leaseB = await b.acquireLease(PUBLISHER_LEASE, 'b', 10_000);
       expect(leaseB!.fence).toBeGreaterThan(leaseA!.fence);
       expect(await codeOf(a.putJournal(journal(leaseA!.fence, 'batch-a', 'staged')))).toBe(
@@ -361,6 +360,25 @@ export function describeStateStore(backend: string, open: OpenStore): void {
       expect((await a.getJournal())?.fence).toBe(leaseB!.fence);
       // A made-up fence is refused too.
       expect(await codeOf(b.putJournal(journal(leaseB!.fence + 1)))).toBe('LEASE_LOST');
+    });
+
+    it('renews an expired lease nobody took over, and refuses once someone did', async () => {
+      const store = await openTracked(randomNamespace());
+      const lease = await store.acquireLease(PUBLISHER_LEASE, 'a', 50);
+      await sleep(100);
+      expect(await store.currentFence(PUBLISHER_LEASE)).toBeUndefined();
+      expect(await codeOf(store.putJournal(journal(lease!.fence)))).toBe('LEASE_LOST');
+      // The fence is still the newest grant, so extending it is safe and the journal accepts it.
+      const renewed = await store.renewLease(lease!, 10_000);
+      expect(renewed.fence).toBe(lease!.fence);
+      expect(await store.currentFence(PUBLISHER_LEASE)).toBe(lease!.fence);
+      await store.putJournal(journal(renewed.fence));
+      const short = await store.renewLease(renewed, 50);
+      await sleep(100);
+      expect((await store.acquireLease(PUBLISHER_LEASE, 'b', 10_000))?.fence).toBe(
+        lease!.fence + 1,
+      );
+      expect(await codeOf(store.renewLease(short, 10_000))).toBe('LEASE_LOST');
     });
 
     it('clears the journal only for its own batch', async () => {

@@ -27,7 +27,10 @@ export interface StateBackend {
     holder: string,
     ttlMs: number,
   ): Promise<Lease | undefined>;
-  /** Extends the lease when it is unexpired with `lease.fence` and `lease.holder`. */
+  /**
+   * Extends the lease when `lease.fence` and `lease.holder` are still the stored ones — also
+   * after expiry, as long as nobody was granted it since (the fence would have moved).
+   */
   renewLease(key: string, lease: Lease, ttlMs: number): Promise<Lease | undefined>;
   /** Expires the lease now when still held with this fence; the fence is kept for the next grant. */
   releaseLease(key: string, lease: Lease): Promise<void>;

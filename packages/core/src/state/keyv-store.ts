@@ -316,6 +316,11 @@ export class KeyvStateStore implements StateStore {
     );
   }
 
+  /**
+   * Extends `lease` while it is still the latest grant: also after it expired, if nobody took it
+   * meanwhile (safe: the fence did not move, so no one else can have written). LEASE_LOST once
+   * another grant happened.
+   */
   async renewLease(lease: Lease, ttlMs: number): Promise<Lease> {
     requireId(lease?.name, 'lease.name');
     requireTtl(ttlMs);

@@ -162,7 +162,6 @@ export class PostgresStateBackend implements StateBackend {
       `UPDATE ${this.table} AS t SET value = json_build_object('name', t.value::jsonb->>'name', 'holder', $2::text,
          'fence', $3::bigint, 'expiresAt', ${NOW} + $4::bigint)::text
        WHERE t.key = $1 AND (t.value::jsonb->>'fence')::bigint = $3::bigint AND t.value::jsonb->>'holder' = $2::text
-         AND (t.value::jsonb->>'expiresAt')::bigint > ${NOW}
        RETURNING value`,
       [key, lease.holder, lease.fence, Math.ceil(ttlMs)],
       key,

@@ -45,7 +45,7 @@ const RENEW = `${NOW}
 ${READ_LEASE}
 local l = read_lease(KEYS[1])
 if l and l.err then return l end
-if not l or l.fence ~= tonumber(ARGV[2]) or l.holder ~= ARGV[1] or l.expiresAt <= now then return {0} end
+if not l or l.fence ~= tonumber(ARGV[2]) or l.holder ~= ARGV[1] then return {0} end
 local expires = now + tonumber(ARGV[3])
 write_lease(KEYS[1], l.name, l.holder, l.fence, expires)
 return {1, expires}`;

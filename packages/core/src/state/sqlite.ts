@@ -87,16 +87,14 @@ export class SqliteStateBackend implements StateBackend {
     return this.adapter.transaction(() => {
       const raw = this.adapter.getSync(key);
       const current = raw === undefined ? undefined : parseLease(raw, key);
-      const now = Date.now();
       if (
         current === undefined ||
         current.fence !== lease.fence ||
-        current.holder !== lease.holder ||
-        current.expiresAt <= now
+        current.holder !== lease.holder
       ) {
         return undefined;
       }
-      const renewed: Lease = { ...current, expiresAt: now + ttlMs };
+      const renewed: Lease = { ...current, expiresAt: Date.now() + ttlMs };
       this.adapter.setSync(key, leaseJson(renewed));
       return renewed;
     });
