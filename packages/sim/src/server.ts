@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
 import { RagfreshError } from '@ragfresh/core';
@@ -126,6 +126,7 @@ interface MutableLogEntry {
   headers: Record<string, string>;
   status: number;
   concurrent: number;
+  connection: number;
   bytes: number;
   encoding: string | undefined;
 }
@@ -230,6 +231,8 @@ class SimWebImpl implements SimWeb {
   private clock = 0;
   private mutations = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly connectionIds = new WeakMap<Socket, number>();
+  private connections = 0;
   private stopped = false;
   private readonly markdownTwins: boolean;
   private readonly logLimit: number;
@@ -257,6 +260,9 @@ class SimWebImpl implements SimWeb {
       for (let i = 0; i < hostCount; i++) {
         const site = this.gen.site(i);
         const server = createServer((req, res) => this.handle(i, req, res));
+        server.on('connection', (socket) => {
+          this.connectionIds.set(socket, ++this.connections);
+        });
         server.keepAliveTimeout = 5_000;
         await new Promise<void>((resolve, reject) => {
           server.once('error', reject);
@@ -621,6 +627,7 @@ class SimWebImpl implements SimWeb {
       headers,
       status: 0,
       concurrent: rt.inFlight,
+      connection: this.connectionIds.get(req.socket) ?? 0,
       bytes: 0,
       encoding: undefined,
     };
@@ -748,6 +755,11 @@ class SimWebImpl implements SimWeb {
         return text(200, SITE_JS, 'text/javascript; charset=utf-8', true);
       case '/assets/app.js':
         return this.bundle(rt, url);
+    }
+    // Like most doc sites: the other trailing-slash form of a page redirects to the page.
+    const alternate = path.endsWith('/') ? path.slice(0, -1) : `${path}/`;
+    if (alternate !== '/' && site.byPath.has(alternate)) {
+      return redirect(301, rt.origin + alternate + url.search);
     }
     return text(404, notFoundHtml(site, 404), 'text/html; charset=utf-8', true);
   }

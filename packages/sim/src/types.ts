@@ -62,6 +62,8 @@ export interface RequestLogEntry {
   readonly status: number;
   /** Requests in flight on this host when this one arrived, including itself. */
   readonly concurrent: number;
+  /** Id of the TCP connection (1-based, unique across hosts): equal ids mean a reused connection. */
+  readonly connection: number;
   /** Body bytes written on the wire (after compression). */
   readonly bytes: number;
   /** Content-Encoding of the response, if any. */

@@ -83,6 +83,35 @@ describe('determinism', () => {
     }
   });
 
+  it('replays the same mutations to the same bytes', async () => {
+    const a = await start({ seed: 8, hosts: 1, pagesPerHost: 6 });
+    const b = await start({ seed: 8, hosts: 1, pagesPerHost: 6 });
+    const script = (sim: SimWeb) => {
+      const [, p1, p2, p3] = sim.urls();
+      sim.mutate(p1 as string, 'edit', { section: 1, text: 'Changed.' });
+      sim.mutate(p1 as string, 'edit');
+      sim.mutate(p2 as string, 'shrink', { keepSections: 1 });
+      sim.mutate(p3 as string, 'timestampChurn');
+      sim.advance(2);
+    };
+    script(a);
+    script(b);
+    for (let i = 0; i < 6; i++) {
+      const ua = a.urls()[i] as string;
+      const ub = b.urls()[i] as string;
+      for (let round = 0; round < 2; round++) {
+        const ta = (await raw(ua)).body.toString().replaceAll(a.origin('docs-0'), 'O');
+        const tb = (await raw(ub)).body.toString().replaceAll(b.origin('docs-0'), 'O');
+        expect(ta).toBe(tb);
+      }
+      expect(a.pageFacts(ua)).toEqual({
+        ...b.pageFacts(ub),
+        url: ua,
+        markdownUrl: a.markdownUrl(ua),
+      });
+    }
+  });
+
   it('different seeds give different sites', async () => {
     const a = await start({ seed: 1, hosts: 1, pagesPerHost: 5 });
     const b = await start({ seed: 2, hosts: 1, pagesPerHost: 5 });

@@ -69,6 +69,16 @@ describe('hosts', () => {
     expect(b.headers.etag).toBe(a.headers.etag);
   });
 
+  it('redirects the other trailing-slash form of a page to the page', async () => {
+    for (const host of sim.hosts()) {
+      const url = sim.urls(host)[2] as string;
+      const other = url.endsWith('/') ? url.slice(0, -1) : `${url}/`;
+      const res = await raw(`${other}?utm_source=x`);
+      expect(res.status, other).toBe(301);
+      expect(res.headers.location).toBe(`${url}?utm_source=x`);
+    }
+  });
+
   it('answers unknown paths with 404 and other methods with 405', async () => {
     const res = await raw(`${sim.origin('docs-0')}/no/such/page`);
     expect(res.status).toBe(404);
@@ -224,6 +234,19 @@ describe('request log', () => {
     expect(sim.log('docs-0')).toEqual([]);
     sim.clearLog();
     expect(sim.log()).toEqual([]);
+  });
+
+  it('identifies connections, so keep-alive reuse is visible', async () => {
+    sim.clearLog();
+    const [a, b] = sim.urls('docs-0');
+    await (await fetch(a as string)).arrayBuffer();
+    await (await fetch(b as string)).arrayBuffer();
+    await raw(a as string);
+    await raw(b as string);
+    const ids = sim.log().map((e) => e.connection);
+    expect(ids[0]).toBeGreaterThan(0);
+    expect(ids[1]).toBe(ids[0]);
+    expect(new Set(ids).size).toBe(3);
   });
 
   it('counts concurrent requests per host', async () => {

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { createGunzip, gunzipSync } from 'node:zlib';
 import { isRagfreshError } from '@ragfresh/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -166,6 +167,16 @@ describe('faults', () => {
     expect(res.headers.location).toBe(`${sim.origin('docs-1')}/`);
     sim.mutate(url, 'offHostRedirect', { location: 'https://elsewhere.example/' });
     expect((await raw(url)).headers.location).toBe('https://elsewhere.example/');
+    const single = await startSimWeb({ seed: 11, hosts: 1, pagesPerHost: 2 });
+    try {
+      const only = single.urls()[1] as string;
+      single.mutate(only, 'offHostRedirect');
+      expect((await raw(only)).headers.location).toBe(
+        `http://moved.invalid${new URL(only).pathname}`,
+      );
+    } finally {
+      await single.stop();
+    }
   });
 
   it('soft404: 200 saying the page is not found', async () => {
@@ -185,6 +196,17 @@ describe('faults', () => {
     const js = await body(new URL(src, url).href);
     expect(js).toContain("getElementById('root')");
     expect(js).toContain(facts.phrase);
+    // Run the bundle against a minimal DOM: it must fill #root with the article.
+    const root = { innerHTML: '' };
+    const document = {
+      readyState: 'complete',
+      title: '',
+      getElementById: (id: string) => (id === 'root' ? root : null),
+    };
+    runInNewContext(js, { document });
+    expect(root.innerHTML).toContain(facts.phrase);
+    expect(root.innerHTML).toContain('<h2');
+    expect(document.title).toContain(facts.title);
     sim.mutate(url, 'appShell', { clientRender: false });
     const src2 = /<script defer src="([^"]+)"/
       .exec(await body(url))?.[1]
