@@ -48,11 +48,20 @@ async function runPhase(
   const cpu = process.cpuUsage(cpu0);
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage.rss());
-  return { phase, requests: urls.length, outcomes, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: peak / 2 ** 20 };
+  return {
+    phase,
+    requests: urls.length,
+    outcomes,
+    wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    peakRssMb: peak / 2 ** 20,
+  };
 }
 
 async function main(): Promise<void> {
-  const child = fork(fileURLToPath(new URL('./sim-server.js', import.meta.url)), { stdio: 'inherit' });
+  const child = fork(fileURLToPath(new URL('./sim-server.js', import.meta.url)), {
+    stdio: 'inherit',
+  });
   const urls = await new Promise<string[]>((resolve, reject) => {
     child.once('message', (m) => resolve((m as { urls: string[] }).urls));
     child.once('error', reject);
@@ -77,7 +86,10 @@ async function main(): Promise<void> {
     return r.outcome;
   });
   const revalidate = await runPhase('304 revalidation', urls, async (u, i) => {
-    const r = await fetcher.fetch(u, { pipelineKey: 'bench', ...(validators[i] === undefined ? {} : { validators: validators[i] }) });
+    const r = await fetcher.fetch(u, {
+      pipelineKey: 'bench',
+      ...(validators[i] === undefined ? {} : { validators: validators[i] }),
+    });
     return r.outcome;
   });
   await fetcher.close();
@@ -103,7 +115,9 @@ async function main(): Promise<void> {
   console.log(line(cols.map(String)));
   console.log(line(width.map((w) => '-'.repeat(w))));
   for (const r of rows) console.log(line(cols.map((c) => String(r[c]))));
-  console.log(`max RSS of the process (incl. warm-up): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
+  console.log(
+    `max RSS of the process (incl. warm-up): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`,
+  );
 }
 
 main().catch((err: unknown) => {

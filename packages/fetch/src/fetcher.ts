@@ -593,14 +593,27 @@ export class Fetcher {
           );
         }
       }
+      // A host blocked (Retry-After) for longer than we would wait is reported, not waited for.
+      const blockedMs = this.#gate.host(host).blockedUntil - Date.now();
+      if (blockedMs > (this.#retry.maxRetryAfterMs ?? 120_000)) {
+        return final('rate-limited', 0, {}, { retryAfterMs: blockedMs });
+      }
       const breaker = this.#gate.breakerAllows(host);
-      if (!breaker.allowed)
+      if (!breaker.allowed) {
         return final('circuit-open', 0, {}, { retryAt: new Date(breaker.until).toISOString() });
-      const permit = await this.#gate.acquire(host, r.signal);
-      ctx.queuedMs += permit.queuedMs;
-      ctx.attempts++;
-      ctx.fetchedAt = permit.startedAt;
-      const end = await this.#exchange(url, r, permit, attempt);
+      }
+      let end: AttemptEnd;
+      try {
+        const permit = await this.#gate.acquire(host, r.signal);
+        ctx.queuedMs += permit.queuedMs;
+        ctx.attempts++;
+        ctx.fetchedAt = permit.startedAt;
+        end = await this.#exchange(url, r, permit, attempt);
+      } catch (err) {
+        // Aborted: give back a claimed half-open trial, or the circuit would stay shut for good.
+        this.#gate.releaseTrial(host);
+        throw err;
+      }
       if (end.kind === 'final') {
         if (['server-error', 'timeout', 'network-error'].includes(end.outcome))
           this.#gate.recordFailure(host);

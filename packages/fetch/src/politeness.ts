@@ -288,6 +288,11 @@ export class HostGate {
     return { allowed: true };
   }
 
+  /** Gives back a claimed half-open trial that never produced an answer (the caller aborted). */
+  releaseTrial(host: string): void {
+    this.host(host).halfOpenTrial = false;
+  }
+
   recordSuccess(host: string): void {
     const s = this.host(host);
     s.failures = 0;
