@@ -94,9 +94,43 @@ class Context implements CaseContext {
     return dir;
   }
 
+  #attempt: string[] | undefined;
+
   check(condition: boolean, failure: string): boolean {
-    if (!condition) this.failures.push(failure);
+    if (!condition) (this.#attempt ?? this.failures).push(failure);
     return condition;
+  }
+
+  async eventually(label: string, block: () => Promise<void>): Promise<void> {
+    if (this.#attempt !== undefined) throw new Error('ctx.eventually blocks do not nest');
+    const v = this.capabilities.visibility;
+    const budget = v.mode === 'immediate' ? 0 : v.maxLagMs * 2 + 1_000;
+    const started = performance.now();
+    let delay = 25;
+    let attempts = 0;
+    for (;;) {
+      const problems: string[] = [];
+      this.#attempt = problems;
+      attempts++;
+      try {
+        await block();
+      } catch (err) {
+        problems.push(`unexpected error: ${errorMessage(err)}`);
+      }
+      this.#attempt = undefined;
+      const elapsed = performance.now() - started;
+      if (problems.length === 0 || elapsed + delay > budget) {
+        this.failures.push(...problems);
+        if (budget > 0) {
+          this.observations[`${label}SettledMs`] =
+            problems.length === 0 ? Math.round(elapsed) : null;
+          this.observations[`${label}Attempts`] = attempts;
+        }
+        return;
+      }
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 250);
+    }
   }
 
   observe(key: string, value: JsonValue): void {

@@ -33,6 +33,13 @@ export interface CaseContext {
   publisher(options?: Partial<Omit<PublisherOptions, 'connector'>>): Promise<Publisher>;
   /** A temporary directory removed after the case. */
   tempDir(): string;
+  /**
+   * Runs `block` (reads and checks only) once on a store with immediate visibility; on an
+   * eventual store re-runs it with backoff until its checks pass or the declared lag budget
+   * (maxLagMs × 2 + 1 s) is spent — measuring, never sleeping a fixed time. Only the last
+   * attempt's failed checks count.
+   */
+  eventually(label: string, block: () => Promise<void>): Promise<void>;
   /** Records a failed expectation; the case fails but keeps running. */
   check(condition: boolean, failure: string): boolean;
   /** Records a measured value for the report. */

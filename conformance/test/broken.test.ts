@@ -1,6 +1,8 @@
 import { runSuite } from '@ragfresh/conformance';
 import { BROKEN_CONNECTORS } from '@ragfresh/conformance/broken';
+import { MemoryConnector } from '@ragfresh/connector-memory';
 import { fixture as memoryFixture } from '@ragfresh/connector-memory/fixture';
+import type { ConnectorCapabilities, StoreFixture } from '@ragfresh/core';
 import { describe, expect, it } from 'vitest';
 
 // Each deliberately broken connector declares the reference manifest and breaks one guarantee;
@@ -49,5 +51,72 @@ describe('what the broken connectors are caught with', () => {
     expect(c.observations.verifyOk).toBe(true);
     expect(c.observations.queryableWhenVerified).not.toBe('8/8');
     expect(c.failures.some((f) => f.includes('verifyQueryable said ok'))).toBe(true);
+  });
+});
+
+/** The memory connector under another manifest: the suite's expectations follow the manifest alone. */
+function memoryDeclaring(capabilities: Partial<ConnectorCapabilities>): StoreFixture {
+  return {
+    store: 'memory-redeclared',
+    async start() {
+      const target = await memoryFixture.start();
+      return {
+        kind: target.kind,
+        description: `${target.description}, redeclared ${JSON.stringify(capabilities)}`,
+        connectorSpec: (ns) => target.connectorSpec(ns),
+        stop: () => target.stop(),
+        createConnector: async () => new MemoryConnector({ capabilities }),
+      };
+    },
+  };
+}
+
+describe('the capability manifest alone decides what applies and what is expected', () => {
+  it('flipping flags one chunk at a time fails a declared atomic flagPromotion', {
+    timeout: 60_000,
+  }, async () => {
+    const report = await runSuite({
+      fixture: memoryDeclaring({ flagPromotion: 'atomic' }),
+      cases: ['promotion-flag-readers'],
+    });
+    const c = report.cases[0]!;
+    expect(c.declared).toBe('atomic: both=0, neither=0');
+    expect(c.status).toBe('failed');
+    expect(c.observations.both).toBeGreaterThan(0);
+    expect(c.observations.neither).toBe(0);
+  });
+
+  it('a store without the epoch in it skips epoch-in-store', async () => {
+    const report = await runSuite({
+      fixture: memoryDeclaring({ epochInStore: false }),
+      cases: ['epoch-in-store', 'sentinel-empty'],
+    });
+    expect(report.cases.map((c) => [c.id, c.status])).toEqual([
+      ['sentinel-empty', 'passed'],
+      ['epoch-in-store', 'skipped'],
+    ]);
+    expect(report.counts).toEqual({ passed: 1, failed: 0, skipped: 1 });
+  });
+
+  it('declared eventual visibility polls within the lag budget and measures it', {
+    timeout: 60_000,
+  }, async () => {
+    const report = await runSuite({
+      fixture: memoryDeclaring({ visibility: { mode: 'eventual', maxLagMs: 300 } }),
+      cases: [
+        'restage-idempotent',
+        'verify-within-lag',
+        'shorter-replacement',
+        'metadata-roundtrip',
+      ],
+    });
+    expect(report.cases.map((c) => [c.id, c.status, c.failures])).toEqual(
+      report.cases.map((c) => [c.id, 'passed', []]),
+    );
+    const lag = report.cases.find((c) => c.id === 'verify-within-lag')!;
+    expect(lag.declared).toBe('eventual ≤ 300 ms');
+    expect(lag.observations.observedLagMs).toBeTypeOf('number');
+    const restage = report.cases.find((c) => c.id === 'restage-idempotent')!;
+    expect(restage.observations.restagedAttempts).toBe(1);
   });
 });

@@ -177,68 +177,74 @@ async function crashAt(ctx: CaseContext, step: JournalStep): Promise<void> {
       d: before.d.documentId,
       stay: before.stay.documentId,
     };
-    const current = new Map<string, string>();
-    const summary: string[] = [];
-    for (const [label, docId] of Object.entries(docIds)) {
-      const record = await state.getDocument(docId);
-      const recorded = record?.currentVersionId;
-      summary.push(`${label}=${versionName(names, recorded)}`);
-      ctx.check(
-        recorded === expectVersion[label],
-        `document ${label}: state records ${versionName(names, recorded)}, expected ${versionName(names, expectVersion[label])} after a kill at ${step}`,
-      );
-      if (recorded !== undefined) current.set(docId, recorded);
-      const expectedIds = record?.currentChunkIds ?? [];
-      const probe = (Object.values(before).find((v) => v.documentId === docId) ?? batch.c)
-        .chunks[0]!.embedding;
+    let summary: string[] = [];
+    await ctx.eventually('recovered', async () => {
+      const current = new Map<string, string>();
+      summary = [];
+      for (const [label, docId] of Object.entries(docIds)) {
+        const record = await state.getDocument(docId);
+        const recorded = record?.currentVersionId;
+        summary.push(`${label}=${versionName(names, recorded)}`);
+        ctx.check(
+          recorded === expectVersion[label],
+          `document ${label}: state records ${versionName(names, recorded)}, expected ${versionName(names, expectVersion[label])} after a kill at ${step}`,
+        );
+        if (recorded !== undefined) current.set(docId, recorded);
+        const expectedIds = record?.currentChunkIds ?? [];
+        const probe = (Object.values(before).find((v) => v.documentId === docId) ?? batch.c)
+          .chunks[0]!.embedding;
+        for (const kind of ['epoch', 'flag'] as ViewKind[]) {
+          const hits = await readDocument(reader, docId, probe, 20, kind);
+          const versions = byVersion(hits);
+          const ok =
+            (recorded === undefined && hits.length === 0) ||
+            (versions.size === 1 &&
+              versions.has(recorded ?? '') &&
+              sameMembers(
+                hits.map((h) => String(h.metadata[FIELDS.chunkId])),
+                expectedIds,
+              ));
+          ctx.check(
+            ok,
+            `document ${label}: ${kind} readers see ${describeVersions(versions, names)}, state says ${versionName(names, recorded)} with ${expectedIds.length} chunks`,
+          );
+        }
+        const listed = await listInView(reader, docId, 'epoch');
+        ctx.check(
+          sameMembers(listed, expectedIds),
+          `document ${label}: listing the current view shows ${listed.length} chunks, expected ${expectedIds.length}`,
+        );
+      }
       for (const kind of ['epoch', 'flag'] as ViewKind[]) {
-        const hits = await readDocument(reader, docId, probe, 20, kind);
-        const versions = byVersion(hits);
-        const ok =
-          (recorded === undefined && hits.length === 0) ||
-          (versions.size === 1 &&
-            versions.has(recorded ?? '') &&
-            sameMembers(
-              hits.map((h) => String(h.metadata[FIELDS.chunkId])),
-              expectedIds,
-            ));
+        const all =
+          kind === 'epoch'
+            ? await reader.searchCurrent(before.a.chunks[0]!.embedding, 200, {
+                sourceId: c.sourceId,
+              })
+            : await reader.query(before.a.chunks[0]!.embedding, 200, {
+                view: { kind: 'flag' },
+                sourceId: c.sourceId,
+              });
+        const orphans = all.filter(
+          (h) =>
+            current.get(String(h.metadata[FIELDS.documentId])) !== h.metadata[FIELDS.versionId],
+        );
+        ctx.observe(`${kind}Orphans`, orphans.length);
         ctx.check(
-          ok,
-          `document ${label}: ${kind} readers see ${describeVersions(versions, names)}, state says ${versionName(names, recorded)} with ${expectedIds.length} chunks`,
+          orphans.length === 0,
+          `${orphans.length} orphan chunk(s) in the ${kind} view, e.g. ${orphans[0]?.metadata[FIELDS.chunkId]}`,
         );
       }
-      const listed = await listInView(reader, docId, 'epoch');
-      ctx.check(
-        sameMembers(listed, expectedIds),
-        `document ${label}: listing the current view shows ${listed.length} chunks, expected ${expectedIds.length}`,
-      );
-    }
-    for (const kind of ['epoch', 'flag'] as ViewKind[]) {
-      const all =
-        kind === 'epoch'
-          ? await reader.searchCurrent(before.a.chunks[0]!.embedding, 200, { sourceId: c.sourceId })
-          : await reader.query(before.a.chunks[0]!.embedding, 200, {
-              view: { kind: 'flag' },
-              sourceId: c.sourceId,
-            });
-      const orphans = all.filter(
-        (h) => current.get(String(h.metadata[FIELDS.documentId])) !== h.metadata[FIELDS.versionId],
-      );
-      ctx.observe(`${kind}Orphans`, orphans.length);
-      ctx.check(
-        orphans.length === 0,
-        `${orphans.length} orphan chunk(s) in the ${kind} view, e.g. ${orphans[0]?.metadata[FIELDS.chunkId]}`,
-      );
-    }
-    if (!rolledForward) {
-      for (const v of Object.values(batch)) {
-        const left = await reader.countChunks(v.documentId, v.versionId);
-        ctx.check(
-          left === 0,
-          `${left} staged chunk(s) of a rolled-back version are still stored (${v.documentId})`,
-        );
+      if (!rolledForward) {
+        for (const v of Object.values(batch)) {
+          const left = await reader.countChunks(v.documentId, v.versionId);
+          ctx.check(
+            left === 0,
+            `${left} staged chunk(s) of a rolled-back version are still stored (${v.documentId})`,
+          );
+        }
       }
-    }
+    });
 
     // A further publication succeeds and becomes current.
     const next = await ctx.time('republish', () => publisher.publish(Object.values(after)));
@@ -247,16 +253,18 @@ async function crashAt(ctx: CaseContext, step: JournalStep): Promise<void> {
       bad.length === 0,
       `publishing after recovery: ${bad.map((d) => `${d.documentId} ${d.outcome} ${d.reasons.join('; ')}`).join(', ')}`,
     );
-    for (const v of Object.values(after)) {
-      const hits = await reader.searchCurrent(v.chunks[0]!.embedding, 20, {
-        documentId: v.documentId,
-      });
-      ctx.check(
-        hits.length === v.chunks.length &&
-          hits.every((h) => h.metadata[FIELDS.versionId] === v.versionId),
-        `after the further publication ${v.documentId} shows ${describeVersions(byVersion(hits), names)}`,
-      );
-    }
+    await ctx.eventually('republished', async () => {
+      for (const v of Object.values(after)) {
+        const hits = await reader.searchCurrent(v.chunks[0]!.embedding, 20, {
+          documentId: v.documentId,
+        });
+        ctx.check(
+          hits.length === v.chunks.length &&
+            hits.every((h) => h.metadata[FIELDS.versionId] === v.versionId),
+          `after the further publication ${v.documentId} shows ${describeVersions(byVersion(hits), names)}`,
+        );
+      }
+    });
     ctx.observed(`${rolledForward ? 'rolled forward' : 'rolled back'}: ${summary.join(' ')}`);
   } finally {
     await publisher.close();

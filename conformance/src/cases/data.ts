@@ -3,6 +3,7 @@ import {
   decodeChunkMetadata,
   FIELDS,
   type FlatMetadata,
+  type ListedChunk,
   toStoredChunk,
 } from '@ragfresh/core';
 import type { ConformanceCase } from '../types.js';
@@ -75,67 +76,74 @@ export const metadataRoundTrip: ConformanceCase = {
     const epoch = await connector.readEpoch();
     const stored = v.chunks.map((c) => toStoredChunk(c, epoch + 1));
     await ctx.time('upsert', () => connector.upsert(stored));
-    const listed = await connector.listChunks(v.documentId, v.versionId, { withEmbeddings: true });
-    ctx.check(
-      listed.length === stored.length,
-      `listed ${listed.length} chunks, wrote ${stored.length}`,
-    );
     let mismatches = 0;
-    for (const written of stored) {
-      const row = listed.find(
-        (r) => r.metadata[FIELDS.chunkId] === written.metadata[FIELDS.chunkId],
-      );
-      if (row === undefined) {
-        ctx.check(false, `chunk ${written.id} not listed`);
-        mismatches++;
-        continue;
-      }
-      const problems = diffMetadata(written.metadata, row.metadata);
-      if (row.text !== written.text)
-        problems.push(
-          `text: wrote ${Buffer.byteLength(written.text)} B, read ${Buffer.byteLength(row.text)} B${row.text.length < written.text.length ? ' (truncated?)' : ''}`,
-        );
-      const embedding = row.embedding ?? [];
-      if (
-        embedding.length !== written.embedding.length ||
-        embedding.some((x, i) => Math.abs(x - written.embedding[i]!) > 1e-4)
-      ) {
-        problems.push('embedding differs beyond float32 rounding');
-      }
-      const expectedId = ctx.capabilities.idForm === 'uuid' ? chunkUuid(written.id) : written.id;
-      if (row.id !== expectedId) problems.push(`id ${row.id}, expected ${expectedId}`);
-      mismatches += problems.length;
-      ctx.check(
-        problems.length === 0,
-        `listChunks ${written.id}: ${problems.slice(0, 4).join('; ')}`,
-      );
-    }
-    const decoded = decodeChunkMetadata(
-      listed.find((r) => r.metadata[FIELDS.ordinal] === 0)?.metadata ?? {},
-    );
-    ctx.check(
-      JSON.stringify(decoded.headingPath) === JSON.stringify(heading),
-      `heading_path decodes to ${JSON.stringify(decoded.headingPath)}, expected ${JSON.stringify(heading)}`,
-    );
-    ctx.check(
-      typeof decoded.validity.current === 'boolean' && typeof decoded.ordinal === 'number',
-      'validity or ordinal decoded with the wrong type',
-    );
-    for (const written of stored) {
-      const hits = await connector.query(written.embedding, 2, {
-        view: { kind: 'all' },
-        documentId: v.documentId,
+    await ctx.eventually('roundtrip', async () => {
+      const listed = await connector.listChunks(v.documentId, v.versionId, {
+        withEmbeddings: true,
       });
-      const hit = hits.find((h) => h.metadata[FIELDS.chunkId] === written.metadata[FIELDS.chunkId]);
-      if (hit === undefined) {
-        ctx.check(false, `query with ${written.id}'s own embedding did not return it`);
-        continue;
+      ctx.check(
+        listed.length === stored.length,
+        `listed ${listed.length} chunks, wrote ${stored.length}`,
+      );
+      mismatches = 0;
+      for (const written of stored) {
+        const row = listed.find(
+          (r) => r.metadata[FIELDS.chunkId] === written.metadata[FIELDS.chunkId],
+        );
+        if (row === undefined) {
+          ctx.check(false, `chunk ${written.id} not listed`);
+          mismatches++;
+          continue;
+        }
+        const problems = diffMetadata(written.metadata, row.metadata);
+        if (row.text !== written.text)
+          problems.push(
+            `text: wrote ${Buffer.byteLength(written.text)} B, read ${Buffer.byteLength(row.text)} B${row.text.length < written.text.length ? ' (truncated?)' : ''}`,
+          );
+        const embedding = row.embedding ?? [];
+        if (
+          embedding.length !== written.embedding.length ||
+          embedding.some((x, i) => Math.abs(x - written.embedding[i]!) > 1e-4)
+        ) {
+          problems.push('embedding differs beyond float32 rounding');
+        }
+        const expectedId = ctx.capabilities.idForm === 'uuid' ? chunkUuid(written.id) : written.id;
+        if (row.id !== expectedId) problems.push(`id ${row.id}, expected ${expectedId}`);
+        mismatches += problems.length;
+        ctx.check(
+          problems.length === 0,
+          `listChunks ${written.id}: ${problems.slice(0, 4).join('; ')}`,
+        );
       }
-      const problems = diffMetadata(written.metadata, hit.metadata);
-      if (hit.text !== written.text) problems.push('text differs');
-      mismatches += problems.length;
-      ctx.check(problems.length === 0, `query ${written.id}: ${problems.slice(0, 4).join('; ')}`);
-    }
+      const decoded = decodeChunkMetadata(
+        listed.find((r) => r.metadata[FIELDS.ordinal] === 0)?.metadata ?? {},
+      );
+      ctx.check(
+        JSON.stringify(decoded.headingPath) === JSON.stringify(heading),
+        `heading_path decodes to ${JSON.stringify(decoded.headingPath)}, expected ${JSON.stringify(heading)}`,
+      );
+      ctx.check(
+        typeof decoded.validity.current === 'boolean' && typeof decoded.ordinal === 'number',
+        'validity or ordinal decoded with the wrong type',
+      );
+      for (const written of stored) {
+        const hits = await connector.query(written.embedding, 2, {
+          view: { kind: 'all' },
+          documentId: v.documentId,
+        });
+        const hit = hits.find(
+          (h) => h.metadata[FIELDS.chunkId] === written.metadata[FIELDS.chunkId],
+        );
+        if (hit === undefined) {
+          ctx.check(false, `query with ${written.id}'s own embedding did not return it`);
+          continue;
+        }
+        const problems = diffMetadata(written.metadata, hit.metadata);
+        if (hit.text !== written.text) problems.push('text differs');
+        mismatches += problems.length;
+        ctx.check(problems.length === 0, `query ${written.id}: ${problems.slice(0, 4).join('; ')}`);
+      }
+    });
     ctx.observe('textBytes', Buffer.byteLength(stored[0]!.text, 'utf8'));
     ctx.observe('mismatches', mismatches);
     ctx.observed(mismatches === 0 ? 'exact round trip' : `${mismatches} mismatch(es)`);
@@ -162,26 +170,34 @@ export const batchBeyondLimit: ConformanceCase = {
       report.documents[0]?.outcome === 'published',
       `publication outcome ${report.documents[0]?.outcome}: ${report.documents[0]?.reasons.join('; ')}`,
     );
-    const count = await connector.countChunks(big.documentId, big.versionId);
-    const listed = await connector.listChunks(big.documentId, big.versionId);
-    const inView = await listInView(connector, big.documentId, 'epoch');
-    ctx.observe('chunks', n);
-    ctx.observe('count', count);
-    ctx.observe('listed', listed.length);
-    ctx.observe('inCurrentView', inView.length);
-    ctx.check(count === n, `count ${count}, expected ${n}`);
-    ctx.check(
-      listed.length === n && new Set(chunkIdsOf(listed)).size === n,
-      `listed ${listed.length} chunks, expected ${n} distinct`,
-    );
-    ctx.check(
-      listed.every((r, i) => r.metadata[FIELDS.ordinal] === i),
-      'listing is not sorted by ordinal 0..n-1 (gaps or duplicates)',
-    );
-    ctx.check(inView.length === n, `${inView.length} chunks in the current view, expected ${n}`);
+    let count = -1;
+    let listed: ListedChunk[] = [];
+    let inView: string[] = [];
+    await ctx.eventually('published', async () => {
+      count = await connector.countChunks(big.documentId, big.versionId);
+      listed = await connector.listChunks(big.documentId, big.versionId);
+      inView = await listInView(connector, big.documentId, 'epoch');
+      ctx.observe('chunks', n);
+      ctx.observe('count', count);
+      ctx.observe('listed', listed.length);
+      ctx.observe('inCurrentView', inView.length);
+      ctx.check(count === n, `count ${count}, expected ${n}`);
+      ctx.check(
+        listed.length === n && new Set(chunkIdsOf(listed)).size === n,
+        `listed ${listed.length} chunks, expected ${n} distinct`,
+      );
+      ctx.check(
+        listed.every((r, i) => r.metadata[FIELDS.ordinal] === i),
+        'listing is not sorted by ordinal 0..n-1 (gaps or duplicates)',
+      );
+      ctx.check(inView.length === n, `${inView.length} chunks in the current view, expected ${n}`);
+    });
     await ctx.time('delete', () => connector.deleteVersion(big.documentId, big.versionId));
-    const left = await connector.countChunks(big.documentId, big.versionId);
-    ctx.check(left === 0, `${left} chunk(s) left after deleting the version`);
+    let left = -1;
+    await ctx.eventually('deleted', async () => {
+      left = await connector.countChunks(big.documentId, big.versionId);
+      ctx.check(left === 0, `${left} chunk(s) left after deleting the version`);
+    });
     ctx.observed(
       `count ${count}, listed ${listed.length}, current ${inView.length}, ${left} left after delete`,
     );
@@ -206,38 +222,40 @@ export const listByDocumentAndVersion: ConformanceCase = {
     const v2 = ctx.corpus.generated('lister', 'v2', 4);
     const epoch = await connector.readEpoch();
     await connector.upsert(v2.chunks.map((c) => toStoredChunk(c, epoch + 1)));
-    const all = await connector.listChunks(v1.documentId);
-    const one = await connector.listChunks(v1.documentId, v1.versionId);
-    const two = await connector.listChunks(v1.documentId, v2.versionId);
-    const none = await connector.listChunks(ctx.corpus.documentId('absent'));
-    const counts = [
-      await connector.countChunks(v1.documentId, v1.versionId),
-      await connector.countChunks(v1.documentId, v2.versionId),
-    ];
-    ctx.check(
-      sameMembers(
-        chunkIdsOf(all),
-        [...v1.chunks, ...v2.chunks].map((c) => c.chunkId),
-      ),
-      `listing the document returned ${all.length} chunks, expected ${v1.chunks.length + v2.chunks.length} of its two versions`,
-    );
-    ctx.check(
-      chunkIdsOf(one).join() === v1.chunks.map((c) => c.chunkId).join(),
-      `listing version 1 returned ${chunkIdsOf(one).length} chunks or the wrong order`,
-    );
-    ctx.check(
-      chunkIdsOf(two).join() === v2.chunks.map((c) => c.chunkId).join(),
-      `listing version 2 returned ${chunkIdsOf(two).length} chunks or the wrong order`,
-    );
-    ctx.check(none.length === 0, `an unknown document lists ${none.length} chunks`);
-    ctx.check(
-      counts[0] === 3 && counts[1] === 4,
-      `countChunks gives ${counts.join('/')}, expected 3/4`,
-    );
-    ctx.observe('listed', [all.length, one.length, two.length, none.length]);
-    ctx.observed(
-      `document ${all.length}, v1 ${one.length}, v2 ${two.length}, unknown ${none.length}`,
-    );
+    await ctx.eventually('listed', async () => {
+      const all = await connector.listChunks(v1.documentId);
+      const one = await connector.listChunks(v1.documentId, v1.versionId);
+      const two = await connector.listChunks(v1.documentId, v2.versionId);
+      const none = await connector.listChunks(ctx.corpus.documentId('absent'));
+      const counts = [
+        await connector.countChunks(v1.documentId, v1.versionId),
+        await connector.countChunks(v1.documentId, v2.versionId),
+      ];
+      ctx.check(
+        sameMembers(
+          chunkIdsOf(all),
+          [...v1.chunks, ...v2.chunks].map((c) => c.chunkId),
+        ),
+        `listing the document returned ${all.length} chunks, expected ${v1.chunks.length + v2.chunks.length} of its two versions`,
+      );
+      ctx.check(
+        chunkIdsOf(one).join() === v1.chunks.map((c) => c.chunkId).join(),
+        `listing version 1 returned ${chunkIdsOf(one).length} chunks or the wrong order`,
+      );
+      ctx.check(
+        chunkIdsOf(two).join() === v2.chunks.map((c) => c.chunkId).join(),
+        `listing version 2 returned ${chunkIdsOf(two).length} chunks or the wrong order`,
+      );
+      ctx.check(none.length === 0, `an unknown document lists ${none.length} chunks`);
+      ctx.check(
+        counts[0] === 3 && counts[1] === 4,
+        `countChunks gives ${counts.join('/')}, expected 3/4`,
+      );
+      ctx.observe('listed', [all.length, one.length, two.length, none.length]);
+      ctx.observed(
+        `document ${all.length}, v1 ${one.length}, v2 ${two.length}, unknown ${none.length}`,
+      );
+    });
   },
 };
 
@@ -267,25 +285,31 @@ export const largeDocument: ConformanceCase = {
       second.documents[0]?.outcome === 'published',
       `replacement: ${second.documents[0]?.outcome} ${second.documents[0]?.reasons.join('; ')}`,
     );
-    const inView = await listInView(connector, v2.documentId, 'epoch');
-    const flagged = await listInView(connector, v2.documentId, 'flag');
-    ctx.check(
-      sameMembers(
-        inView,
-        v2.chunks.map((c) => c.chunkId),
-      ),
-      `${inView.length} chunks in the current view, expected the ${n} new ones`,
-    );
-    ctx.check(
-      sameMembers(
-        flagged,
-        v2.chunks.map((c) => c.chunkId),
-      ),
-      `${flagged.length} chunks flagged current, expected the ${n} new ones`,
-    );
+    let inView: string[] = [];
+    await ctx.eventually('replaced', async () => {
+      inView = await listInView(connector, v2.documentId, 'epoch');
+      const flagged = await listInView(connector, v2.documentId, 'flag');
+      ctx.check(
+        sameMembers(
+          inView,
+          v2.chunks.map((c) => c.chunkId),
+        ),
+        `${inView.length} chunks in the current view, expected the ${n} new ones`,
+      );
+      ctx.check(
+        sameMembers(
+          flagged,
+          v2.chunks.map((c) => c.chunkId),
+        ),
+        `${flagged.length} chunks flagged current, expected the ${n} new ones`,
+      );
+    });
     await publisher.publish([ctx.corpus.generated('tick', 'v1', 1)]);
-    const old = await connector.countChunks(v1.documentId, v1.versionId);
-    ctx.check(old === 0, `${old} chunks of the replaced 1,000-chunk version left after grace`);
+    let old = -1;
+    await ctx.eventually('collected', async () => {
+      old = await connector.countChunks(v1.documentId, v1.versionId);
+      ctx.check(old === 0, `${old} chunks of the replaced 1,000-chunk version left after grace`);
+    });
     ctx.observe('currentView', inView.length);
     ctx.observe('oldLeft', old);
     ctx.observed(`${inView.length} current, ${old} old left`);

@@ -115,27 +115,30 @@ export const idsDeterministic: ConformanceCase = {
     const epoch = await connector.readEpoch();
     await connector.upsert(first.chunks.map((c) => toStoredChunk(c, epoch + 1)));
     await connector.upsert(again.chunks.map((c) => toStoredChunk(c, epoch + 1)));
-    const listed = await connector.listChunks(first.documentId, first.versionId);
-    ctx.observe('stored', listed.length);
-    ctx.check(
-      listed.length === first.chunks.length,
-      `stored ${listed.length} chunks for a ${first.chunks.length}-chunk version staged twice`,
-    );
     let wrongForm = 0;
-    for (const row of listed) {
-      const readable = String(row.metadata[FIELDS.chunkId]);
-      const expectedId = ctx.capabilities.idForm === 'uuid' ? chunkUuid(readable) : readable;
-      if (row.id !== expectedId) wrongForm++;
-    }
-    ctx.check(
-      wrongForm === 0,
-      `${wrongForm} stored id(s) are not the declared ${ctx.capabilities.idForm} form of rf_chunk`,
-    );
-    ctx.check(
-      listed.map((r) => String(r.metadata[FIELDS.chunkId])).join() ===
-        first.chunks.map((c) => c.chunkId).join(),
-      'stored rf_chunk values differ from the chunk ids core computed',
-    );
+    await ctx.eventually('stored', async () => {
+      const listed = await connector.listChunks(first.documentId, first.versionId);
+      ctx.observe('stored', listed.length);
+      ctx.check(
+        listed.length === first.chunks.length,
+        `stored ${listed.length} chunks for a ${first.chunks.length}-chunk version staged twice`,
+      );
+      wrongForm = 0;
+      for (const row of listed) {
+        const readable = String(row.metadata[FIELDS.chunkId]);
+        const expectedId = ctx.capabilities.idForm === 'uuid' ? chunkUuid(readable) : readable;
+        if (row.id !== expectedId) wrongForm++;
+      }
+      ctx.check(
+        wrongForm === 0,
+        `${wrongForm} stored id(s) are not the declared ${ctx.capabilities.idForm} form of rf_chunk`,
+      );
+      ctx.check(
+        listed.map((r) => String(r.metadata[FIELDS.chunkId])).join() ===
+          first.chunks.map((c) => c.chunkId).join(),
+        'stored rf_chunk values differ from the chunk ids core computed',
+      );
+    });
     ctx.observed(
       wrongForm === 0
         ? `stable ids, stored as ${ctx.capabilities.idForm}`

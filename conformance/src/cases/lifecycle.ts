@@ -26,47 +26,53 @@ export const shorterReplacement: ConformanceCase = {
     await publisher.publish([long]);
     await ctx.time('replace', () => publisher.publish([short]));
     const expected = short.chunks.map((c) => c.chunkId);
-    const seen: string[] = [];
-    for (const kind of ['epoch', 'flag'] as ViewKind[]) {
-      const hits = await readDocument(
-        connector,
-        short.documentId,
-        long.chunks[5]!.embedding,
-        20,
-        kind,
-      );
-      const ids = hits.map((h) => String(h.metadata[FIELDS.chunkId]));
-      seen.push(
-        `${kind}: ${describeVersions(
-          byVersion(hits),
-          new Map([
-            [long.versionId, 'long'],
-            [short.versionId, 'short'],
-          ]),
-        )}`,
-      );
-      ctx.check(
-        sameMembers(ids, expected),
-        `${kind} readers see ${ids.length} chunk(s) (${describeVersions(byVersion(hits))}), expected the 3 new ones`,
-      );
-      const listed = await listInView(connector, short.documentId, kind);
-      ctx.check(
-        sameMembers(listed, expected),
-        `listing the ${kind} view shows ${listed.length} chunk(s), expected the 3 new ones`,
-      );
-    }
+    let seen: string[] = [];
+    await ctx.eventually('replaced', async () => {
+      seen = [];
+      for (const kind of ['epoch', 'flag'] as ViewKind[]) {
+        const hits = await readDocument(
+          connector,
+          short.documentId,
+          long.chunks[5]!.embedding,
+          20,
+          kind,
+        );
+        const ids = hits.map((h) => String(h.metadata[FIELDS.chunkId]));
+        seen.push(
+          `${kind}: ${describeVersions(
+            byVersion(hits),
+            new Map([
+              [long.versionId, 'long'],
+              [short.versionId, 'short'],
+            ]),
+          )}`,
+        );
+        ctx.check(
+          sameMembers(ids, expected),
+          `${kind} readers see ${ids.length} chunk(s) (${describeVersions(byVersion(hits))}), expected the 3 new ones`,
+        );
+        const listed = await listInView(connector, short.documentId, kind);
+        ctx.check(
+          sameMembers(listed, expected),
+          `listing the ${kind} view shows ${listed.length} chunk(s), expected the 3 new ones`,
+        );
+      }
+    });
     // Another batch moves the epoch past the grace period; collection runs at its end.
     await publisher.publish([ctx.corpus.generated('other', 'v1', 2)]);
     await publisher.collectRetired();
-    const stored = await connector.listChunks(short.documentId);
-    ctx.observe('storedAfterGrace', stored.length);
-    ctx.check(
-      sameMembers(
-        stored.map((r) => String(r.metadata[FIELDS.chunkId])),
-        expected,
-      ),
-      `after grace collection ${stored.length} chunk(s) stored (${describeVersions(byVersion(stored))}), expected only the 3 new ones`,
-    );
+    let stored: Awaited<ReturnType<typeof connector.listChunks>> = [];
+    await ctx.eventually('collected', async () => {
+      stored = await connector.listChunks(short.documentId);
+      ctx.observe('storedAfterGrace', stored.length);
+      ctx.check(
+        sameMembers(
+          stored.map((r) => String(r.metadata[FIELDS.chunkId])),
+          expected,
+        ),
+        `after grace collection ${stored.length} chunk(s) stored (${describeVersions(byVersion(stored))}), expected only the 3 new ones`,
+      );
+    });
     ctx.observed(`${seen.join('; ')}; ${stored.length} stored after grace`);
   },
 };
@@ -93,10 +99,16 @@ export const retireAfterGrace: ConformanceCase = {
       !inView.some((id) => v1.chunks.some((c) => c.chunkId === id)),
       'the replaced version is still in the current view right after promotion',
     );
-    for (let i = 0; i < 2; i++) {
-      await publisher.publish([ctx.corpus.generated(`tick${i}`, 'v1', 1)]);
-      counts.push(await connector.countChunks(v1.documentId, v1.versionId));
-    }
+    await publisher.publish([ctx.corpus.generated('tick0', 'v1', 1)]);
+    counts.push(await connector.countChunks(v1.documentId, v1.versionId));
+    await publisher.publish([ctx.corpus.generated('tick1', 'v1', 1)]);
+    await ctx.eventually('deleted', async () => {
+      counts[2] = await connector.countChunks(v1.documentId, v1.versionId);
+      ctx.check(
+        counts[2] === 0,
+        `after the grace epochs ${counts[2]} chunk(s) of the replaced version are still stored`,
+      );
+    });
     ctx.observe('storedAfterEpochs', counts);
     ctx.check(
       counts[0] === v1.chunks.length,
@@ -105,10 +117,6 @@ export const retireAfterGrace: ConformanceCase = {
     ctx.check(
       counts[1] === v1.chunks.length,
       `one epoch later ${counts[1]} chunks stored, expected ${v1.chunks.length} (grace not yet passed)`,
-    );
-    ctx.check(
-      counts[2] === 0,
-      `after the grace epochs ${counts[2]} chunk(s) of the replaced version are still stored`,
     );
     const current = await connector.countChunks(v2.documentId, v2.versionId);
     ctx.check(
@@ -145,27 +153,30 @@ export const deleteTombstone: ConformanceCase = {
       `removal outcome ${report.documents.map((d) => d.outcome).join(', ')}, expected removed`,
     );
     let visible = 0;
-    for (const kind of ['epoch', 'flag'] as ViewKind[]) {
-      const hits = await readDocument(
-        connector,
-        gone.documentId,
-        gone.chunks[0]!.embedding,
-        10,
-        kind,
-      );
-      visible += hits.length;
-      ctx.check(
-        hits.length === 0,
-        `${kind} readers still see ${hits.length} chunk(s) of the removed document`,
-      );
-      for (const d of kept) {
-        const k = await readDocument(connector, d.documentId, d.chunks[0]!.embedding, 10, kind);
-        ctx.check(
-          k.length === d.chunks.length,
-          `${kind} readers see ${k.length} of ${d.chunks.length} chunks of ${d.documentId}, which was not removed`,
+    await ctx.eventually('removed', async () => {
+      visible = 0;
+      for (const kind of ['epoch', 'flag'] as ViewKind[]) {
+        const hits = await readDocument(
+          connector,
+          gone.documentId,
+          gone.chunks[0]!.embedding,
+          10,
+          kind,
         );
+        visible += hits.length;
+        ctx.check(
+          hits.length === 0,
+          `${kind} readers still see ${hits.length} chunk(s) of the removed document`,
+        );
+        for (const d of kept) {
+          const k = await readDocument(connector, d.documentId, d.chunks[0]!.embedding, 10, kind);
+          ctx.check(
+            k.length === d.chunks.length,
+            `${kind} readers see ${k.length} of ${d.chunks.length} chunks of ${d.documentId}, which was not removed`,
+          );
+        }
       }
-    }
+    });
     const record = await state.getDocument(gone.documentId);
     ctx.observe('recordStatus', record?.status ?? 'missing');
     ctx.check(
@@ -184,12 +195,15 @@ export const deleteTombstone: ConformanceCase = {
       `removing an already removed document gave ${again.documents.map((d) => d.outcome).join(', ')}, expected skipped`,
     );
     await publisher.publish([ctx.corpus.generated('d', 'v1', 1)]);
-    const stored = await connector.countChunks(gone.documentId, gone.versionId);
-    ctx.observe('storedAfterGrace', stored);
-    ctx.check(
-      stored === 0,
-      `${stored} chunk(s) of the removed document are still stored after the grace period`,
-    );
+    let stored = 0;
+    await ctx.eventually('collected', async () => {
+      stored = await connector.countChunks(gone.documentId, gone.versionId);
+      ctx.observe('storedAfterGrace', stored);
+      ctx.check(
+        stored === 0,
+        `${stored} chunk(s) of the removed document are still stored after the grace period`,
+      );
+    });
     ctx.observed(
       `removed: ${visible} visible, record ${record?.status ?? 'missing'}, ${stored} stored after grace`,
     );
@@ -213,21 +227,24 @@ export const epochShared: ConformanceCase = {
     await publisher.publish([v2]);
     const writerEpoch = await (await ctx.connector()).readEpoch();
     const reader = await ctx.openAnotherConnector();
-    const readerEpoch = await reader.readEpoch();
-    const hits = await reader.searchCurrent(v2.chunks[0]!.embedding, 10, {
-      documentId: v2.documentId,
+    let readerEpoch = -1;
+    await ctx.eventually('shared', async () => {
+      readerEpoch = await reader.readEpoch();
+      const hits = await reader.searchCurrent(v2.chunks[0]!.embedding, 10, {
+        documentId: v2.documentId,
+      });
+      ctx.observe('writerEpoch', writerEpoch);
+      ctx.observe('readerEpoch', readerEpoch);
+      ctx.check(
+        readerEpoch === writerEpoch,
+        `a second client reads epoch ${readerEpoch}, the writer published ${writerEpoch}`,
+      );
+      ctx.check(
+        hits.length === v2.chunks.length &&
+          hits.every((h) => h.metadata[FIELDS.versionId] === v2.versionId),
+        `a second client's current view shows ${describeVersions(byVersion(hits))}, expected v2×${v2.chunks.length}`,
+      );
     });
-    ctx.observe('writerEpoch', writerEpoch);
-    ctx.observe('readerEpoch', readerEpoch);
-    ctx.check(
-      readerEpoch === writerEpoch,
-      `a second client reads epoch ${readerEpoch}, the writer published ${writerEpoch}`,
-    );
-    ctx.check(
-      hits.length === v2.chunks.length &&
-        hits.every((h) => h.metadata[FIELDS.versionId] === v2.versionId),
-      `a second client's current view shows ${describeVersions(byVersion(hits))}, expected v2×${v2.chunks.length}`,
-    );
     ctx.observed(`reader epoch ${readerEpoch} = writer ${writerEpoch}`);
   },
 };

@@ -55,6 +55,13 @@ export const sentinelIsolated: ConformanceCase = {
     const writer = await ctx.connector();
     const doc = ctx.corpus.generated('leak', 'v1', 3);
     await writer.upsert(doc.chunks.map((c) => toStoredChunk(c, 1)));
+    await ctx.eventually('written', async () => {
+      const own = await writer.countChunks(doc.documentId, doc.versionId);
+      ctx.check(
+        own === doc.chunks.length,
+        `the writing namespace counts ${own} of its ${doc.chunks.length} chunks`,
+      );
+    });
     const other = await ctx.target.createConnector(`${ctx.namespace}x`);
     try {
       await other.open({ dimensions: ctx.dimensions });

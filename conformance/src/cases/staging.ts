@@ -28,6 +28,30 @@ export const stagedInvisible: ConformanceCase = {
       [v2.versionId, 'v2(staged)'],
       [fresh.versionId, 'new(staged)'],
     ]);
+    // Wait (on eventual stores) until the staged chunks are stored and searchable and the
+    // current version is fully visible; staged chunks must then stay invisible.
+    await ctx.eventually('staged', async () => {
+      const stored = await connector.countChunks(v2.documentId, v2.versionId);
+      ctx.check(
+        stored === v2.chunks.length,
+        `staged version stores ${stored} chunks, expected ${v2.chunks.length}`,
+      );
+      const all = await connector.query(v2.chunks[0]!.embedding, 30, { view: { kind: 'all' } });
+      ctx.check(
+        all.some((h) => h.metadata[FIELDS.chunkId] === v2.chunks[0]!.chunkId),
+        'a query over every stored chunk does not return a staged chunk: staging did not land',
+      );
+      for (const kind of ['epoch', 'flag'] as ViewKind[]) {
+        const doc = await readDocument(connector, v1.documentId, v1.chunks[0]!.embedding, 20, kind);
+        const v1Seen = chunkIdsOf(doc).filter((id) =>
+          v1.chunks.some((c) => c.chunkId === id),
+        ).length;
+        ctx.check(
+          v1Seen === v1.chunks.length,
+          `${kind} readers saw ${v1Seen} of ${v1.chunks.length} chunks of the current version`,
+        );
+      }
+    });
     let leaked = 0;
     const seen: string[] = [];
     for (const kind of ['epoch', 'flag'] as ViewKind[]) {
@@ -52,21 +76,11 @@ export const stagedInvisible: ConformanceCase = {
         doneLeaks.length === 0,
         `${kind} readers saw ${doneLeaks.length} staged chunk(s), e.g. ${doneLeaks[0]?.metadata[FIELDS.chunkId]}`,
       );
-      const v1Seen = chunkIdsOf(doc).filter((id) => v1.chunks.some((c) => c.chunkId === id)).length;
-      ctx.check(
-        v1Seen === v1.chunks.length,
-        `${kind} readers saw ${v1Seen} of ${v1.chunks.length} chunks of the current version`,
-      );
       ctx.check(
         newDoc.length === 0,
         `${kind} readers saw ${newDoc.length} chunk(s) of a document that was only staged`,
       );
     }
-    const stored = await connector.countChunks(v2.documentId, v2.versionId);
-    ctx.check(
-      stored === v2.chunks.length,
-      `staged version stores ${stored} chunks, expected ${v2.chunks.length}`,
-    );
     ctx.observe('stagedVisible', leaked);
     ctx.observed(`staged: ${leaked} visible (${seen.join('; ')})`);
   },
@@ -87,36 +101,41 @@ export const restageIdempotent: ConformanceCase = {
     const v = ctx.corpus.generated('retry', 'v1', 6);
     const stored = v.chunks.map((c) => toStoredChunk(c, epoch + 1));
     await connector.upsert(stored);
-    const afterOnce = await connector.countChunks(v.documentId, v.versionId);
+    let afterOnce = 0;
+    await ctx.eventually('staged', async () => {
+      afterOnce = await connector.countChunks(v.documentId, v.versionId);
+      ctx.check(
+        afterOnce === v.chunks.length,
+        `count after one stage is ${afterOnce}, expected ${v.chunks.length}`,
+      );
+    });
     await ctx.time('restage', () => connector.upsert(stored));
     await connector.upsert(stored.slice(2, 4));
-    const afterTwice = await connector.countChunks(v.documentId, v.versionId);
-    const listed = await connector.listChunks(v.documentId, v.versionId);
-    const ids = chunkIdsOf(listed);
-    const unique = new Set(ids).size;
-    const hits = await connector.query(v.chunks[0]!.embedding, v.chunks.length * 3, {
-      view: { kind: 'all' },
-      documentId: v.documentId,
+    let afterTwice = 0;
+    await ctx.eventually('restaged', async () => {
+      afterTwice = await connector.countChunks(v.documentId, v.versionId);
+      const listed = await connector.listChunks(v.documentId, v.versionId);
+      const ids = chunkIdsOf(listed);
+      const unique = new Set(ids).size;
+      const hits = await connector.query(v.chunks[0]!.embedding, v.chunks.length * 3, {
+        view: { kind: 'all' },
+        documentId: v.documentId,
+      });
+      ctx.observe('countAfterRetries', afterTwice);
+      ctx.observe('queryHits', hits.length);
+      ctx.check(
+        afterTwice === v.chunks.length,
+        `count after re-staging is ${afterTwice}, expected ${v.chunks.length}`,
+      );
+      ctx.check(
+        listed.length === v.chunks.length && unique === listed.length,
+        `listing returns ${listed.length} rows for ${unique} distinct ids`,
+      );
+      ctx.check(
+        hits.length === v.chunks.length,
+        `a query over all chunks returns ${hits.length} hits, expected ${v.chunks.length}`,
+      );
     });
-    ctx.observe('countAfterOnce', afterOnce);
-    ctx.observe('countAfterRetries', afterTwice);
-    ctx.observe('queryHits', hits.length);
-    ctx.check(
-      afterOnce === v.chunks.length,
-      `count after one stage is ${afterOnce}, expected ${v.chunks.length}`,
-    );
-    ctx.check(
-      afterTwice === v.chunks.length,
-      `count after re-staging is ${afterTwice}, expected ${v.chunks.length}`,
-    );
-    ctx.check(
-      listed.length === v.chunks.length && unique === listed.length,
-      `listing returns ${listed.length} rows for ${unique} distinct ids`,
-    );
-    ctx.check(
-      hits.length === v.chunks.length,
-      `a query over all chunks returns ${hits.length} hits, expected ${v.chunks.length}`,
-    );
     let deleteError = '';
     try {
       await connector.deleteVersion(v.documentId, 'vabsent');
