@@ -238,6 +238,21 @@ describe('faults', () => {
     );
   });
 
+  it('slow: survives a client that gives up mid-body', async () => {
+    sim.clearLog();
+    sim.mutate(url, 'slow', { chunkDelayMs: 50, chunkSize: 512 });
+    const ac = new AbortController();
+    const res = await fetch(url, { signal: ac.signal, headers: { 'accept-encoding': 'identity' } });
+    expect(res.status).toBe(200);
+    ac.abort();
+    await new Promise((r) => setTimeout(r, 120));
+    const [entry] = sim.log();
+    expect(entry?.endTime).toBeDefined();
+    expect(entry?.bytes).toBeLessThan(Number(res.headers.get('content-length')));
+    sim.mutate(url, 'restore');
+    expect((await raw(url)).status).toBe(200);
+  });
+
   it('wrongCharset: Latin-1 header over a UTF-8 body, or a charset only in <meta>', async () => {
     sim.mutate(url, 'wrongCharset');
     const res = await raw(url);
