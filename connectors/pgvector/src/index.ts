@@ -536,11 +536,10 @@ export class PgVectorConnector extends Connector {
     );
   }
 
+  /** Rows as core sees them: `id` is the stored key (idForm 'uuid'); the readable id is metadata rf_chunk. */
   #listed(row: ChunkRow): ListedChunk {
     const metadata = (row.metadata ?? {}) as Record<string, FlatMetadata[string]>;
-    const id =
-      typeof metadata[FIELDS.chunkId] === 'string' ? (metadata[FIELDS.chunkId] as string) : row.id;
-    const base = { id, text: row.text ?? '', metadata };
+    const base = { id: row.id, text: row.text ?? '', metadata };
     return row.embedding === undefined
       ? base
       : { ...base, embedding: JSON.parse(row.embedding) as number[] };
@@ -606,7 +605,12 @@ export class PgVectorConnector extends Connector {
       return { id, text, metadata, score };
     });
     // Ties keep the reference order (readable id ascending); a SQL tie-breaker would stop the HNSW index being used.
-    return hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const readable = (h: QueryHit) => String(h.metadata[FIELDS.chunkId] ?? h.id);
+    return hits.sort((a, b) => {
+      const ra = readable(a);
+      const rb = readable(b);
+      return b.score - a.score || (ra < rb ? -1 : ra > rb ? 1 : 0);
+    });
   }
 
   protected async _close(): Promise<void> {

@@ -133,7 +133,8 @@ describe('writes', () => {
     await c.upsert(changed);
     const listed = await c.listChunks('s:d', 'v1', { withEmbeddings: true });
     expect(listed).toHaveLength(10);
-    expect(listed.map((x) => x.id)).toEqual(chunks.map((x) => x.id));
+    expect(listed.map((x) => x.id)).toEqual(chunks.map((x) => chunkUuid(x.id)));
+    expect(listed.map((x) => x.metadata[FIELDS.chunkId])).toEqual(chunks.map((x) => x.id));
     expect(listed[3]?.text).toBe('rewritten');
     expect(listed[3]?.embedding).toEqual(
       vectorFor(99)
@@ -154,7 +155,9 @@ describe('writes', () => {
     const base = makeChunk('s:d', 'v1', 0);
     const { [FIELDS.chunkId]: _, ...rest } = base.metadata;
     await c.upsert([{ ...base, metadata: rest }]);
-    expect((await c.listChunks('s:d'))[0]?.id).toBe(base.id);
+    const [listed] = await c.listChunks('s:d');
+    expect(listed?.id).toBe(chunkUuid(base.id));
+    expect(listed?.metadata[FIELDS.chunkId]).toBe(base.id);
     expect(
       await codeOf(
         c.upsert([{ ...base, metadata: { ...base.metadata, [FIELDS.chunkId]: 'other' } }]),
@@ -240,7 +243,7 @@ describe('writes', () => {
     expect(listed.map((x) => x.metadata[FIELDS.ordinal])).toEqual(doc.map((_, i) => i));
     const hits = await c.query(vectorFor(1), 1000, { view: { kind: 'all' }, documentId: 's:big' });
     expect(hits).toHaveLength(1000);
-    expect(new Set(hits.map((h) => h.id))).toEqual(new Set(doc.map((x) => x.id)));
+    expect(new Set(hits.map((h) => h.id))).toEqual(new Set(doc.map((x) => chunkUuid(x.id))));
 
     const small = createPgVectorConnector({
       connectionString: url,
@@ -331,7 +334,7 @@ describe('reads', () => {
     }
     for (const f of filters) {
       const hits = await c.query(vectorFor(2), 100, f);
-      const expected = all.filter((x) => matchesFilter(x.metadata, f)).map((x) => x.id);
+      const expected = all.filter((x) => matchesFilter(x.metadata, f)).map((x) => chunkUuid(x.id));
       expect(new Set(hits.map((h) => h.id)), JSON.stringify(f)).toEqual(new Set(expected));
     }
     // Epoch 3: a:1 is v2 only, b:1 has nothing current (v1 ended at 2, v2 starts at 4).
@@ -348,7 +351,7 @@ describe('reads', () => {
     const q = vectorFor(7);
     const hits = await c.query(q, 5, { view: { kind: 'all' } });
     expect(hits).toHaveLength(5);
-    expect(hits[0]?.id).toBe(chunks[6]?.id);
+    expect(hits[0]?.id).toBe(chunkUuid(chunks[6]!.id));
     expect(hits[0]?.score).toBeCloseTo(1, 5);
     const cos = (a: readonly number[], b: readonly number[]) => {
       let d = 0;
@@ -365,7 +368,7 @@ describe('reads', () => {
       .map((x) => ({ id: x.id, score: cos(q, x.embedding) }))
       .sort((a, b) => b.score - a.score)
       .slice(0, 5);
-    expect(hits.map((h) => h.id)).toEqual(expected.map((e) => e.id));
+    expect(hits.map((h) => h.metadata[FIELDS.chunkId])).toEqual(expected.map((e) => e.id));
     for (const [i, h] of hits.entries()) expect(h.score).toBeCloseTo(expected[i]!.score, 5);
     for (let i = 1; i < hits.length; i++)
       expect(hits[i - 1]!.score).toBeGreaterThanOrEqual(hits[i]!.score);

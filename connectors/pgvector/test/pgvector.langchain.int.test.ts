@@ -109,7 +109,7 @@ describe("LangChain's PGVectorStore reading the connector's table", () => {
       view: { kind: 'epoch', epoch: 2 },
       documentId: 's:a',
     });
-    expect(hits.map(([d]) => d.metadata[FIELDS.chunkId])).toEqual(ours.map((h) => h.id));
+    expect(hits.map(([d]) => d.id)).toEqual(ours.map((h) => h.id));
     hits.forEach(([, distance], i) => {
       expect(1 - distance).toBeCloseTo(ours[i]!.score, 5);
     });
