@@ -222,4 +222,28 @@ describe('backoff and circuit breaker', () => {
     expect((await f.fetch(`${bad.origin}/after`)).outcome).toBe('circuit-open');
     expect(bad.log).toHaveLength(4);
   });
+
+  it('an aborted half-open trial does not leave the circuit shut', async () => {
+    let hang = false;
+    const s2 = await server((_q, res) => {
+      if (hang) return; // never answers
+      res.writeHead(500);
+      res.end();
+    });
+    const f = fetcher({
+      retry: { maxAttempts: 1 },
+      circuitBreaker: { failureThreshold: 1, cooldownMs: 100 },
+    });
+    expect((await f.fetch(`${s2.origin}/a`)).outcome).toBe('server-error');
+    await new Promise((r) => setTimeout(r, 150));
+    hang = true;
+    const ac = new AbortController();
+    const trial = f.fetch(`${s2.origin}/trial`, { signal: ac.signal });
+    setTimeout(() => ac.abort(new Error('cancel trial')), 50);
+    await expect(trial).rejects.toThrow('cancel trial');
+    hang = false;
+    // The trial slot was given back: the next request is the new trial and reaches the server.
+    expect((await f.fetch(`${s2.origin}/next`)).outcome).toBe('server-error');
+    expect(s2.log.map((l) => l.path)).toEqual(['/a', '/trial', '/next']);
+  });
 });
