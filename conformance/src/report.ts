@@ -33,7 +33,7 @@ const clip = (s: string, n: number): string => (s.length <= n ? s : `${s.slice(0
 const COLUMNS = [
   { title: 'case', width: 26 },
   { title: 'result', width: 6 },
-  { title: 'declared', width: 36 },
+  { title: 'declared', width: 40 },
   { title: 'observed', width: 60 },
   { title: 'ms', width: 7 },
 ] as const;

@@ -17,7 +17,7 @@ export const shorterReplacement: ConformanceCase = {
   whenItFails:
     "Chunk ids include the version, so old ordinals 3..5 are not overwritten: the connector must close the old version by (document, version) in _patchValidity and delete it by (document, version) in _deleteVersion, not by the new version's ids.",
   appliesTo: () => true,
-  declared: () => 'current = new version only; old deleted after grace',
+  declared: () => 'new version only; old gone after grace',
   async run(ctx) {
     const connector = await ctx.connector();
     const publisher = await ctx.publisher({ graceEpochs: 1 });

@@ -11,7 +11,7 @@ export const sentinelEmpty: ConformanceCase = {
   whenItFails:
     "The fixture's start()/createConnector(): is the server reachable, is the namespace really new (random name, not reused), does open() create the schema and the epoch pointer at 0?",
   appliesTo: () => true,
-  declared: () => 'starts; fresh namespace empty at epoch 0',
+  declared: () => 'starts; fresh namespace empty, epoch 0',
   async run(ctx) {
     ctx.check(
       TARGET_KINDS.includes(ctx.target.kind),
