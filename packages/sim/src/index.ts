@@ -1,5 +1,6 @@
 export { type SimWeb, startSimWeb, twinPath } from './server.js';
 export type {
+  CharsetVariant,
   MutationKind,
   MutationOptions,
   PageFacts,

@@ -176,6 +176,7 @@ export function pageHtml(site: Site, page: Page, chrome: PageChrome): string {
     chrome.markdownPath === undefined
       ? ''
       : `<link rel="alternate" type="text/markdown" href="${escapeHtml(chrome.markdownPath)}">`,
+    '<link rel="alternate" type="application/atom+xml" title="Recently updated" href="/feed.xml">',
     '<link rel="stylesheet" href="/assets/site.css">',
     '</head>',
     `<body class="flavor-${site.flavor}">`,
@@ -287,6 +288,40 @@ export function urlsetXml(entries: readonly SitemapEntry[]): string {
         `  <url>\n    <loc>${escapeHtml(e.loc)}</loc>\n    <lastmod>${new Date(e.lastmod).toISOString()}</lastmod>\n  </url>`,
     ),
     '</urlset>',
+    '',
+  ].join('\n');
+}
+
+export interface FeedEntry {
+  readonly url: string;
+  readonly title: string;
+  readonly summary: string;
+  readonly updated: number;
+}
+
+/** Atom feed of recently changed pages: a publisher hint, like the ones real doc sites offer. */
+export function atomFeed(site: Site, origin: string, entries: readonly FeedEntry[]): string {
+  const updated = new Date(Math.max(0, ...entries.map((e) => e.updated))).toISOString();
+  return [
+    '<?xml version="1.0" encoding="utf-8"?>',
+    '<feed xmlns="http://www.w3.org/2005/Atom">',
+    `  <title>${escapeHtml(site.title)}: recently updated</title>`,
+    `  <id>${escapeHtml(origin)}/</id>`,
+    `  <link rel="self" href="${escapeHtml(origin)}/feed.xml"/>`,
+    `  <link href="${escapeHtml(origin)}/"/>`,
+    `  <updated>${updated}</updated>`,
+    ...entries.map((e) =>
+      [
+        '  <entry>',
+        `    <title>${escapeHtml(e.title)}</title>`,
+        `    <link href="${escapeHtml(e.url)}"/>`,
+        `    <id>${escapeHtml(e.url)}</id>`,
+        `    <updated>${new Date(e.updated).toISOString()}</updated>`,
+        `    <summary>${escapeHtml(e.summary)}</summary>`,
+        '  </entry>',
+      ].join('\n'),
+    ),
+    '</feed>',
     '',
   ].join('\n');
 }

@@ -14,6 +14,7 @@ import {
   appBundleJs,
   appShellHtml,
   articleHtml,
+  atomFeed,
   challengeHtml,
   consentWallHtml,
   llmsTxt,
@@ -31,6 +32,7 @@ import {
   urlsetXml,
 } from './render.js';
 import type {
+  CharsetVariant,
   MutationKind,
   MutationOptions,
   PageFacts,
@@ -89,7 +91,7 @@ interface Fault {
 interface Modifiers {
   churn: boolean;
   slow: MutationOptions | undefined;
-  charset: 'header' | 'meta-only' | undefined;
+  charset: CharsetVariant | undefined;
 }
 
 interface PathState {
@@ -173,6 +175,12 @@ const ALL_KINDS: ReadonlySet<MutationKind> = new Set<MutationKind>([
   'restore',
 ]);
 const HOUR = 3_600_000;
+const CHARSET_VARIANTS: readonly CharsetVariant[] = [
+  'header',
+  'meta-only',
+  'latin1',
+  'latin1-meta-only',
+];
 
 function invalid(message: string, details?: Record<string, unknown>): RagfreshError {
   return new RagfreshError('INVALID_ARGUMENT', message, {
@@ -690,8 +698,7 @@ class SimWebImpl implements SimWeb {
     }
     st.served++;
     if (mods.charset !== undefined && reply.headers['content-type']?.startsWith('text/html')) {
-      reply.headers['content-type'] =
-        mods.charset === 'header' ? 'text/html; charset=ISO-8859-1' : 'text/html';
+      reply = withCharset(reply, mods.charset);
     }
     this.send(req, res, reply, mods.slow, entry);
   }
@@ -732,6 +739,8 @@ class SimWebImpl implements SimWeb {
         const body = gzipSync(Buffer.from(urlsetXml(this.sitemapEntries(rt, 1)), 'utf8'));
         return validated(200, body, 'application/gzip', true);
       }
+      case '/feed.xml':
+        return text(200, this.feed(rt), 'application/atom+xml; charset=utf-8', true);
       case '/llms.txt':
         if (!this.markdownTwins) break;
         return text(200, this.llms(rt), 'text/plain; charset=utf-8', true);
@@ -872,6 +881,23 @@ class SimWebImpl implements SimWeb {
       { loc: `${rt.origin}/sitemaps/pages-2.xml.gz`, lastmod: lastmods[1] as number },
     ]);
     return text(200, xml, 'application/xml; charset=utf-8', true);
+  }
+
+  /** The 20 most recently modified listed pages, newest first. */
+  private feed(rt: HostRuntime): string {
+    const recent = this.listed(rt)
+      .sort((a, b) => b.lastmod - a.lastmod || a.spec.index - b.spec.index)
+      .slice(0, 20);
+    return atomFeed(
+      rt.site,
+      rt.origin,
+      recent.map((e) => ({
+        url: rt.origin + e.spec.path,
+        title: e.spec.title,
+        summary: `${e.spec.title} in the ${rt.site.product} documentation.`,
+        updated: e.lastmod,
+      })),
+    );
   }
 
   private llms(rt: HostRuntime): string {
@@ -1067,6 +1093,36 @@ class SimWebImpl implements SimWeb {
   }
 }
 
+/** Characters outside Latin-1 that the generator uses, and what a Latin-1 site would write. */
+const LATIN1_FALLBACK: Readonly<Record<string, string>> = {
+  '\u2014': '-',
+  '\u2026': '...',
+  '\u201c': '"',
+  '\u201d': '"',
+  '\u200b': '',
+};
+
+function withCharset(reply: Reply, variant: CharsetVariant): Reply {
+  if (variant === 'header' || variant === 'meta-only') {
+    const type = variant === 'header' ? 'text/html; charset=ISO-8859-1' : 'text/html';
+    return { ...reply, headers: { ...reply.headers, 'content-type': type } };
+  }
+  // A page really encoded as ISO-8859-1, declared in <meta> (and in the header for `latin1`).
+  const html = reply.body
+    .toString('utf8')
+    .replace('<meta charset="utf-8">', '<meta charset="iso-8859-1">')
+    .replace(/[\u0100-\uffff]/g, (ch) => LATIN1_FALLBACK[ch] ?? '?');
+  const body = Buffer.from(html, 'latin1');
+  const type = variant === 'latin1' ? 'text/html; charset=ISO-8859-1' : 'text/html';
+  const { cacheEntry: _dropped, ...rest } = reply;
+  return {
+    ...rest,
+    headers: { ...reply.headers, 'content-type': type },
+    body,
+    ...(reply.etag === undefined ? {} : { etag: strongEtag(body) }),
+  };
+}
+
 function isNotModified(req: IncomingMessage, reply: Reply): boolean {
   if (reply.etag === undefined && reply.lastModified === undefined) return false;
   const inm = req.headers['if-none-match'];
@@ -1125,6 +1181,9 @@ function mergeMods(host: Modifiers, path: Modifiers): Modifiers {
 function checkKind(kind: MutationKind, opts: MutationOptions): void {
   if (!ALL_KINDS.has(kind)) {
     throw invalid(`unknown mutation kind "${kind}"; use one of ${[...ALL_KINDS].join(', ')}`);
+  }
+  if (opts.charset !== undefined && !CHARSET_VARIANTS.includes(opts.charset)) {
+    throw invalid(`charset must be one of ${CHARSET_VARIANTS.join(', ')}, got "${opts.charset}"`);
   }
   if (opts.times !== undefined && (!Number.isInteger(opts.times) || opts.times < 1)) {
     throw invalid(`times must be an integer >= 1, got ${opts.times}`);

@@ -70,6 +70,16 @@ export interface RequestLogEntry {
   readonly encoding: string | undefined;
 }
 
+/**
+ * Charset trouble served by `wrongCharset`:
+ * - `header`: `Content-Type: text/html; charset=ISO-8859-1` over a UTF-8 body whose
+ *   `<meta charset="utf-8">` tells the truth (the header wins in browsers: mojibake).
+ * - `meta-only`: UTF-8 body, `Content-Type: text/html` with no charset; only `<meta>` says utf-8.
+ * - `latin1`: the body really is ISO-8859-1 (`é` is one byte), declared in header and `<meta>`.
+ * - `latin1-meta-only`: ISO-8859-1 body declared only by `<meta charset="iso-8859-1">`.
+ */
+export type CharsetVariant = 'header' | 'meta-only' | 'latin1' | 'latin1-meta-only';
+
 export type MutationKind =
   | 'edit'
   | 'shrink'
@@ -117,11 +127,8 @@ export interface MutationOptions {
   readonly chunkDelayMs?: number;
   /** slow: body chunk size in bytes (default 1024). */
   readonly chunkSize?: number;
-  /**
-   * wrongCharset: `header` (default) sends `charset=ISO-8859-1` for a UTF-8 body whose meta says
-   * utf-8; `meta-only` sends `text/html` with no charset, leaving only `<meta charset>`.
-   */
-  readonly charset?: 'header' | 'meta-only';
+  /** wrongCharset: which charset trouble to serve (default `header`); see `CharsetVariant`. */
+  readonly charset?: CharsetVariant;
   /** gzipBomb: inflated size in bytes (default 128 MiB). */
   readonly inflatedBytes?: number;
   /** restore: also undo edits and shrinks, back to the generated content (default false). */

@@ -189,6 +189,20 @@ describe('robots, sitemaps, llms.txt, twins', () => {
     for (const m of listed) expect(m[2]).toBe(sim.pageFacts(m[1] as string).lastModified);
   });
 
+  it('serves an Atom feed of the most recently updated pages', async () => {
+    const origin = sim.origin('docs-1');
+    const res = await raw(`${origin}/feed.xml`);
+    expect(res.headers['content-type']).toBe('application/atom+xml; charset=utf-8');
+    const xml = res.body.toString();
+    const entries = [
+      ...xml.matchAll(/<link href="([^"]+)"\/>\s*<id>[^<]+<\/id>\s*<updated>([^<]+)<\/updated>/g),
+    ];
+    expect(entries).toHaveLength(12);
+    const times = entries.map((m) => Date.parse(m[2] as string));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+    for (const m of entries) expect(sim.pageFacts(m[1] as string).lastModified).toBe(m[2]);
+  });
+
   it('serves llms.txt linking Markdown twins, and the twins themselves', async () => {
     const origin = sim.origin('docs-0');
     const llms = (await raw(`${origin}/llms.txt`)).body.toString();

@@ -44,6 +44,8 @@ describe('content mutations', () => {
       (await body(`${sim.origin('docs-0')}/sitemaps/pages-1.xml`)) +
       gunzipSync((await raw(`${sim.origin('docs-0')}/sitemaps/pages-2.xml.gz`)).body).toString();
     expect(sitemap).toContain(`<loc>${url}</loc>\n    <lastmod>${after.lastModified}</lastmod>`);
+    const feed = await body(`${sim.origin('docs-0')}/feed.xml`);
+    expect(/<entry>\s*<title>[^<]*<\/title>\s*<link href="([^"]+)"/.exec(feed)?.[1]).toBe(url);
     // Same seed, same edits => same bytes: edits are deterministic too.
     sim.mutate(url, 'restore', { content: true });
     expect(sim.pageFacts(url).sections.map((s) => s.phrase)).toEqual(
@@ -263,6 +265,29 @@ describe('faults', () => {
     expect(Buffer.from(html, 'utf8').equals(res.body)).toBe(true);
     sim.mutate(url, 'wrongCharset', { charset: 'meta-only' });
     expect((await raw(url)).headers['content-type']).toBe('text/html');
+  });
+
+  it('wrongCharset latin1: a body really encoded as ISO-8859-1, declared in header and/or meta', async () => {
+    const utf8 = await raw(url);
+    sim.mutate(url, 'wrongCharset', { charset: 'latin1' });
+    const res = await raw(url);
+    expect(res.headers['content-type']).toBe('text/html; charset=ISO-8859-1');
+    expect(res.headers.etag).not.toBe(utf8.headers.etag);
+    const html = res.body.toString('latin1');
+    expect(html).toContain('<meta charset="iso-8859-1">');
+    expect(html).toContain('© ');
+    expect(res.body.includes(Buffer.from('© ', 'latin1'))).toBe(true);
+    expect(res.body.includes(Buffer.from('©', 'utf8'))).toBe(false);
+    expect(html).toContain(sim.pageFacts(url).phrase);
+    const cond = await raw(url, { headers: { 'if-none-match': res.headers.etag as string } });
+    expect(cond.status).toBe(304);
+    sim.mutate(url, 'wrongCharset', { charset: 'latin1-meta-only' });
+    const meta = await raw(url);
+    expect(meta.headers['content-type']).toBe('text/html');
+    expect(meta.body.equals(res.body)).toBe(true);
+    expect(() => sim.mutate(url, 'wrongCharset', { charset: 'utf-16' as never })).toThrowError(
+      /charset must be one of/,
+    );
   });
 
   it('gzipBomb: a small gzip body that inflates to the requested size', async () => {
