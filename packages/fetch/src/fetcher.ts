@@ -112,8 +112,12 @@ export interface FetcherOptions {
   readonly random?: () => number;
   /** Extra headers on every request. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Proxy for every request unless a request names its own. */
+  /** Proxy for every request unless a request (or its source) names its own. */
   readonly proxy?: ProxyConfig;
+  /** Proxy per source id, used for requests that pass `sourceId`. */
+  readonly sourceProxies?: Readonly<Record<string, ProxyConfig>>;
+  /** Extra trust roots for https (an intranet CA, a test certificate). */
+  readonly tls?: { readonly ca?: string | Buffer | ReadonlyArray<string | Buffer> };
   /** Markdown-twin settings used when a request asks for `markdownTwin: true`. */
   readonly markdownTwin?: MarkdownTwinOptions;
 }
@@ -126,6 +130,8 @@ export interface FetchOptions {
   readonly signal?: AbortSignal;
   /** Proxy for this request; `null` forces a direct connection. */
   readonly proxy?: ProxyConfig | null;
+  /** The source this request belongs to; selects `sourceProxies[sourceId]`. */
+  readonly sourceId?: string;
   readonly allowedContentTypes?: readonly string[];
   readonly maxBytes?: number;
   readonly headers?: Readonly<Record<string, string>>;
@@ -259,6 +265,7 @@ export class Fetcher {
   readonly #totalTimeout: number;
   readonly #twinMisses = new Map<string, { misses: number; hits: number }>();
   readonly #closed = { value: false };
+  readonly #ca: string | Buffer | Array<string | Buffer> | undefined;
 
   constructor(readonly options: FetcherOptions) {
     const ua = options?.userAgent;
@@ -307,12 +314,16 @@ export class Fetcher {
     this.#bodyTimeout = positiveInt('bodyTimeoutMs', options.bodyTimeoutMs, 30_000);
     this.#totalTimeout = positiveInt('totalTimeoutMs', options.totalTimeoutMs, 120_000);
     const connectTimeout = positiveInt('connectTimeoutMs', options.connectTimeoutMs, 10_000);
+    const ca = options.tls?.ca;
+    this.#ca =
+      ca === undefined ? undefined : typeof ca === 'string' || Buffer.isBuffer(ca) ? ca : [...ca];
     this.#agent = new Agent({
       connections: perHost,
       headersTimeout: this.#headersTimeout,
       bodyTimeout: this.#bodyTimeout,
       connect: {
         timeout: connectTimeout,
+        ...(this.#ca === undefined ? {} : { ca: this.#ca }),
         // The connect hook re-checks the addresses the socket will use, so a DNS answer that changed
         // since the pre-check (rebinding) is refused too; it also routes connects through `resolver`.
         lookup: this.#guard.lookup,
@@ -395,7 +406,10 @@ export class Fetcher {
   }
 
   #resolve(options: FetchOptions): Resolved {
-    const proxy = options.proxy === null ? undefined : (options.proxy ?? this.options.proxy);
+    const bySource =
+      options.sourceId === undefined ? undefined : this.options.sourceProxies?.[options.sourceId];
+    const proxy =
+      options.proxy === null ? undefined : (options.proxy ?? bySource ?? this.options.proxy);
     const { validators, dropped } = usableValidators(options.validators, options.pipelineKey);
     return {
       signal: options.signal,
@@ -429,6 +443,7 @@ export class Fetcher {
         uri: proxy.url,
         ...(proxy.token === undefined ? {} : { token: proxy.token }),
         connections: this.#gate.options.perHostConcurrency,
+        ...(this.#ca === undefined ? {} : { requestTls: { ca: this.#ca } }),
         headersTimeout: this.#headersTimeout,
         bodyTimeout: this.#bodyTimeout,
       });

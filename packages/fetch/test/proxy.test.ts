@@ -94,4 +94,23 @@ describe('per-source proxy', () => {
     await g.close();
     await proxy.close();
   });
+
+  it('a per-source proxy applies to requests naming that source', async () => {
+    const eu = await startProxy();
+    const us = await startProxy();
+    const g = testFetcher({
+      sourceProxies: { 'docs-eu': { url: eu.url, label: 'eu' } },
+      proxy: { url: us.url, label: 'us' },
+    });
+    expect((await g.fetch(`${origin.origin}/1`, { sourceId: 'docs-eu' })).region).toBe('eu');
+    expect((await g.fetch(`${origin.origin}/2`, { sourceId: 'other' })).region).toBe('us');
+    expect(
+      (await g.fetch(`${origin.origin}/3`, { sourceId: 'docs-eu', proxy: null })).region,
+    ).toBeUndefined();
+    expect(eu.tunnels).toHaveLength(1);
+    expect(us.tunnels).toHaveLength(1);
+    await g.close();
+    await eu.close();
+    await us.close();
+  });
 });
