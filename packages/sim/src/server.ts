@@ -510,11 +510,7 @@ class SimWebImpl implements SimWeb {
     checkKind(kind, opts);
     if (CONTENT_KINDS.has(kind))
       throw invalid(`${kind} applies to one page; use mutate(url, '${kind}')`);
-    const rt = this.runtime(host);
-    const target = { fault: rt.fault, mods: rt.mods };
-    applyServing(target as PathState, kind, opts);
-    rt.fault = target.fault;
-    rt.mods = target.mods;
+    applyServing(this.runtime(host), kind, opts);
   }
 
   schedule(steps: readonly ScheduledMutation[]): void {
@@ -1185,6 +1181,21 @@ function checkKind(kind: MutationKind, opts: MutationOptions): void {
   if (opts.charset !== undefined && !CHARSET_VARIANTS.includes(opts.charset)) {
     throw invalid(`charset must be one of ${CHARSET_VARIANTS.join(', ')}, got "${opts.charset}"`);
   }
+  const numeric: [keyof MutationOptions, number, number][] = [
+    ['retryAfter', 0, 86_400 * 365],
+    ['headerDelayMs', 0, 3_600_000],
+    ['chunkDelayMs', 0, 3_600_000],
+    ['chunkSize', 1, 1 << 30],
+    ['inflatedBytes', 1, 2 ** 32],
+    ['status', 100, 599],
+  ];
+  for (const [name, min, max] of numeric) {
+    const value = opts[name];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      throw invalid(`${name} must be an integer in ${min}..${max}, got ${String(value)}`);
+    }
+  }
   if (opts.times !== undefined && (!Number.isInteger(opts.times) || opts.times < 1)) {
     throw invalid(`times must be an integer >= 1, got ${opts.times}`);
   }
@@ -1196,11 +1207,12 @@ function applyServing(
   opts: MutationOptions,
 ): void {
   if (FAULT_KINDS.has(kind)) {
-    st.fault = { kind, opts, remaining: opts.times };
+    // Copied, so a caller reusing its options object cannot change a fault already in place.
+    st.fault = { kind, opts: { ...opts }, remaining: opts.times };
   } else if (kind === 'timestampChurn') {
     st.mods = { ...st.mods, churn: true };
   } else if (kind === 'slow') {
-    st.mods = { ...st.mods, slow: opts };
+    st.mods = { ...st.mods, slow: { ...opts } };
   } else if (kind === 'wrongCharset') {
     st.mods = { ...st.mods, charset: opts.charset ?? 'header' };
   } else if (kind === 'restore') {

@@ -84,6 +84,10 @@ describe('content mutations', () => {
     expect(codeOf(() => sim.mutate(url, 'explode' as never))).toBe('INVALID_ARGUMENT');
     expect(codeOf(() => sim.mutate('http://example.com/', 'outage'))).toBe('INVALID_ARGUMENT');
     expect(codeOf(() => sim.mutate(url, 'edit', { section: 99 }))).toBe('INVALID_ARGUMENT');
+    expect(codeOf(() => sim.mutate(url, 'outage', { retryAfter: -1 }))).toBe('INVALID_ARGUMENT');
+    expect(codeOf(() => sim.mutate(url, 'slow', { chunkSize: 0 }))).toBe('INVALID_ARGUMENT');
+    expect(codeOf(() => sim.mutate(url, 'outage', { times: 0 }))).toBe('INVALID_ARGUMENT');
+    expect(codeOf(() => sim.mutateHost('docs-9', 'outage'))).toBe('INVALID_ARGUMENT');
   });
 });
 
