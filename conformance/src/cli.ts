@@ -15,6 +15,14 @@ import { CASES } from './cases/index.js';
 import { formatCaseRow, formatHeader, formatSummary, formatTableHead } from './report.js';
 import { runSuite, SUITE_VERSION } from './suite.js';
 
+// node:sqlite (core's state store) announces itself as experimental on every run; keep the
+// table clean and let every other warning through.
+process.removeAllListeners('warning');
+process.on('warning', (w) => {
+  if (w.name === 'ExperimentalWarning' && /SQLite/i.test(w.message)) return;
+  process.stderr.write(`${w.name}: ${w.message}\n`);
+});
+
 const USAGE =
   'usage: ragfresh-conformance --store <name> [--url <url>] [--json <report.json>] [--cases <id,id,...>]';
 

@@ -8,7 +8,7 @@ export {
   formatSummary,
   formatTableHead,
 } from './report.js';
-export { openSharedStateStore, SuiteStateStore } from './state.js';
+export { openSharedStateStore } from './state.js';
 export {
   failureMessage,
   randomNamespace,

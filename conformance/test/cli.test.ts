@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CASES, type ConformanceReport, SUITE_VERSION } from '@ragfresh/conformance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -80,6 +80,31 @@ describe('ragfresh-conformance CLI', () => {
     const r = cli(['--store', 'memory', '--cases', 'sentinel-empty,ids-deterministic']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('PASS: 2 passed, 0 failed, 0 skipped');
+  });
+
+  it('exits 1 and explains the failing case for a broken connector', { timeout: 60_000 }, () => {
+    const project = join(dir, 'broken-project');
+    const pkg = join(project, 'node_modules/@ragfresh/connector-leaky');
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(project, 'package.json'), '{"name":"user-project","private":true}');
+    writeFileSync(
+      join(pkg, 'package.json'),
+      '{"name":"@ragfresh/connector-leaky","type":"module","exports":{"./fixture":"./fixture.js"}}',
+    );
+    const broken = pathToFileURL(join(ROOT, 'conformance/dist/broken/index.js')).href;
+    writeFileSync(
+      join(pkg, 'fixture.js'),
+      `import { BROKEN_CONNECTORS } from ${JSON.stringify(broken)};\nexport const fixture = BROKEN_CONNECTORS.find((b) => b.kind === 'leaky-retire').fixture;\n`,
+    );
+    const r = cli(['--store', 'leaky', '--cases', 'sentinel-empty,retire-after-grace'], project);
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout).toContain('store:        broken-leaky-retire');
+    expect(r.stdout).toMatch(
+      /^retire-after-grace\s+FAIL\s+stored for 2 epochs, then 0 chunks\s+stored 7 -> 7 -> 3/m,
+    );
+    expect(r.stdout).toContain('chunk(s) of the replaced version are still stored');
+    expect(r.stdout).toContain('    check: _deleteVersion must delete every chunk');
+    expect(r.stdout).toContain('FAIL: 1 passed, 1 failed, 0 skipped');
   });
 
   it.each([
