@@ -1,1 +1,11 @@
-export {};
+export * from './boilerplate.js';
+export * from './charset.js';
+export * from './chunk.js';
+export * from './clean.js';
+export * from './detect.js';
+export * from './document.js';
+export * from './extract.js';
+export * from './hashes.js';
+export * from './markdown.js';
+export * from './plaintext.js';
+export * from './tokens.js';

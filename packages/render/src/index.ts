@@ -1,1 +1,2 @@
-export {};
+export * from './acquire.js';
+export * from './browser.js';

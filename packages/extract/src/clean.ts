@@ -1,0 +1,213 @@
+import { type DomDocument, type DomElement, elements, textOf } from './dom.js';
+import { LANG_ATTR, languageOfPre } from './markdown.js';
+
+/** Text of a heading permalink: pilcrow, hash, link emoji, section sign, or a permalink label. */
+const ANCHOR_GLYPH =
+  /^(?:¶|#|🔗|§|⚓|🔗︎|link|permalink|permanent link|link to this (?:heading|section|headline)|direct link to .*|anchor)$/i;
+const ANCHOR_CLASS =
+  /(?:^|\s)(?:headerlink|hash-link|anchor|anchorjs-link|anchor-link|header-anchor|heading-anchor|headinganchor|permalink|heading-link|autolink-headings?|title-link|deep-link|sl-anchor-link)(?:\s|$)/i;
+const SKIP_LINK = /^(?:skip|jump) (?:to|navigation)\b|^skip to (?:main )?content$/i;
+const SKIP_CLASS =
+  /(?:^|\s)(?:skip-link|skip-links|skip-to-content|skiplink|skip-nav|skipnav|visually-hidden-focusable)(?:\s|$)/i;
+const EDIT_TEXT =
+  /^(?:✏️?\s*)?(?:edit this page|edit on github|edit on gitlab|edit page|edit this article|edit this doc(?:ument)?|improve this (?:page|doc|article)|suggest (?:an )?edits?|view (?:page )?source|show source|edit source|report an issue with this page|open an issue)\s*(?:on github)?\.?$/i;
+const BREADCRUMB = /(?:^|[\s_-])bread-?crumbs?(?:$|[\s_-])/i;
+const SHARE =
+  /(?:^|[\s_-])(?:share|sharing|social-share|social-links|share-buttons?|sharedaddy|addthis|addtoany|a2a_kit|shareaholic|social-icons?)(?:$|[\s_-])/i;
+const PAGINATION =
+  /(?:^|[\s_-])(?:pagination|pagination-nav|pager|post-navigation|prev-next|next-prev|page-nav|nav-previous-next)(?:$|[\s_-])/i;
+const SHARE_TEXT =
+  /\b(?:share|tweet|facebook|twitter|linkedin|pinterest|whatsapp|reddit|email|copy link|x\.com)\b/i;
+
+/** What `cleanDocument` removed, for diagnostics and tests. */
+export interface CleanStats {
+  anchors: number;
+  skipLinks: number;
+  editLinks: number;
+  breadcrumbs: number;
+  share: number;
+  pagination: number;
+}
+
+/**
+ * Removes page furniture that is never content, in place, before any extraction: heading
+ * permalinks, skip links, "Edit this page", breadcrumbs, share bars, scripts and styles; and
+ * pins each code block's language on the `<pre>` so it survives Readability's class cleanup.
+ */
+export function cleanDocument(doc: DomDocument): CleanStats {
+  const stats: CleanStats = {
+    anchors: 0,
+    skipLinks: 0,
+    editLinks: 0,
+    breadcrumbs: 0,
+    share: 0,
+    pagination: 0,
+  };
+  for (const el of elements(doc.querySelectorAll('script, style, noscript, template, link, svg'))) {
+    el.remove();
+  }
+  for (const pre of elements(doc.querySelectorAll('pre'))) {
+    const lang = languageOfPre(pre);
+    if (lang) pre.setAttribute(LANG_ATTR, lang);
+    // Line-number gutters and copy buttons are not code.
+    for (const junk of elements(
+      pre.querySelectorAll('button, .linenos, .lineno, .line-numbers-rows, .gutter'),
+    ))
+      junk.remove();
+  }
+  for (const gutter of elements(
+    doc.querySelectorAll('td.linenos, td.gutter, .highlighttable td.linenos'),
+  ))
+    gutter.remove();
+
+  for (const a of elements(
+    doc.querySelectorAll('h1 a, h2 a, h3 a, h4 a, h5 a, h6 a, dt a, .headerlink, .hash-link'),
+  )) {
+    const text = textOf(a);
+    const cls = a.className ?? '';
+    if (
+      ANCHOR_CLASS.test(cls) ||
+      (text === '' && a.getAttribute('href')?.startsWith('#')) ||
+      ANCHOR_GLYPH.test(text) ||
+      (a.getAttribute('aria-hidden') === 'true' && text.length <= 2)
+    ) {
+      if (ANCHOR_CLASS.test(cls) && text.length > 3 && !ANCHOR_GLYPH.test(text)) {
+        // A heading whose whole text is the link: keep the words, drop the link.
+        a.replaceWith(doc.createTextNode(a.textContent ?? ''));
+      } else {
+        a.remove();
+      }
+      stats.anchors++;
+    }
+  }
+
+  const body = doc.body;
+  if (!body) return stats;
+  for (const el of elements(body.querySelectorAll('*'))) {
+    if (!el.parentNode) continue;
+    const cls = typeof el.className === 'string' ? el.className : '';
+    const id = el.id ?? '';
+    const tag = el.nodeName;
+    if (tag === 'A') {
+      const text = textOf(el);
+      const href = el.getAttribute('href') ?? '';
+      if ((href.startsWith('#') && SKIP_LINK.test(text)) || SKIP_CLASS.test(cls)) {
+        el.remove();
+        stats.skipLinks++;
+        continue;
+      }
+      if (EDIT_TEXT.test(text)) {
+        removeWithLonelyParent(el);
+        stats.editLinks++;
+        continue;
+      }
+      continue;
+    }
+    if (SKIP_CLASS.test(cls)) {
+      el.remove();
+      stats.skipLinks++;
+      continue;
+    }
+    if (
+      BREADCRUMB.test(cls) ||
+      BREADCRUMB.test(id) ||
+      /breadcrumb/i.test(el.getAttribute('aria-label') ?? '') ||
+      /BreadcrumbList/.test(el.getAttribute('itemtype') ?? '')
+    ) {
+      if (textOf(el).length < 600) {
+        el.remove();
+        stats.breadcrumbs++;
+      }
+      continue;
+    }
+    if (
+      PAGINATION.test(cls) ||
+      (tag === 'NAV' &&
+        /pagination|docs pages|previous|next/i.test(el.getAttribute('aria-label') ?? ''))
+    ) {
+      if (textOf(el).length < 300) {
+        el.remove();
+        stats.pagination++;
+      }
+      continue;
+    }
+    if (
+      (SHARE.test(cls) || SHARE.test(id)) &&
+      tag !== 'BODY' &&
+      tag !== 'MAIN' &&
+      tag !== 'ARTICLE'
+    ) {
+      const text = textOf(el);
+      if (text.length < 300 && (text === '' || SHARE_TEXT.test(text) || SHARE_TEXT.test(cls))) {
+        el.remove();
+        stats.share++;
+      }
+    }
+  }
+  return stats;
+}
+
+function removeWithLonelyParent(el: DomElement): void {
+  const parent = el.parentElement;
+  if (parent && parent.nodeName !== 'BODY' && textOf(parent) === textOf(el)) parent.remove();
+  else el.remove();
+}
+
+const FENCE_LINE = /^\s{0,3}(`{3,}|~{3,})/;
+const HEADING_TAIL = /\s+(?:¶|#+|🔗︎?|§|⚓|Permalink|Link to this heading)\s*$|(?:¶|🔗︎?|§|⚓)\s*$/u;
+const LINE_JUNK =
+  /^(?:\[?(?:✏️?\s*)?(?:edit this page|edit on github|edit page|improve this page|suggest an edit|view page source|show source)\]?(?:\([^)]*\))?|skip to (?:main )?content|\[skip to (?:main )?content\]\(#[^)]*\))\s*$/i;
+
+/**
+ * Normalises Markdown text: NFC, no trailing spaces, no-break and zero-width spaces outside
+ * code, heading permalink glyphs stripped, at most one blank line between blocks. Lines inside
+ * fenced code and table rows are left exactly as they are (apart from NFC).
+ */
+export function normalizeMarkdown(markdown: string): string {
+  const lines = markdown.normalize('NFC').replace(/\r\n?/g, '\n').split('\n');
+  const out: string[] = [];
+  let fence: string | undefined;
+  let blank = 0;
+  for (const raw of lines) {
+    if (fence !== undefined) {
+      out.push(raw);
+      const m = FENCE_LINE.exec(raw);
+      if (
+        m?.[1] !== undefined &&
+        m[1][0] === fence[0] &&
+        m[1].length >= fence.length &&
+        raw.trim() === m[1]
+      )
+        fence = undefined;
+      continue;
+    }
+    const m = FENCE_LINE.exec(raw);
+    if (m?.[1] !== undefined) {
+      fence = m[1];
+      blank = 0;
+      out.push(raw.trimEnd());
+      continue;
+    }
+    if (/^\s*\|.*\|\s*$/.test(raw)) {
+      blank = 0;
+      out.push(raw);
+      continue;
+    }
+    let line = raw
+      .replace(/[\u00a0\u2007\u202f]/g, ' ')
+      .replace(/\u200b|\u2060|\ufeff/g, '')
+      .trimEnd();
+    if (/^#{1,6}\s/.test(line)) line = line.replace(HEADING_TAIL, '').trimEnd();
+    if (/^#{1,6}$/.test(line)) line = '';
+    if (LINE_JUNK.test(line.trim())) line = '';
+    if (line.trim() === '') {
+      blank++;
+      if (blank === 1 && out.length > 0) out.push('');
+      continue;
+    }
+    blank = 0;
+    out.push(line);
+  }
+  while (out.length > 0 && out[out.length - 1] === '') out.pop();
+  return out.join('\n');
+}

@@ -1,0 +1,96 @@
+import {
+  type Chunk,
+  type ChunkProvenance,
+  chunkId,
+  type PipelineVersions,
+  RagfreshError,
+  SCHEMA_VERSION,
+  versionId,
+} from '@ragfresh/core';
+import { type ChunkOptions, chunkMarkdown } from './chunk.js';
+import { normalizeMarkdown } from './clean.js';
+import { chunkHash, normalizedTextHash, simhash64 } from './hashes.js';
+import { tiktokenCounter } from './tokens.js';
+
+/** Bump when extraction output for the same HTML may change (it is part of every versionId). */
+export const EXTRACTOR_VERSION = '1';
+/** Bump when chunk boundaries for the same Markdown may change (it is part of every versionId). */
+export const CHUNKER_VERSION = '1';
+
+export interface PrepareDocumentInput {
+  readonly documentId: string;
+  readonly sourceId: string;
+  /** Extracted Markdown (normalised again here, so any Markdown is accepted). */
+  readonly markdown: string;
+  readonly provenance: ChunkProvenance;
+  readonly chunking?: ChunkOptions;
+}
+
+/** Everything a `DocumentVersion` needs apart from embeddings. */
+export interface PreparedDocument {
+  readonly documentId: string;
+  readonly sourceId: string;
+  readonly versionId: string;
+  /** Normalised Markdown of the whole document (NFC). */
+  readonly text: string;
+  /** {@link normalizedTextHash} of the text: decides whether the content changed. */
+  readonly contentHash: string;
+  readonly textChars: number;
+  /** {@link simhash64} of the text, for near-duplicate grouping across URLs. */
+  readonly fingerprint: string;
+  readonly versions: PipelineVersions;
+  readonly chunks: readonly Chunk[];
+}
+
+/** The pipeline versions for a token counter: the counter's name is part of the chunker version. */
+export function pipelineVersions(counterName: string = tiktokenCounter().name): PipelineVersions {
+  return {
+    extractor: EXTRACTOR_VERSION,
+    chunker: `${CHUNKER_VERSION}+${counterName}`,
+    schema: SCHEMA_VERSION,
+  };
+}
+
+/**
+ * Chunks extracted Markdown and builds core `Chunk`s with deterministic ids: the same Markdown,
+ * options and provenance give the same versionId and chunkIds on any machine.
+ */
+export function prepareDocument(input: PrepareDocumentInput): PreparedDocument {
+  if (input.documentId === '' || input.documentId.includes('#')) {
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `documentId ${JSON.stringify(input.documentId)} must be non-empty without '#'.`,
+      {
+        scope: 'extract',
+      },
+    );
+  }
+  const text = normalizeMarkdown(input.markdown);
+  const counter = input.chunking?.counter ?? tiktokenCounter();
+  const pieces = chunkMarkdown(text, { ...input.chunking, counter });
+  const versions = pipelineVersions(counter.name);
+  const verId = versionId({ text, chunks: pieces, versions });
+  const chunks: Chunk[] = pieces.map((p, ordinal) => ({
+    chunkId: chunkId(input.documentId, verId, ordinal),
+    documentId: input.documentId,
+    versionId: verId,
+    sourceId: input.sourceId,
+    ordinal,
+    text: p.text,
+    headingPath: p.headingPath,
+    tokenCount: p.tokenCount,
+    contentHash: chunkHash(p.text),
+    provenance: input.provenance,
+  }));
+  return {
+    documentId: input.documentId,
+    sourceId: input.sourceId,
+    versionId: verId,
+    text,
+    contentHash: normalizedTextHash(text),
+    textChars: text.length,
+    fingerprint: simhash64(text),
+    versions,
+    chunks,
+  };
+}

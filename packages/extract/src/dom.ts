@@ -1,0 +1,78 @@
+import { parseHTML } from 'linkedom';
+
+/**
+ * The slice of the DOM this package touches. linkedom's own typings need the DOM lib, which
+ * this workspace does not load (core stays runtime-neutral), so the shape is declared here.
+ */
+export interface DomNode {
+  readonly nodeType: number;
+  readonly nodeName: string;
+  readonly parentNode: DomNode | null;
+  readonly parentElement: DomElement | null;
+  readonly childNodes: ArrayLike<DomNode>;
+  readonly firstChild: DomNode | null;
+  readonly nextSibling: DomNode | null;
+  readonly previousSibling: DomNode | null;
+  textContent: string | null;
+  remove(): void;
+  cloneNode(deep?: boolean): DomNode;
+  appendChild(node: DomNode): DomNode;
+  insertBefore(node: DomNode, ref: DomNode | null): DomNode;
+  replaceWith(...nodes: DomNode[]): void;
+}
+
+export interface DomElement extends DomNode {
+  readonly tagName: string;
+  readonly localName: string;
+  readonly children: ArrayLike<DomElement>;
+  readonly firstElementChild: DomElement | null;
+  readonly nextElementSibling: DomElement | null;
+  id: string;
+  className: string;
+  innerHTML: string;
+  readonly outerHTML: string;
+  getAttribute(name: string): string | null;
+  setAttribute(name: string, value: string): void;
+  removeAttribute(name: string): void;
+  hasAttribute(name: string): boolean;
+  querySelector(selector: string): DomElement | null;
+  querySelectorAll(selector: string): ArrayLike<DomElement>;
+  getElementsByTagName(name: string): ArrayLike<DomElement>;
+  closest(selector: string): DomElement | null;
+  matches(selector: string): boolean;
+}
+
+export interface DomDocument extends DomNode {
+  readonly documentElement: DomElement;
+  readonly head: DomElement | null;
+  readonly body: DomElement | null;
+  title: string;
+  createElement(tag: string): DomElement;
+  createTextNode(text: string): DomNode;
+  querySelector(selector: string): DomElement | null;
+  querySelectorAll(selector: string): ArrayLike<DomElement>;
+  getElementsByTagName(name: string): ArrayLike<DomElement>;
+}
+
+export const ELEMENT_NODE = 1;
+export const TEXT_NODE = 3;
+
+/** Parses an HTML string into a linkedom document (no scripts run, no network). */
+export function parseDocument(html: string): DomDocument {
+  const { document } = parseHTML(html) as unknown as { document: DomDocument };
+  return document;
+}
+
+export function isElement(node: DomNode | null | undefined): node is DomElement {
+  return node !== null && node !== undefined && node.nodeType === ELEMENT_NODE;
+}
+
+/** Elements of a live or static collection as an array, so removal while iterating is safe. */
+export function elements(list: ArrayLike<DomElement>): DomElement[] {
+  return Array.from(list);
+}
+
+/** Whitespace-collapsed text of a node. */
+export function textOf(node: DomNode): string {
+  return (node.textContent ?? '').replace(/\s+/g, ' ').trim();
+}

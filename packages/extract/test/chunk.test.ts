@@ -1,0 +1,167 @@
+import { chunkId } from '@ragfresh/core';
+import { describe, expect, it } from 'vitest';
+import {
+  CHUNKER_VERSION,
+  CONTINUED_FROM_NOTE,
+  CONTINUES_NOTE,
+  chunkMarkdown,
+  EXTRACTOR_VERSION,
+  extractPage,
+  prepareDocument,
+  type TokenCounter,
+  tiktokenCounter,
+} from '../src/index.js';
+import { fixture } from './helpers.js';
+
+const words: TokenCounter = { name: 'words', count: (t) => (t.match(/\S+/g) ?? []).length };
+
+describe('tiktokenCounter', () => {
+  it('counts cl100k_base tokens from the local ranks', () => {
+    const c = tiktokenCounter();
+    expect(c.name).toBe('tiktoken:cl100k_base');
+    expect(c.count('hello world')).toBe(2);
+    expect(c.count('')).toBe(0);
+    expect(c.count('<|endoftext|>')).toBeGreaterThan(1);
+  });
+
+  it('refuses an unknown encoding with INVALID_ARGUMENT', () => {
+    expect(() => tiktokenCounter('nope' as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+  });
+});
+
+describe('chunkMarkdown', () => {
+  it('splits at headings and carries the heading path', () => {
+    const md =
+      '# Guide\n\nIntro paragraph with enough words to stand alone as a chunk here.\n\n## Install\n\nRun the installer.\n\n### Linux\n\nUse the package.\n\n## Use\n\nCall it.';
+    const chunks = chunkMarkdown(md, { maxTokens: 20, minTokens: 1, counter: words });
+    expect(chunks.map((c) => c.headingPath)).toEqual([
+      ['Guide'],
+      ['Guide', 'Install'],
+      ['Guide', 'Install', 'Linux'],
+      ['Guide', 'Use'],
+    ]);
+    expect(chunks[2]?.text).toBe('### Linux\n\nUse the package.');
+  });
+
+  it('treats # lines inside fenced code as code, never as headings', () => {
+    const page = extractPage(fixture('code-comments.html'));
+    const chunks = chunkMarkdown(page.markdown, { maxTokens: 2000 });
+    expect(chunks.map((c) => c.headingPath)).toEqual([
+      ['Provisioning script', 'The script'],
+      ['Provisioning script', 'After running'],
+    ]);
+    expect(chunks[0]?.text).toContain('# step 39: comment line that must stay code, not a heading');
+  });
+
+  it('never cuts a code block or table that fits the hard maximum, even over the budget', () => {
+    const page = extractPage(fixture('code-comments.html'));
+    const chunks = chunkMarkdown(page.markdown, { maxTokens: 100, hardMaxTokens: 2000 });
+    const withCode = chunks.filter((c) => c.text.includes('```bash'));
+    expect(withCode).toHaveLength(1);
+    expect(withCode[0]?.text.split('\n').filter((l) => l.startsWith('# step'))).toHaveLength(20);
+    expect(withCode[0]!.tokenCount).toBeGreaterThan(100);
+  });
+
+  it('cuts a code block beyond the hard maximum on line boundaries, each piece fenced and marked', () => {
+    const page = extractPage(fixture('code-comments.html'));
+    const chunks = chunkMarkdown(page.markdown, { maxTokens: 120, hardMaxTokens: 200 }).filter(
+      (c) => c.text.includes('```bash'),
+    );
+    expect(chunks.length).toBeGreaterThan(2);
+    const lines: string[] = [];
+    chunks.forEach((c, i) => {
+      const body = c.text.split('\n');
+      const open = body.indexOf('```bash');
+      const close = body.indexOf('```', open + 1);
+      expect(open).toBeGreaterThanOrEqual(0);
+      expect(close).toBeGreaterThan(open);
+      lines.push(...body.slice(open + 1, close));
+      if (i > 0) expect(body[0]).toBe(CONTINUED_FROM_NOTE);
+      if (i < chunks.length - 1) expect(body[body.length - 1]).toBe(CONTINUES_NOTE);
+      expect(c.tokenCount).toBeLessThanOrEqual(120);
+    });
+    expect(lines).toHaveLength(40);
+    expect(lines[39]).toBe('echo "running step 40" && sleep 0');
+  });
+
+  it('cuts an oversized table on rows and repeats its header', () => {
+    const rows = Array.from({ length: 60 }, (_, i) => `| row ${i} | value ${i} |`);
+    const md = `## Data\n\n| Name | Value |\n| --- | --- |\n${rows.join('\n')}`;
+    const chunks = chunkMarkdown(md, { maxTokens: 80, hardMaxTokens: 100, counter: words });
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const c of chunks) expect(c.text).toContain('| Name | Value |\n| --- | --- |');
+    expect(
+      chunks.map((c) => c.text.match(/\| row \d+ \|/g)?.length ?? 0).reduce((a, b) => a + b, 0),
+    ).toBe(60);
+  });
+
+  it('packs paragraphs up to the budget and merges a tiny trailing chunk', () => {
+    const para = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
+    const md = `## S\n\n${para(30)}\n\n${para(30)}\n\n${para(30)}\n\n${para(3)}`;
+    const chunks = chunkMarkdown(md, { maxTokens: 70, minTokens: 10, counter: words });
+    expect(chunks.map((c) => c.tokenCount)).toEqual([62, 33]);
+  });
+
+  it('is deterministic', () => {
+    const md = extractPage(fixture('docusaurus.html')).markdown;
+    expect(chunkMarkdown(md, { maxTokens: 40 })).toEqual(chunkMarkdown(md, { maxTokens: 40 }));
+  });
+});
+
+describe('prepareDocument', () => {
+  const provenance = {
+    url: 'https://widgetlib.example.org/en/stable/config.html',
+    finalUrl: 'https://widgetlib.example.org/en/stable/config.html',
+    title: 'Configuration',
+    retrievedAt: '2026-11-30T00:00:00.000Z',
+    contentChangedAt: '2026-11-30T00:00:00.000Z',
+    acquisition: 'raw' as const,
+  };
+  const markdown = extractPage(fixture('sphinx.html')).markdown;
+  const prepared = prepareDocument({
+    documentId: 'docs:abc',
+    sourceId: 'docs',
+    markdown,
+    provenance,
+    chunking: { maxTokens: 60 },
+  });
+
+  it('builds core chunks with deterministic ids from core identity', () => {
+    expect(prepared.versionId).toMatch(/^v[0-9a-f]{24}$/);
+    expect(prepared.versions).toEqual({
+      extractor: EXTRACTOR_VERSION,
+      chunker: `${CHUNKER_VERSION}+tiktoken:cl100k_base`,
+      schema: '1',
+    });
+    prepared.chunks.forEach((c, i) => {
+      expect(c.chunkId).toBe(chunkId('docs:abc', prepared.versionId, i));
+      expect(c.ordinal).toBe(i);
+      expect(c.contentHash).toMatch(/^[0-9a-f]{64}$/);
+      expect(c.provenance).toEqual(provenance);
+    });
+    expect(prepared.chunks.length).toBeGreaterThan(1);
+    expect(prepared.textChars).toBe(prepared.text.length);
+  });
+
+  it('same input gives the same versionId; a different cut gives another', () => {
+    const again = prepareDocument({
+      documentId: 'docs:abc',
+      sourceId: 'docs',
+      markdown,
+      provenance: { ...provenance, retrievedAt: '2027-01-01T00:00:00.000Z' },
+      chunking: { maxTokens: 60 },
+    });
+    expect(again.versionId).toBe(prepared.versionId);
+    const recut = prepareDocument({
+      documentId: 'docs:abc',
+      sourceId: 'docs',
+      markdown,
+      provenance,
+      chunking: { maxTokens: 20 },
+    });
+    expect(recut.versionId).not.toBe(prepared.versionId);
+    expect(recut.contentHash).toBe(prepared.contentHash);
+  });
+});

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { checkContract, detectNotDocument, extractPage, validateDocument } from '../src/index.js';
+import { fixture } from './helpers.js';
+
+const codes = (html: string, options = {}) =>
+  detectNotDocument(html, options).reasons.map((r) => r.code);
+
+describe('detectNotDocument', () => {
+  it('flags a consent wall by its consent layer, with the numbers', () => {
+    const check = detectNotDocument(fixture('consent-wall.html'));
+    expect(check.ok).toBe(false);
+    expect(check.reasons[0]?.code).toBe('CONSENT_WALL');
+    expect(check.reasons[0]?.detail).toMatch(
+      /consent layer <div#sp_message_container_1048.* holds \d+ of \d+ chars/,
+    );
+  });
+
+  it('flags a Cloudflare "Just a moment" challenge', () => {
+    expect(codes(fixture('cloudflare-challenge.html'))).toEqual(['BOT_CHALLENGE']);
+  });
+
+  it('flags a captcha widget on a short page', () => {
+    const html =
+      '<html><head><title>Welcome</title></head><body><form id="f"><div class="g-recaptcha" data-sitekey="k"></div><p>Please verify to continue.</p></form></body></html>';
+    expect(codes(html)).toEqual(['BOT_CHALLENGE']);
+  });
+
+  it('flags a soft 404 served with status 200', () => {
+    const check = detectNotDocument(fixture('soft-404.html'), { status: 200 });
+    expect(check.reasons.map((r) => r.code)).toEqual(['SOFT_404']);
+    expect(check.reasons[0]?.detail).toContain('Page Not Found');
+  });
+
+  it('flags an empty React shell and names the mount point', () => {
+    const check = detectNotDocument(fixture('react-shell.html'));
+    expect(check.reasons.map((r) => r.code)).toEqual(['EMPTY_APP_SHELL']);
+    expect(check.reasons[0]?.detail).toContain('<div#root>');
+  });
+
+  it('flags a login wall by its password field', () => {
+    const html =
+      '<html><head><title>Acme</title></head><body><main><h1>Welcome back</h1><form action="/session" method="post"><label>Email <input type="email" name="email"></label><label>Password <input type="password" name="password"></label><button>Continue</button></form></main></body></html>';
+    expect(codes(html)).toEqual(['LOGIN_WALL']);
+  });
+
+  it('flags rate limiting from the status and from the page', () => {
+    expect(codes('<html><body><p>ok</p></body></html>', { status: 429 })).toContain('RATE_LIMITED');
+    expect(
+      codes(
+        '<html><head><title>429 Too Many Requests</title></head><body><h1>Too Many Requests</h1></body></html>',
+      ),
+    ).toContain('RATE_LIMITED');
+  });
+
+  it('uses the phrase backstop only for short pages nothing structural explained', () => {
+    expect(
+      codes(
+        '<html><body><div><p>Please verify you are a human to continue.</p></div></body></html>',
+      ),
+    ).toEqual(['BOT_CHALLENGE']);
+    const long = `<html><body><main><h1>How captchas work</h1><p>${'A captcha asks you to verify you are a human before a form is accepted. '.repeat(40)}</p></main></body></html>`;
+    expect(detectNotDocument(long).ok).toBe(true);
+  });
+
+  it('passes real documents: Sphinx, Docusaurus, a long page with a password field in the nav', () => {
+    expect(detectNotDocument(fixture('sphinx.html')).ok).toBe(true);
+    expect(detectNotDocument(fixture('docusaurus.html')).ok).toBe(true);
+    const article = `<html><body><nav><form><input type="password"></form></nav><article><h1>Release notes</h1><p>${'Version 4 changes the storage engine and the upgrade path. '.repeat(60)}</p></article></body></html>`;
+    expect(detectNotDocument(article).ok).toBe(true);
+  });
+
+  it('flags empty extraction', () => {
+    expect(codes('<html><body><div></div></body></html>', { markdown: '' })).toEqual(['EMPTY']);
+  });
+});
+
+describe('checkContract', () => {
+  const text = extractPage(fixture('sphinx.html')).markdown;
+
+  it('accepts a page meeting every clause', () => {
+    expect(
+      checkContract(
+        { text },
+        { minChars: 200, requiredPhrases: ['widgets.toml', 'LOADING ORDER'], maxShrink: 0.5 },
+        { textChars: text.length + 10 },
+      ),
+    ).toEqual({
+      ok: true,
+      reasons: [],
+    });
+  });
+
+  it('reports each broken clause with its numbers', () => {
+    const check = checkContract(
+      { text: 'short', chunkCount: 1 },
+      {
+        minChars: 100,
+        requiredPhrases: ['Configuration'],
+        maxShrink: 0.3,
+        maxChunkCountChange: 0.5,
+      },
+      { textChars: 1000, chunkCount: 8 },
+    );
+    expect(check.ok).toBe(false);
+    expect(check.reasons.map((r) => r.code)).toEqual([
+      'CONTRACT_MIN_CHARS',
+      'CONTRACT_REQUIRED_PHRASE',
+      'CONTRACT_SHRINK',
+      'CONTRACT_CHUNK_COUNT',
+    ]);
+    expect(check.reasons[2]?.detail).toBe(
+      'text shrank 99.5% (1000 -> 5 chars), contract allows 30.0%',
+    );
+  });
+
+  it('validateDocument combines detection and contract', () => {
+    const html = fixture('soft-404.html');
+    const md = extractPage(html).markdown;
+    const check = validateDocument(
+      html,
+      { markdown: md },
+      { contract: { requiredPhrases: ['worker'] } },
+    );
+    expect(check.reasons.map((r) => r.code)).toEqual(['SOFT_404', 'CONTRACT_REQUIRED_PHRASE']);
+  });
+});
