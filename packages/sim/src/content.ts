@@ -105,7 +105,10 @@ export function baseTime(seed: number): number {
 }
 
 const MAX_SECTION_SLOTS = 15;
-const MAX_REVISIONS = 4096;
+/** Edits of one section past this many reuse earlier phrases (ids must stay below 70^5). */
+const MAX_REVISIONS = 1024;
+/** Largest hosts x pagesPerHost for which every phrase is unique. */
+export const MAX_TOTAL_PAGES = 100_000;
 
 export class ContentGenerator {
   readonly seed: number;

@@ -9,7 +9,14 @@ import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
 import { RagfreshError } from '@ragfresh/core';
 import { gzipBomb } from './bomb.js';
-import { baseTime, ContentGenerator, type ContentState, PRISTINE, type Site } from './content.js';
+import {
+  baseTime,
+  ContentGenerator,
+  type ContentState,
+  MAX_TOTAL_PAGES,
+  PRISTINE,
+  type Site,
+} from './content.js';
 import {
   appBundleJs,
   appShellHtml,
@@ -1235,6 +1242,11 @@ export async function startSimWeb(options: SimWebOptions = {}): Promise<SimWeb> 
   if (!Number.isInteger(port) || port < 0 || port + hosts - 1 > 65_535) {
     throw invalid(
       `port must be 0 (ephemeral) or a base port with room for ${hosts} hosts, got ${port}`,
+    );
+  }
+  if (hosts * pagesPerHost > MAX_TOTAL_PAGES) {
+    throw invalid(
+      `hosts x pagesPerHost must be at most ${MAX_TOTAL_PAGES} (got ${hosts * pagesPerHost}); use fewer hosts or pages`,
     );
   }
   const gen = new ContentGenerator(seed, pagesPerHost);

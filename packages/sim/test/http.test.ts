@@ -20,6 +20,14 @@ afterAll(async () => {
 });
 
 describe('hosts', () => {
+  it('refuses options it cannot honour, with INVALID_ARGUMENT', async () => {
+    await expect(startSimWeb({ hosts: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(startSimWeb({ hosts: 200, pagesPerHost: 1000 })).rejects.toThrowError(
+      /at most 100000/,
+    );
+    await expect(startSimWeb({ seed: 1.5 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
   it('gives each host its own loopback origin and pages on it', () => {
     expect(sim.hosts()).toEqual(['docs-0', 'docs-1', 'docs-2']);
     const origins = sim.hosts().map((h) => sim.origin(h));
