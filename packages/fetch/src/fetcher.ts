@@ -264,7 +264,7 @@ export class Fetcher {
   readonly #bodyTimeout: number;
   readonly #totalTimeout: number;
   readonly #twinMisses = new Map<string, { misses: number; hits: number }>();
-  readonly #closed = { value: false };
+  #closed = false;
   readonly #ca: string | Buffer | Array<string | Buffer> | undefined;
 
   constructor(readonly options: FetcherOptions) {
@@ -347,7 +347,7 @@ export class Fetcher {
 
   /** Fetches `url`. Never throws for HTTP or network outcomes; see `FetchResult`. */
   async fetch(url: string, options: FetchOptions = {}): Promise<FetchResult> {
-    if (this.#closed.value) {
+    if (this.#closed) {
       throw new RagfreshError('NOT_OPEN', 'this Fetcher was closed; create a new one.', {
         scope: 'fetch',
       });
@@ -906,8 +906,8 @@ export class Fetcher {
 
   /** Closes every connection pool. */
   async close(): Promise<void> {
-    if (this.#closed.value) return;
-    this.#closed.value = true;
+    if (this.#closed) return;
+    this.#closed = true;
     await Promise.all([this.#agent.close(), ...[...this.#proxies.values()].map((p) => p.close())]);
   }
 }
