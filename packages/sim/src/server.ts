@@ -66,6 +66,11 @@ export interface SimWeb extends AsyncDisposable {
   markdownUrl(url: string): string;
   /** Current facts (unique phrases, headings) of a page; tracking parameters are ignored. */
   pageFacts(url: string): PageFacts;
+  /**
+   * The page's current article as Markdown, exactly what its twin serves: the ground truth an
+   * extractor's output can be compared with (no nav, banner, sidebar or footer).
+   */
+  markdown(url: string): string;
   /** Changes how one URL (a page, its twin, robots.txt, a sitemap...) is served from now on. */
   mutate(url: string, kind: MutationKind, opts?: MutationOptions): void;
   /** A fault or modifier for every path of a host (outage, rateLimit, challenge, slow...). */
@@ -405,6 +410,17 @@ class SimWebImpl implements SimWeb {
     if (!rt.site.byPath.has(path))
       throw invalid(`"${url}" is not a page URL; pass one from sim.urls()`);
     return rt.origin + twinPath(path);
+  }
+
+  markdown(url: string): string {
+    const { rt, path } = this.locate(url);
+    const pagePath = this.pagePathOf(rt.site.index, path);
+    const spec = pagePath === undefined ? undefined : rt.site.byPath.get(pagePath);
+    if (spec === undefined || pagePath === undefined) {
+      throw invalid(`"${url}" is not a page URL; pass one from sim.urls()`);
+    }
+    const st = this.peekState(rt.site.index, pagePath);
+    return pageMarkdown(this.gen.page(rt.site.index, spec.index, st?.content ?? PRISTINE));
   }
 
   pageFacts(url: string): PageFacts {

@@ -222,6 +222,7 @@ describe('robots, sitemaps, llms.txt, twins', () => {
     const md = await raw(sim.markdownUrl(url));
     expect(md.headers['content-type']).toBe('text/markdown; charset=utf-8');
     const text = md.body.toString();
+    expect(sim.markdown(url)).toBe(text);
     const facts = sim.pageFacts(url);
     expect(text.startsWith(`# ${facts.title}\n`)).toBe(true);
     expect(text).toContain(facts.phrase);
