@@ -7,7 +7,13 @@ import {
   metadataRoundTrip,
 } from './data.js';
 import { idsDeterministic } from './determinism.js';
-import { deleteTombstone, epochShared, retireAfterGrace, shorterReplacement } from './lifecycle.js';
+import {
+  deleteTombstone,
+  epochShared,
+  retireAfterGrace,
+  revertToEarlierVersion,
+  shorterReplacement,
+} from './lifecycle.js';
 import { promotionEpochReaders, promotionFlagReaders } from './promotion.js';
 import { sentinelEmpty, sentinelIsolated } from './sentinels.js';
 import { restageIdempotent, stagedInvisible } from './staging.js';
@@ -26,6 +32,7 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   shorterReplacement,
   retireAfterGrace,
   deleteTombstone,
+  revertToEarlierVersion,
   epochShared,
   metadataRoundTrip,
   batchBeyondLimit,

@@ -248,3 +248,65 @@ export const epochShared: ConformanceCase = {
     ctx.observed(`reader epoch ${readerEpoch} = writer ${writerEpoch}`);
   },
 };
+
+export const revertToEarlierVersion: ConformanceCase = {
+  id: 'revert-to-earlier-version',
+  title: 'reverting to an earlier version makes it current again and keeps it',
+  guarantee:
+    'Publishing A, then B, then A again (same content, so the same versionId and chunk ids as the retired copy) makes A current in the epoch and flag views with every chunk, and grace collection deletes B but never the current A.',
+  whenItFails:
+    "_upsert must overwrite a stored chunk's whole metadata (a merge or set-payload that keeps the old rf_to/rf_current leaves the reverted version closed), and _deleteVersion must only delete what it is asked to.",
+  appliesTo: () => true,
+  declared: () => 'A current again; B deleted after grace',
+  async run(ctx) {
+    const connector = await ctx.connector();
+    const publisher = await ctx.publisher({ graceEpochs: 1 });
+    const a = ctx.corpus.generated('revert', 'A', 3);
+    const b = ctx.corpus.generated('revert', 'B', 2);
+    await publisher.publish([a]);
+    await publisher.publish([b]);
+    const report = await ctx.time('revert', () => publisher.publish([a]));
+    ctx.check(
+      report.documents[0]?.outcome === 'published',
+      `republishing the earlier version: ${report.documents[0]?.outcome} ${report.documents[0]?.reasons.join('; ')}`,
+    );
+    const expected = a.chunks.map((c) => c.chunkId);
+    const names = new Map([
+      [a.versionId, 'A'],
+      [b.versionId, 'B'],
+    ]);
+    let seen: string[] = [];
+    const inspect = async (when: string) => {
+      seen = [];
+      for (const kind of ['epoch', 'flag'] as ViewKind[]) {
+        const hits = await readDocument(connector, a.documentId, a.chunks[0]!.embedding, 10, kind);
+        seen.push(`${kind}: ${describeVersions(byVersion(hits), names)}`);
+        ctx.check(
+          sameMembers(
+            hits.map((h) => String(h.metadata[FIELDS.chunkId])),
+            expected,
+          ),
+          `${when}, ${kind} readers see ${describeVersions(byVersion(hits), names)}, expected A×${a.chunks.length}`,
+        );
+      }
+    };
+    await ctx.eventually('reverted', () => inspect('after the revert'));
+    await publisher.publish([ctx.corpus.generated('tick0', 'v1', 1)]);
+    await publisher.publish([ctx.corpus.generated('tick1', 'v1', 1)]);
+    let stored = { a: -1, b: -1 };
+    await ctx.eventually('collected', async () => {
+      stored = {
+        a: await connector.countChunks(a.documentId, a.versionId),
+        b: await connector.countChunks(b.documentId, b.versionId),
+      };
+      ctx.check(
+        stored.a === a.chunks.length,
+        `grace collection left ${stored.a} of ${a.chunks.length} chunks of the current version A`,
+      );
+      ctx.check(stored.b === 0, `${stored.b} chunk(s) of the replaced version B left after grace`);
+      await inspect('two epochs later');
+    });
+    ctx.observe('storedAfterGrace', stored);
+    ctx.observed(`${seen.join('; ')}; stored A×${stored.a}, B×${stored.b}`);
+  },
+};
