@@ -172,6 +172,7 @@ export class PineconeConnector extends Connector {
   #index: Index | undefined;
   #epochIndex: Index | undefined;
   #filterUpdate = true;
+  #filterDelete = true;
   readonly #maxLagMs: number;
 
   constructor(options: PineconeConnectorOptions) {
@@ -374,6 +375,15 @@ export class PineconeConnector extends Connector {
       await this.call(`upsert ${batch.length} vectors`, () =>
         this.index.upsert({ records: batch }),
       );
+    // Acknowledged is not readable: return once every record reads back as written, so a
+    // crash after this call can never leave writes that a rollback's listing does not see.
+    await this.#waitFor(`${records.length} upserted vectors to become readable`, async () => {
+      const got = await this.#fetch(records.map((r) => r.id));
+      return records.every((r) => {
+        const m = got.get(r.id)?.metadata;
+        return m !== undefined && Object.entries(r.metadata).every(([k, v]) => m[k] === v);
+      });
+    });
   }
 
   async #listIds(prefix: string): Promise<string[]> {
@@ -514,19 +524,43 @@ export class PineconeConnector extends Connector {
     }
   }
 
-  async #deleteIds(ids: readonly string[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += 1_000) {
-      const part = ids.slice(i, i + 1_000);
-      await this.call('delete vectors', () => this.index.deleteMany({ ids: part }));
+  /**
+   * Deletes every vector whose id starts with `prefix` and returns once a listing shows none.
+   * Listing can lag behind writes, so the delete also goes out as a metadata-filter delete
+   * where the index supports it (ordered after every write acknowledged before it), and the
+   * list-and-delete repeats until the prefix lists empty.
+   */
+  async #deletePrefix(prefix: string, filter: Filter): Promise<void> {
+    if (this.#filterDelete) {
+      try {
+        await this.call('delete by filter', () => this.index.deleteMany({ filter }));
+      } catch (err) {
+        if (!(err instanceof RagfreshError && err.code === 'STORE_REJECTED')) throw err;
+        this.#filterDelete = false; // pod-based indexes and older API versions
+      }
     }
+    await this.#waitFor(`vectors under ${prefix} to be deleted`, async () => {
+      const ids = await this.#listIds(prefix);
+      for (let i = 0; i < ids.length; i += 1_000) {
+        const part = ids.slice(i, i + 1_000);
+        await this.call('delete vectors', () => this.index.deleteMany({ ids: part }));
+      }
+      return ids.length === 0;
+    });
   }
 
   protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
-    await this.#deleteIds(await this.#listIds(chunkIdPrefix(documentId, versionId)));
+    await this.#deletePrefix(chunkIdPrefix(documentId, versionId), {
+      $and: [
+        { [FIELDS.documentId]: { $eq: documentId } },
+        { [FIELDS.versionId]: { $eq: versionId } },
+      ],
+    });
   }
 
   protected async _deleteDocuments(documentIds: readonly string[]): Promise<void> {
-    for (const d of documentIds) await this.#deleteIds(await this.#listIds(chunkIdPrefix(d)));
+    for (const d of documentIds)
+      await this.#deletePrefix(chunkIdPrefix(d), { [FIELDS.documentId]: { $eq: d } });
   }
 
   protected async _list(

@@ -107,9 +107,10 @@ export const fixture: StoreFixture = {
         apiKey: `emulator-${new URL(emulator.url).port}`,
         controllerHostUrl: emulator.url,
         createIndex: CREATE,
-        maxLagMs: 2_000,
-        timeoutMs: 2_000,
-        retry: { attempts: 8, baseDelayMs: 20, maxDelayMs: 2_000 },
+        // Local loopback: a short timeout turns an injected hang into a quick retry.
+        maxLagMs: 3_000,
+        timeoutMs: 1_000,
+        retry: { attempts: 10, baseDelayMs: 20, maxDelayMs: 500 },
       },
       () => emulator.close(),
       emulator.faults,

@@ -245,19 +245,37 @@ describe('PineconeConnector against the Pinecone emulator', () => {
     expect(await c.countChunks(docB.documentId, docB.versionId)).toBe(1);
   });
 
-  it('under a visibility lag, patches and epoch moves return only once visible', async () => {
+  it('under a visibility lag, writes, patches, deletes and epoch moves return only once readable', async () => {
     const c = await connector();
     emu.faults.set({ visibilityLagMs: 300 });
+    let t0 = Date.now();
     await c.upsert(stored(docA1, 1));
-    expect(await c.countChunks(docA1.documentId, docA1.versionId)).toBe(0); // acknowledged, not yet visible
-    await new Promise((r) => setTimeout(r, 350));
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
     expect(await c.countChunks(docA1.documentId, docA1.versionId)).toBe(3);
-    const t0 = Date.now();
+    t0 = Date.now();
     await c.patchValidity(docA1.documentId, docA1.versionId, { current: true });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
     expect(await c.query(embed('alpha'), 5, { view: { kind: 'flag' } })).toHaveLength(3);
     await c.advanceEpoch(0, 1);
     expect(await c.readEpoch()).toBe(1);
+    await c.deleteVersion(docA1.documentId, docA1.versionId);
+    expect(await c.countChunks(docA1.documentId, docA1.versionId)).toBe(0);
+  });
+
+  it('a rollback deletes writes that were acknowledged but not yet listable', async () => {
+    const c = await connector();
+    emu.faults.set({ visibilityLagMs: 300 });
+    // A writer that died right after its upsert was acknowledged: the records are in flight.
+    await c.index.upsert({
+      records: stored(docA2, 2).map((ch) => ({
+        id: ch.id,
+        values: [...ch.embedding],
+        metadata: { ...ch.metadata, text: ch.text },
+      })),
+    });
+    await c.deleteVersion(docA2.documentId, docA2.versionId);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await c.countChunks(docA2.documentId, docA2.versionId)).toBe(0);
   });
 
   it('measures the visibility lag of an index (maxLagMs policy)', async () => {

@@ -140,20 +140,22 @@ function errorText(err: unknown): string {
 
 type Payload = { [CONTENT_KEY]?: unknown; [METADATA_KEY]?: unknown; [key: string]: unknown };
 
-function toListed(payload: Payload | null | undefined, vector: unknown): ListedChunk {
+/** A stored point as ragfresh lists it: `id` is the point id (UUID v5), `rf_chunk` the readable id. */
+function toListed(
+  pointId: unknown,
+  payload: Payload | null | undefined,
+  vector: unknown,
+): ListedChunk {
   const metadata = (payload?.[METADATA_KEY] ?? {}) as FlatMetadata;
   const text = typeof payload?.[CONTENT_KEY] === 'string' ? (payload[CONTENT_KEY] as string) : '';
-  const id = metadata[FIELDS.chunkId];
-  if (typeof id !== 'string') {
+  if (typeof metadata[FIELDS.chunkId] !== 'string') {
     throw new RagfreshError(
       'FOREIGN_DATA',
-      `a point lacks ${METADATA_KEY}.${FIELDS.chunkId}; the collection holds data not written by ragfresh.`,
-      {
-        scope: 'qdrant',
-      },
+      `point ${String(pointId)} lacks ${METADATA_KEY}.${FIELDS.chunkId}; the collection holds data not written by ragfresh.`,
+      { scope: 'qdrant' },
     );
   }
-  const out: ListedChunk = { id, text, metadata };
+  const out: ListedChunk = { id: String(pointId), text, metadata };
   return Array.isArray(vector) ? { ...out, embedding: vector as number[] } : out;
 }
 
@@ -394,7 +396,7 @@ export class QdrantConnector extends Connector {
           ...(offset === undefined ? {} : { offset }),
         }),
       );
-      for (const p of page.points) out.push(toListed(p.payload as Payload, p.vector));
+      for (const p of page.points) out.push(toListed(p.id, p.payload as Payload, p.vector));
       const next = page.next_page_offset;
       if (
         next === undefined ||
@@ -429,7 +431,7 @@ export class QdrantConnector extends Connector {
       }),
     );
     return r.points.map((p) => {
-      const l = toListed(p.payload as Payload, undefined);
+      const l = toListed(p.id, p.payload as Payload, undefined);
       return { id: l.id, text: l.text, metadata: l.metadata, score: p.score };
     });
   }

@@ -93,7 +93,8 @@ describe('QdrantConnector against the Qdrant emulator', () => {
     expect(raw?.id).toBe(chunkUuid(chunks[0]!.id));
     expect(raw?.payload).toEqual({ content: chunks[0]!.text, metadata: chunks[0]!.metadata });
     const listed = await c.listChunks(docA1.documentId, docA1.versionId, { withEmbeddings: true });
-    expect(listed.map((l) => l.id)).toEqual(chunks.map((ch) => ch.id));
+    expect(listed.map((l) => l.id)).toEqual(chunks.map((ch) => chunkUuid(ch.id)));
+    expect(listed.map((l) => l.metadata[FIELDS.chunkId])).toEqual(chunks.map((ch) => ch.id));
     expect(listed.map((l) => l.text)).toEqual(chunks.map((ch) => ch.text));
     expect(listed.map((l) => l.metadata)).toEqual(chunks.map((ch) => ch.metadata));
     // Qdrant normalises vectors of a Cosine collection; the inputs are unit vectors already.
