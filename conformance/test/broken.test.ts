@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 // the full suite must fail it on the case meant to catch that guarantee.
 describe('deliberately broken connectors fail the suite', () => {
   for (const broken of BROKEN_CONNECTORS) {
-    it.concurrent(`${broken.kind} fails ${broken.caughtBy}`, { timeout: 150_000 }, async () => {
+    it.concurrent(`${broken.kind} fails ${broken.caughtBy}`, { timeout: 240_000 }, async () => {
       const report = await runSuite({ fixture: broken.fixture });
       const caught = report.cases.find((c) => c.id === broken.caughtBy);
       expect(report.passed).toBe(false);

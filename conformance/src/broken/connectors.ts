@@ -77,7 +77,7 @@ export class DuplicatingUpsertConnector extends MemoryConnector {
 }
 
 /** How long (2) the index of (4) takes to answer queries for an acknowledged write. */
-export const LAGGING_INDEX_MS = 400;
+export const LAGGING_INDEX_MS = 1_000;
 
 /**
  * (4) Counts and lists what was acknowledged while the vector index lags LAGGING_INDEX_MS
