@@ -1,1 +1,11 @@
-export {};
+export * from './commands.js';
+export * from './config.js';
+export * from './duration.js';
+export * from './engine.js';
+export * from './extract-pipeline.js';
+export * from './log.js';
+export * from './metrics.js';
+export * from './pipeline.js';
+export * from './runtime.js';
+export * from './status.js';
+export { watch } from './watch.js';

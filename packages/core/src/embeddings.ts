@@ -2,17 +2,17 @@ import { Embeddings, type EmbeddingsParams } from '@langchain/core/embeddings';
 import { RagfreshError } from './errors.js';
 
 export interface HashingEmbeddingsParams extends EmbeddingsParams {
-  /** Vector length. Default 256. */
+  /** Vector length. Default 1024. */
   readonly dimensions?: number;
 }
 
 /** Default vector length of {@link HashingEmbeddings}. */
-export const HASHING_EMBEDDINGS_DEFAULT_DIMENSIONS = 256;
+export const HASHING_EMBEDDINGS_DEFAULT_DIMENSIONS = 1024;
 
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 const WORD_WEIGHT = 1;
-const BIGRAM_WEIGHT = 1;
-const CHAR_NGRAM_WEIGHT = 0.5;
+const BIGRAM_WEIGHT = 2;
+const CHAR_NGRAM_WEIGHT = 0.25;
 const INDEX_SEED = 0x5f3759df;
 const SIGN_SEED = 0x2545f491;
 const utf8 = new TextEncoder();
@@ -26,8 +26,10 @@ const utf8 = new TextEncoder();
  * Algorithm (stable; changing it changes every vector):
  * 1. text → NFC → `toLowerCase()` (locale-independent) → NFC;
  * 2. features: each word (maximal run of letters, marks and digits) with weight 1, each pair
- *    of adjacent words with weight 1, and each character 3-, 4- and 5-gram (by code point) of
- *    the words joined by single spaces and padded with one space each side, with weight 0.5;
+ *    of adjacent words with weight 2, and each character 3-, 4- and 5-gram (by code point) of
+ *    the words joined by single spaces and padded with one space each side, with weight 0.25;
+ *    a feature seen `n` times counts `weight * (1 + ln n)` (sublinear term frequency, so a
+ *    long chunk's common words do not drown a rare one);
  * 3. each feature's UTF-8 bytes are hashed with MurmurHash3 (x86, 32-bit): one seed picks the
  *    dimension (`hash mod dimensions`), another the sign (signed hashing, so collisions cancel
  *    out on average instead of piling up);
@@ -76,16 +78,25 @@ export class HashingEmbeddings extends Embeddings {
     if (words.length === 0) {
       this.add(vector, '<empty>', 1);
     } else {
+      // Insertion order of the map is the order features were first seen: deterministic.
+      const features = new Map<string, { count: number; weight: number }>();
+      const see = (feature: string, weight: number) => {
+        const f = features.get(feature);
+        if (f === undefined) features.set(feature, { count: 1, weight });
+        else f.count += 1;
+      };
       for (let i = 0; i < words.length; i += 1) {
-        this.add(vector, `w:${words[i]}`, WORD_WEIGHT);
-        if (i + 1 < words.length) this.add(vector, `b:${words[i]} ${words[i + 1]}`, BIGRAM_WEIGHT);
+        see(`w:${words[i]}`, WORD_WEIGHT);
+        if (i + 1 < words.length) see(`b:${words[i]} ${words[i + 1]}`, BIGRAM_WEIGHT);
       }
       const chars = Array.from(` ${words.join(' ')} `);
       for (let n = 3; n <= 5; n += 1) {
         for (let start = 0; start + n <= chars.length; start += 1) {
-          this.add(vector, `c:${chars.slice(start, start + n).join('')}`, CHAR_NGRAM_WEIGHT);
+          see(`c:${chars.slice(start, start + n).join('')}`, CHAR_NGRAM_WEIGHT);
         }
       }
+      for (const [feature, { count, weight }] of features)
+        this.add(vector, feature, weight * (1 + Math.log(count)));
     }
     let sumOfSquares = 0;
     for (const v of vector) sumOfSquares += v * v;

@@ -12,10 +12,10 @@ const norm = (a: number[]) => Math.sqrt(dot(a, a));
 describe('HashingEmbeddings', () => {
   const embeddings = new HashingEmbeddings();
 
-  it('is a LangChain Embeddings with 256 dimensions by default', async () => {
+  it('is a LangChain Embeddings with 1024 dimensions by default', async () => {
     expect(embeddings).toBeInstanceOf(Embeddings);
-    expect(HASHING_EMBEDDINGS_DEFAULT_DIMENSIONS).toBe(256);
-    expect(await embeddings.embedQuery('hello world')).toHaveLength(256);
+    expect(HASHING_EMBEDDINGS_DEFAULT_DIMENSIONS).toBe(1024);
+    expect(await embeddings.embedQuery('hello world')).toHaveLength(1024);
     expect((await new HashingEmbeddings({ dimensions: 7 }).embedQuery('hello world')).length).toBe(
       7,
     );
@@ -53,14 +53,14 @@ describe('HashingEmbeddings', () => {
     );
     expect(golden.map((v) => Number(v.toFixed(12)))).toMatchInlineSnapshot(`
       [
-        -0.181818181818,
-        -0.454545454545,
-        0.454545454545,
-        0.272727272727,
-        0.363636363636,
-        0.090909090909,
-        -0.454545454545,
-        0.363636363636,
+        0.312759205976,
+        -0.474524083934,
+        0.046987861555,
+        0.182566171251,
+        0.250355326099,
+        0.046987861555,
+        -0.297343187654,
+        0.69869284177,
       ]
     `);
   });
@@ -85,9 +85,9 @@ describe('HashingEmbeddings', () => {
       'photosynthesis in green plants',
       'regenerate the access token',
     ]);
-    expect(dot(query!, near!)).toBeGreaterThan(0.4);
+    expect(dot(query!, near!)).toBeGreaterThan(0.25);
     expect(dot(query!, inflected!)).toBeGreaterThan(dot(query!, unrelated!));
-    expect(dot(query!, near!)).toBeGreaterThan(dot(query!, unrelated!) + 0.3);
+    expect(dot(query!, near!)).toBeGreaterThan(dot(query!, unrelated!) + 0.2);
     // Not semantic: a paraphrase with other words is not recognised as close.
     expect(dot(query!, synonym!)).toBeLessThan(dot(query!, near!));
   });
@@ -95,7 +95,7 @@ describe('HashingEmbeddings', () => {
   it('uses word order through bigrams', async () => {
     const [ab, ba] = await embeddings.embedDocuments(['alpha beta gamma', 'gamma beta alpha']);
     expect(dot(ab!, ba!)).toBeLessThan(0.999);
-    expect(dot(ab!, ba!)).toBeGreaterThan(0.5);
+    expect(dot(ab!, ba!)).toBeGreaterThan(0.3);
   });
 
   it('rejects bad dimensions with INVALID_ARGUMENT', () => {

@@ -237,11 +237,15 @@ export class HostGate {
       const serialise = interval > 0 || s.blockedUntil > Date.now();
       if (serialise) releaseStart = await s.startLock.acquire(signal);
       for (;;) {
-        const wait = Math.max(s.nextStartAt, s.blockedUntil) - Date.now();
+        // Unserialised starts (no interval, no block when we arrived) ignore nextStartAt, which
+        // holds +Infinity while a serialised request to this host is unanswered.
+        const startAt = () =>
+          serialise ? Math.max(s.nextStartAt, s.blockedUntil) : s.blockedUntil;
+        const wait = startAt() - Date.now();
         if (wait > 0) await sleep(wait, signal);
         releaseGlobal = await this.#global.acquire(signal);
         // A 429 may have blocked the host while we waited for the global slot.
-        if (Math.max(s.nextStartAt, s.blockedUntil) <= Date.now()) break;
+        if (startAt() <= Date.now()) break;
         releaseGlobal();
         releaseGlobal = undefined;
       }

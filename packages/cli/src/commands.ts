@@ -1,0 +1,310 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  canonicalKey,
+  documentId,
+  FIELDS,
+  provenanceHeader,
+  provenanceOf,
+  type ReviewItem,
+} from '@ragfresh/core';
+import type { ResolvedConfig } from './config.js';
+import type { RefreshReport } from './engine.js';
+import type { Runtime } from './runtime.js';
+import { EXIT, renderStatus, sourceStatuses, statusExitCode, table } from './status.js';
+
+export type Print = (text: string) => void;
+
+export const STARTER_CONFIG = `import { defineConfig } from 'ragfresh';
+
+export default defineConfig({
+  // Sent on every request; robots.txt rules are matched against its first token.
+  userAgent: 'my-docs-bot/1.0 (+https://example.org/bot)',
+  sources: [
+    {
+      id: 'docs',
+      sitemaps: ['https://docs.example.org/sitemap.xml'],
+      every: '6h',
+      freshnessObjective: '24h',
+      expectedChangeEvery: '30d',
+      authority: 'official',
+      contract: { minChars: 200, maxShrink: 0.5 },
+    },
+  ],
+  // Embedded defaults: LanceDB index, SQLite state, offline hashing embeddings.
+  // connector: { store: 'chroma', url: 'http://localhost:8000', collection: 'docs' },
+  // embeddings: new OpenAIEmbeddings({ model: 'text-embedding-3-small' }),
+  deletion: { goneChecks: 3, minGoneAge: '48h', autoApprove: false },
+});
+`;
+
+export function initCommand(cwd: string, print: Print): number {
+  const file = resolve(cwd, 'ragfresh.config.ts');
+  if (existsSync(file)) {
+    print(`ragfresh: ${file} already exists; edit it, or remove it to start over.`);
+    return EXIT.usage;
+  }
+  writeFileSync(file, STARTER_CONFIG);
+  print(`wrote ${file}; edit the sources, then run \`ragfresh refresh\`.`);
+  return EXIT.ok;
+}
+
+export function renderRefresh(report: RefreshReport): string {
+  const rows = report.sources.map((s) => [
+    s.sourceId,
+    s.complete ? 'complete' : 'partial',
+    String(s.counts.urls),
+    String(s.counts.fetched200),
+    String(s.counts.notModified),
+    String(s.counts.published),
+    String(s.counts.unchangedContent),
+    String(s.counts.notTheDocument + s.counts.fetchErrors + s.counts.gone),
+    String(s.counts.rejected),
+    `${s.counts.chunksEmbedded}/${s.counts.chunksEmbedded + s.counts.chunksReused}`,
+    String(s.counts.storeWrites),
+    String(s.counts.reviewCreated),
+  ]);
+  const body = table(
+    [
+      'source',
+      'coverage',
+      'urls',
+      '200',
+      '304',
+      'published',
+      'unchanged',
+      'not-ok',
+      'quarantined',
+      'embedded',
+      'writes',
+      'review',
+    ],
+    rows,
+  );
+  const notes: string[] = [];
+  for (const s of report.sources) {
+    for (const e of s.events) {
+      if (['not-modified', 'unchanged'].includes(e.event)) continue;
+      notes.push(
+        `  ${s.sourceId}  ${e.event.padEnd(16)} ${e.url}${e.reasons.length > 0 ? `  (${e.reasons.join('; ')})` : ''}`,
+      );
+    }
+    for (const a of s.alerts) notes.push(`  ${s.sourceId}  alert            ${a}`);
+  }
+  return notes.length === 0 ? body : `${body}\n\n${notes.join('\n')}`;
+}
+
+export async function refreshCommand(
+  rt: Runtime,
+  opts: { all: boolean; sources?: string[]; json: boolean },
+  print: Print,
+): Promise<number> {
+  const report = await rt.engine.refresh({
+    all: opts.all,
+    ...(opts.sources === undefined ? {} : { sourceIds: opts.sources }),
+  });
+  const statuses = await sourceStatuses(rt.config, rt.state);
+  if (opts.json) print(JSON.stringify({ report, status: statuses }, null, 2));
+  else {
+    print(
+      report.sources.length === 0
+        ? 'nothing due; use --all to refresh every source now.'
+        : renderRefresh(report),
+    );
+    print('');
+    print(renderStatus(statuses));
+  }
+  return statusExitCode(statuses);
+}
+
+export async function statusCommand(
+  rt: Runtime,
+  opts: { json: boolean },
+  print: Print,
+): Promise<number> {
+  const statuses = await sourceStatuses(rt.config, rt.state);
+  print(opts.json ? JSON.stringify(statuses, null, 2) : renderStatus(statuses));
+  return statusExitCode(statuses);
+}
+
+function renderReview(items: readonly ReviewItem[]): string {
+  if (items.length === 0) return 'review queue is empty.';
+  return table(
+    ['id', 'kind', 'status', 'source', 'url', 'reason', 'evidence'],
+    items.map((i) => [i.id, i.kind, i.status, i.sourceId, i.url, i.reason, i.evidence.join('; ')]),
+  );
+}
+
+export async function reviewCommand(
+  rt: Runtime,
+  action: string | undefined,
+  id: string | undefined,
+  opts: { by: string; json: boolean; all: boolean },
+  print: Print,
+): Promise<number> {
+  if (action === undefined || action === 'list') {
+    const items = await rt.state.listReviewItems(opts.all ? {} : { status: 'pending' });
+    print(opts.json ? JSON.stringify(items, null, 2) : renderReview(items));
+    return EXIT.ok;
+  }
+  if (action !== 'approve' && action !== 'reject') {
+    print(`ragfresh: unknown review action "${action}"; use list, approve <id> or reject <id>.`);
+    return EXIT.usage;
+  }
+  if (id === undefined) {
+    print(`ragfresh: review ${action} needs an item id; see \`ragfresh review list\`.`);
+    return EXIT.usage;
+  }
+  const item = await rt.state.getReviewItem(id);
+  if (item === undefined || item.status !== 'pending') {
+    print(`ragfresh: no pending review item "${id}"; see \`ragfresh review list\`.`);
+    return EXIT.usage;
+  }
+  const ok =
+    action === 'approve'
+      ? await rt.engine.approve(id, opts.by)
+      : await rt.engine.reject(id, opts.by);
+  print(
+    ok
+      ? `${action === 'approve' ? 'approved' : 'rejected'} ${id} (${item.kind} of ${item.url})`
+      : `could not ${action} ${id}; see the log.`,
+  );
+  return ok ? EXIT.ok : EXIT.failure;
+}
+
+export interface QueryHitView {
+  readonly rank: number;
+  readonly score: number;
+  readonly header: string;
+  readonly text: string;
+  readonly documentId: string;
+  readonly versionId: string;
+  readonly stale: boolean;
+}
+
+/** Current-view retrieval with provenance; degraded/quarantined documents labelled or excluded per config. */
+export async function queryCurrentView(
+  rt: Runtime,
+  question: string,
+  k: number,
+): Promise<QueryHitView[]> {
+  const vector = await rt.embeddings.embedQuery(question);
+  const hits = await rt.connector.searchCurrent(vector, k * 3);
+  const out: QueryHitView[] = [];
+  for (const h of hits) {
+    const docId = String(h.metadata[FIELDS.documentId]);
+    const record = await rt.state.getDocument(docId);
+    const p = provenanceOf(
+      h.metadata,
+      record === undefined
+        ? undefined
+        : {
+            status: record.status,
+            ...(record.lastGoodAt === undefined ? {} : { lastGoodAt: record.lastGoodAt }),
+            ...(record.timestamps.retrievedAt === undefined
+              ? {}
+              : { retrievedAt: record.timestamps.retrievedAt }),
+          },
+    );
+    const stale = p.staleSince !== undefined;
+    if (stale && rt.config.staleReaders === 'exclude') continue;
+    out.push({
+      rank: out.length + 1,
+      score: h.score,
+      header: provenanceHeader(p),
+      text: h.text,
+      documentId: docId,
+      versionId: p.versionId ?? '',
+      stale,
+    });
+    if (out.length >= k) break;
+  }
+  return out;
+}
+
+export function renderHits(hits: readonly QueryHitView[], maxChars = 400): string {
+  if (hits.length === 0) return 'no results in the current view.';
+  return hits
+    .map((h) => {
+      const text = h.text.length > maxChars ? `${h.text.slice(0, maxChars)}…` : h.text;
+      return `[${h.rank}] score ${h.score.toFixed(3)}\n${h.header}\n\n${text.replace(/^/gm, '    ')}`;
+    })
+    .join('\n\n');
+}
+
+export async function queryCommand(
+  rt: Runtime,
+  question: string,
+  opts: { k: number; json: boolean },
+  print: Print,
+): Promise<number> {
+  const hits = await queryCurrentView(rt, question, opts.k);
+  print(opts.json ? JSON.stringify(hits, null, 2) : renderHits(hits));
+  return EXIT.ok;
+}
+
+function findDocument(config: ResolvedConfig, url: string): string[] {
+  const ids: string[] = [];
+  for (const s of config.sources) {
+    try {
+      canonicalKey(url, s.identity);
+      ids.push(documentId(s.id, url, s.identity));
+    } catch {
+      // Not addressable under this source's policy.
+    }
+  }
+  return ids;
+}
+
+export async function inspectCommand(
+  rt: Runtime,
+  url: string,
+  opts: { json: boolean },
+  print: Print,
+): Promise<number> {
+  const ids = findDocument(rt.config, url);
+  const found = [];
+  for (const id of ids) {
+    const record = await rt.state.getDocument(id);
+    if (record !== undefined) found.push({ record, tombstone: await rt.state.getTombstone(id) });
+  }
+  if (found.length === 0) {
+    print(
+      `ragfresh: ${url} is not a known document; check the URL or run \`ragfresh refresh\` first.`,
+    );
+    return EXIT.usage;
+  }
+  if (opts.json) {
+    print(JSON.stringify(found, null, 2));
+    return EXIT.ok;
+  }
+  for (const { record, tombstone } of found) {
+    print(`${record.url}  (${record.documentId}, source ${record.sourceId})`);
+    print(
+      `  status: ${record.status}${record.statusReasons.length > 0 ? ` — ${record.statusReasons.join('; ')}` : ''}`,
+    );
+    print(
+      `  current version: ${record.currentVersionId ?? '-'} (${record.currentChunkIds.length} chunks, epoch ${record.publishedEpoch ?? '-'})`,
+    );
+    const t = record.timestamps;
+    print(
+      `  source-modified ${t.sourceModifiedAt ?? '-'} | retrieved ${t.retrievedAt ?? '-'} | content-changed ${t.contentChangedAt ?? '-'} | queryable ${t.queryableAt ?? '-'}`,
+    );
+    if (record.validators !== undefined)
+      print(
+        `  validators: etag ${record.validators.etag ?? '-'}, last-modified ${record.validators.lastModified ?? '-'}`,
+      );
+    if (tombstone !== undefined)
+      print(
+        `  tombstone: ${tombstone.reason} (approved by ${tombstone.approvedBy} at ${tombstone.createdAt})`,
+      );
+    print('  history:');
+    print(
+      table(
+        ['at', 'event', 'version', 'reasons'],
+        (record.history ?? []).map((h) => [h.at, h.event, h.versionId ?? '', h.reasons.join('; ')]),
+      ).replace(/^/gm, '    '),
+    );
+  }
+  return EXIT.ok;
+}

@@ -1,0 +1,181 @@
+import type { DocumentRecord, DocumentStatus, StateStore } from '@ragfresh/core';
+import type { ResolvedConfig } from './config.js';
+import { formatDuration } from './duration.js';
+
+export interface SourceStatus {
+  readonly sourceId: string;
+  readonly state: DocumentStatus | 'empty';
+  readonly documents: number;
+  readonly counts: Readonly<Record<DocumentStatus, number>>;
+  /** Oldest last-good observation among live documents: what the objective is judged on. */
+  readonly retrievedAt?: string;
+  readonly sourceModifiedAt?: string;
+  readonly contentChangedAt?: string;
+  readonly queryableAt?: string;
+  readonly observationAgeMs?: number;
+  /** Time from observing the latest change to it being queryable. */
+  readonly propagationLagMs?: number;
+  readonly objectiveMs: number;
+  readonly objectiveMet: boolean;
+  readonly lastRunAt?: string;
+  readonly lastRunComplete?: boolean;
+  readonly alerts: readonly string[];
+  readonly reasons: readonly string[];
+}
+
+const SEVERITY: Record<DocumentStatus, number> = {
+  healthy: 0,
+  degraded: 1,
+  quarantined: 2,
+  tombstoned: -1,
+};
+
+const maxIso = (a: string | undefined, b: string | undefined) =>
+  a === undefined ? b : b === undefined ? a : a > b ? a : b;
+const minIso = (a: string | undefined, b: string | undefined) =>
+  a === undefined ? b : b === undefined ? a : a < b ? a : b;
+
+export async function sourceStatuses(
+  config: ResolvedConfig,
+  state: StateStore,
+  now: Date = new Date(),
+): Promise<SourceStatus[]> {
+  const out: SourceStatus[] = [];
+  for (const source of config.sources) {
+    const counts: Record<DocumentStatus, number> = {
+      healthy: 0,
+      degraded: 0,
+      quarantined: 0,
+      tombstoned: 0,
+    };
+    let worst: DocumentStatus | 'empty' = 'empty';
+    let retrieved: string | undefined;
+    let modified: string | undefined;
+    let changed: string | undefined;
+    let queryable: string | undefined;
+    let lag: number | undefined;
+    let latestChange: DocumentRecord | undefined;
+    const reasons: string[] = [];
+    let documents = 0;
+    for await (const r of state.listDocuments({ sourceId: source.id })) {
+      documents++;
+      counts[r.status]++;
+      if (r.status === 'tombstoned') continue;
+      if (r.currentVersionId === undefined && r.status === 'healthy') continue;
+      if (worst === 'empty' || SEVERITY[r.status] > SEVERITY[worst]) worst = r.status;
+      if (r.status !== 'healthy')
+        for (const reason of r.statusReasons) reasons.push(`${r.url}: ${reason}`);
+      retrieved = minIso(retrieved, r.lastGoodAt ?? r.timestamps.retrievedAt);
+      modified = maxIso(modified, r.timestamps.sourceModifiedAt);
+      changed = maxIso(changed, r.timestamps.contentChangedAt);
+      queryable = maxIso(queryable, r.timestamps.queryableAt);
+      if (
+        r.timestamps.contentChangedAt !== undefined &&
+        (latestChange === undefined ||
+          r.timestamps.contentChangedAt > latestChange.timestamps.contentChangedAt!)
+      ) {
+        latestChange = r;
+      }
+    }
+    if (
+      latestChange?.timestamps.queryableAt !== undefined &&
+      latestChange.timestamps.contentChangedAt !== undefined
+    ) {
+      lag =
+        Date.parse(latestChange.timestamps.queryableAt) -
+        Date.parse(latestChange.timestamps.contentChangedAt);
+    }
+    if (worst === 'empty' && counts.tombstoned > 0) worst = 'tombstoned';
+    const [lastRun] = await state.listRuns(source.id, 1);
+    const age = retrieved === undefined ? undefined : now.getTime() - Date.parse(retrieved);
+    out.push({
+      sourceId: source.id,
+      state: worst,
+      documents,
+      counts,
+      ...(retrieved === undefined ? {} : { retrievedAt: retrieved }),
+      ...(modified === undefined ? {} : { sourceModifiedAt: modified }),
+      ...(changed === undefined ? {} : { contentChangedAt: changed }),
+      ...(queryable === undefined ? {} : { queryableAt: queryable }),
+      ...(age === undefined ? {} : { observationAgeMs: age }),
+      ...(lag === undefined ? {} : { propagationLagMs: lag }),
+      objectiveMs: source.freshnessObjectiveMs,
+      objectiveMet: age !== undefined && age <= source.freshnessObjectiveMs,
+      ...(lastRun === undefined
+        ? {}
+        : { lastRunAt: lastRun.startedAt, lastRunComplete: lastRun.complete }),
+      alerts: lastRun?.alerts ?? [],
+      reasons,
+    });
+  }
+  return out;
+}
+
+const short = (iso: string | undefined) =>
+  iso === undefined ? '-' : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+
+/** Renders rows as an aligned text table. */
+export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+export function renderStatus(statuses: readonly SourceStatus[]): string {
+  const rows = statuses.map((s) => [
+    s.sourceId,
+    s.state,
+    `${s.documents - s.counts.tombstoned}/${s.documents}`,
+    short(s.sourceModifiedAt),
+    short(s.retrievedAt),
+    short(s.contentChangedAt),
+    short(s.queryableAt),
+    s.observationAgeMs === undefined ? '-' : formatDuration(s.observationAgeMs),
+    s.propagationLagMs === undefined ? '-' : formatDuration(s.propagationLagMs),
+    `${s.objectiveMet ? 'met' : 'VIOLATED'} (${formatDuration(s.objectiveMs)})`,
+    String(s.alerts.length),
+  ]);
+  const main = table(
+    [
+      'source',
+      'state',
+      'docs',
+      'source-modified',
+      'retrieved',
+      'content-changed',
+      'queryable',
+      'obs-age',
+      'prop-lag',
+      'objective',
+      'alerts',
+    ],
+    rows,
+  );
+  const notes: string[] = [];
+  for (const s of statuses) {
+    for (const a of s.alerts) notes.push(`  ${s.sourceId}: alert ${a}`);
+    for (const r of s.reasons.slice(0, 10)) notes.push(`  ${s.sourceId}: ${r}`);
+    if (s.reasons.length > 10) notes.push(`  ${s.sourceId}: … ${s.reasons.length - 10} more`);
+  }
+  return notes.length === 0 ? main : `${main}\n\n${notes.join('\n')}`;
+}
+
+/** Exit codes a cron job or CI can alert on. */
+export const EXIT = Object.freeze({
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  objectiveViolated: 3,
+  quarantined: 4,
+});
+
+export function statusExitCode(statuses: readonly SourceStatus[]): number {
+  if (statuses.some((s) => s.state === 'quarantined')) return EXIT.quarantined;
+  if (statuses.some((s) => s.state !== 'empty' && s.state !== 'tombstoned' && !s.objectiveMet))
+    return EXIT.objectiveViolated;
+  return EXIT.ok;
+}
