@@ -5,6 +5,7 @@
 //   verify   per document: exact count + listed ids + smoke query with own vector  ms (median, p95)
 //   promote  the epoch compare-and-set that publishes a batch                       ms (median, p95)
 //   flag     rf_current flip of one document (set new, clear old)                   ms (median)
+//   search   what a reader does: read the epoch, top-5 in its snapshot view          ms (median, p95)
 //   retire   delete the previous version of every document                          chunks/s
 // Runs built code (tsc -b first); Node strips the types of this file. To add a store, add
 // one line to STORES with the module exporting its `fixture`.
@@ -13,6 +14,7 @@ import { chunkId, FIELDS, OPEN_EPOCH, type StoredChunk, type StoreFixture } from
 const STORES: Record<string, () => Promise<{ fixture: StoreFixture }>> = {
   chroma: () => import('@ragfresh/connector-chroma/fixture'),
   lancedb: () => import('@ragfresh/connector-lancedb/fixture'),
+  pgvector: () => import('@ragfresh/connector-pgvector/fixture'),
 };
 
 const CHUNKS = Number(process.env.CHUNKS ?? 10_000);
@@ -86,6 +88,7 @@ interface Row {
   verify: string;
   promote: string;
   flag: string;
+  search: string;
   retire: string;
 }
 
@@ -122,9 +125,9 @@ async function benchStore(name: string): Promise<Row> {
         versionId: 'v2',
       });
       verify.push(now() - t);
-      if (count !== PER_DOC || listed.length !== PER_DOC || hits[0]?.id !== chunks[0]!.id) {
+      if (count !== PER_DOC || listed.length !== PER_DOC || hits[0]?.metadata[FIELDS.chunkId] !== chunks[0]!.id) {
         throw new Error(
-          `${name}: verify of ${docId} failed (count ${count}, listed ${listed.length}, top hit ${hits[0]?.id})`,
+          `${name}: verify of ${docId} failed (count ${count}, listed ${listed.length}, top hit ${hits[0]?.metadata[FIELDS.chunkId]})`,
         );
       }
     }
@@ -149,6 +152,14 @@ async function benchStore(name: string): Promise<Row> {
       flag.push(now() - t);
     }
 
+    const search: number[] = [];
+    for (let i = 0; i < Math.min(VERIFY_SAMPLE, docs); i++) {
+      t = now();
+      const hits = await connector.searchCurrent(v2[i * PER_DOC]!.embedding, 5);
+      search.push(now() - t);
+      if (hits.length !== 5) throw new Error(`${name}: searchCurrent returned ${hits.length} hits`);
+    }
+
     t = now();
     for (let d = 0; d < docs; d++)
       await connector.deleteVersion(`bench:${d.toString(16).padStart(24, '0')}`, 'v1');
@@ -163,6 +174,7 @@ async function benchStore(name: string): Promise<Row> {
       verify: `${ms(quantile(verify, 0.5))} / ${ms(quantile(verify, 0.95))}`,
       promote: `${ms(quantile(promote, 0.5))} / ${ms(quantile(promote, 0.95))}`,
       flag: ms(quantile(flag, 0.5)),
+      search: `${ms(quantile(search, 0.5))} / ${ms(quantile(search, 0.95))}`,
       retire: `${rate(v1.length, retire)}`,
     };
   } finally {
@@ -182,6 +194,7 @@ const head = [
   'verify ms/doc p50 / p95',
   'promote ms p50 / p95',
   'flag flip ms/doc p50',
+  'search ms p50 / p95',
   'retire chunks/s',
 ];
 console.log(
@@ -191,5 +204,5 @@ console.log(`| ${head.join(' | ')} |`);
 console.log(`|${head.map(() => '---').join('|')}|`);
 for (const r of rows)
   console.log(
-    `| ${[r.store, r.target, r.stage, r.verify, r.promote, r.flag, r.retire].join(' | ')} |`,
+    `| ${[r.store, r.target, r.stage, r.verify, r.promote, r.flag, r.search, r.retire].join(' | ')} |`,
   );

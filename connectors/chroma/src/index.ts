@@ -235,7 +235,16 @@ export class ChromaConnector extends Connector {
 
   protected async _open(options: OpenOptions): Promise<void> {
     const dims = options.dimensions;
-    await this.#call('heartbeat', () => this.#client.heartbeat());
+    try {
+      await this.#client.heartbeat();
+    } catch (err) {
+      // Nothing answers, or something that is not Chroma answers: either way no usable server.
+      throw this.error(
+        'STORE_UNREACHABLE',
+        `no Chroma server answers the heartbeat at ${this.#options.url} (${errorName(err) || 'error'}); start it (chroma run --path DIR --port N) or fix the url option.`,
+        err,
+      );
+    }
     this.#serverMaxBatch = await this.#call('pre-flight checks', () =>
       this.#client.getMaxBatchSize(),
     );

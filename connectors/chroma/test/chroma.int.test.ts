@@ -326,6 +326,36 @@ describe('chroma connector refuses bad input with coded errors and keeps stored 
     expect(err.message).toContain('chroma run');
   });
 
+  it('STORE_UNREACHABLE when the url answers but is not Chroma', async () => {
+    const { createServer } = await import('node:http');
+    const http = createServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('not chroma');
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const port = (http.address() as { port: number }).port;
+    try {
+      const c = new ChromaConnector({ url: `http://127.0.0.1:${port}`, collection: 'abc' });
+      await expectCode(c.open({ dimensions: DIMS }), 'STORE_UNREACHABLE');
+    } finally {
+      http.close();
+    }
+  });
+
+  it('STORE_UNREACHABLE when the server goes away after open', async () => {
+    const own = await startLocalChroma();
+    const c = new ChromaConnector({ url: own.url, collection: uniqueName('rf') });
+    await c.open({ dimensions: DIMS });
+    await c.upsert(makeChunks({ documentId: 'a:doc', versionId: 'v1', count: 1, from: 1 }));
+    await own.stop();
+    const err = await expectCode(
+      c.upsert(makeChunks({ documentId: 'a:doc', versionId: 'v2', count: 1, from: 2 })),
+      'STORE_UNREACHABLE',
+    );
+    expect(err.message).toContain(own.url);
+    await expectCode(c.readEpoch(), 'STORE_UNREACHABLE');
+  });
+
   it('FOREIGN_DATA for a collection holding records not written by ragfresh', async () => {
     const name = uniqueName('foreign');
     const col = await raw.createCollection({

@@ -22,6 +22,12 @@ export interface LanceDbConnectorOptions {
   readonly table: string;
   /** Chunks core sends per `_upsert` call; each call is one commit. */
   readonly maxWriteBatch?: number;
+  /**
+   * Compact the table after this many commits by this connector (default 100; 0 = never).
+   * Every update/delete adds a fragment; without compaction per-document operations slow
+   * down linearly with the number of commits.
+   */
+  readonly optimizeEvery?: number;
 }
 
 /** Marks a table as written by ragfresh (Arrow schema metadata `rf_schema`). */
@@ -150,6 +156,8 @@ export class LanceDbConnector extends Connector {
   #db: lancedb.Connection | undefined;
   #table: lancedb.Table | undefined;
   #epochTable: lancedb.Table | undefined;
+  #commits = 0;
+  #advances = 0;
 
   constructor(options: LanceDbConnectorOptions) {
     super(lanceDbCapabilities(options.maxWriteBatch));
@@ -164,6 +172,18 @@ export class LanceDbConnector extends Connector {
       throw new RagfreshError(
         'INVALID_CONFIG',
         'path must name the LanceDB directory, e.g. .ragfresh/lancedb.',
+        {
+          scope: 'lancedb',
+        },
+      );
+    }
+    if (
+      options.optimizeEvery !== undefined &&
+      (!Number.isSafeInteger(options.optimizeEvery) || options.optimizeEvery < 0)
+    ) {
+      throw new RagfreshError(
+        'INVALID_CONFIG',
+        `optimizeEvery must be a non-negative integer, got ${options.optimizeEvery}.`,
         {
           scope: 'lancedb',
         },
@@ -191,6 +211,24 @@ export class LanceDbConnector extends Connector {
         err,
       );
     }
+  }
+
+  /**
+   * Best-effort compaction. It rewrites fragments without changing any row, so readers see
+   * the same data; a conflict with another process's commit just skips this round.
+   */
+  async #optimize(table: lancedb.Table): Promise<void> {
+    try {
+      await table.optimize();
+    } catch {
+      // A concurrent commit won; the next round compacts.
+    }
+  }
+
+  async #committed(): Promise<void> {
+    const every = this.#options.optimizeEvery ?? 100;
+    this.#commits += 1;
+    if (every > 0 && this.#commits % every === 0) await this.#optimize(this.#main());
   }
 
   #main(): lancedb.Table {
@@ -352,6 +390,7 @@ export class LanceDbConnector extends Connector {
     await this.#call(`upserting ${rows.length} chunks into ${this.#options.table}`, () =>
       table.mergeInsert(COLUMNS.id).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(rows),
     );
+    await this.#committed();
   }
 
   protected async _patchValidity(
@@ -399,18 +438,23 @@ export class LanceDbConnector extends Connector {
         );
       updated = 0;
     }
-    if (updated !== 1) {
-      const current = await this._readEpoch();
-      throw this.error(
-        'EPOCH_CONFLICT',
-        `published epoch is ${current}, expected ${expected}; another publisher moved it. Re-read the epoch and retry.`,
-      );
+    if (updated === 1) {
+      // Each advance adds a fragment to the one-row table; keep reads of it constant-time.
+      this.#advances += 1;
+      if (this.#advances % 100 === 0) await this.#optimize(this.#epochs());
+      return;
     }
+    const current = await this._readEpoch();
+    throw this.error(
+      'EPOCH_CONFLICT',
+      `published epoch is ${current}, expected ${expected}; another publisher moved it. Re-read the epoch and retry.`,
+    );
   }
 
   protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
     const where = lanceWhere({ documentId, versionId })!;
     await this.#call(`deleting ${documentId} ${versionId}`, () => this.#main().delete(where));
+    await this.#committed();
   }
 
   protected async _deleteDocuments(documentIds: readonly string[]): Promise<void> {
@@ -419,6 +463,7 @@ export class LanceDbConnector extends Connector {
       await this.#call(`deleting ${part.length} documents`, () =>
         this.#main().delete(`${COLUMNS.documentId} IN (${part.map(sqlString).join(', ')})`),
       );
+      await this.#committed();
     }
   }
 

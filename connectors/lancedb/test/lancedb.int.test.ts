@@ -311,6 +311,44 @@ describe('lancedb connector against the embedded engine', () => {
     expect(listed.map((l) => l.metadata)).toEqual(chunks.map((ch) => ch.metadata));
   });
 
+  it('compacts every optimizeEvery commits without changing what readers see', async () => {
+    const name = uniqueName('rf');
+    const compacting = new LanceDbConnector({ path: dir, table: name, optimizeEvery: 5 });
+    const never = new LanceDbConnector({ path: dir, table: `${name}-raw`, optimizeEvery: 0 });
+    const fragments: number[] = [];
+    for (const c of [compacting, never]) {
+      await c.open({ dimensions: DIMS });
+      open.push(c);
+      for (let d = 0; d < 4; d++)
+        await c.upsert(
+          makeChunks({ documentId: `d:${d}`, versionId: 'v1', count: 3, from: 1, current: true }),
+        );
+      for (let d = 0; d < 4; d++) await c.patchValidity(`d:${d}`, 'v1', { to: 2 });
+      await c.deleteVersion('d:3', 'v1');
+      await c.patchValidity('d:0', 'v1', { current: false });
+      const db = await lancedb.connect(dir, { readConsistencyInterval: 0 });
+      const t = await db.openTable(c.tableName);
+      fragments.push((await t.stats()).fragmentStats.numFragments);
+      t.close();
+      db.close();
+    }
+    expect(fragments[0]!).toBeLessThan(fragments[1]!);
+    for (const c of [compacting, never]) {
+      const listed = await c.listChunks('d:0');
+      expect(listed.map((l) => [l.id, l.metadata[FIELDS.to], l.metadata[FIELDS.current]])).toEqual(
+        [0, 1, 2].map((i) => [`d:0#v1#${i}`, 2, false]),
+      );
+      expect(await c.countChunks('d:3', 'v1')).toBe(0);
+      expect(await c.query(vector(0), 20, { view: { kind: 'epoch', epoch: 1 } })).toHaveLength(9);
+    }
+    await expectCode(
+      Promise.resolve().then(
+        () => new LanceDbConnector({ path: dir, table: 'x', optimizeEvery: -1 }),
+      ),
+      'INVALID_CONFIG',
+    );
+  });
+
   it('keeps OPEN_EPOCH as an integer bound readers can compare', async () => {
     const c = await openConnector();
     await c.upsert(makeChunks({ documentId: 'a:doc', versionId: 'v1', count: 1, from: 0 }));
@@ -320,6 +358,52 @@ describe('lancedb connector against the embedded engine', () => {
     expect(
       await c.query(vector(0), 1, { view: { kind: 'epoch', epoch: OPEN_EPOCH } }),
     ).toHaveLength(0);
+  });
+});
+
+describe('a plain LanceDB reader with the documented filter', () => {
+  it('sees only the current view, from the store alone', async () => {
+    const c = await openConnector();
+    await c.upsert([
+      ...makeChunks({ documentId: 'a:doc', versionId: 'v1', count: 3, from: 1, current: true }),
+      ...makeChunks({ documentId: 'b:doc', versionId: 'v1', count: 2, from: 1, current: true }),
+    ]);
+    await c.advanceEpoch(0, 1);
+    await c.upsert(makeChunks({ documentId: 'a:doc', versionId: 'v2', count: 2, from: 2 }));
+    await c.patchValidity('a:doc', 'v1', { to: 2 });
+
+    const db = await lancedb.connect(dir, { readConsistencyInterval: 0 });
+    const epochTable = await db.openTable(`${c.tableName}__rf_epoch`);
+    const table = await db.openTable(c.tableName);
+    const read = async () => {
+      const [row] = await epochTable.query().where("id = 'epoch'").toArray();
+      const hits = await table
+        .vectorSearch(vector(0))
+        .distanceType('cosine')
+        .where(epochViewWhere(Number(row.epoch)))
+        .limit(20)
+        .toArray();
+      return hits
+        .map(
+          (h) =>
+            `${h.rf_doc}@${h.rf_version}:${(JSON.parse(h.metadata) as Record<string, unknown>).title}`,
+        )
+        .sort();
+    };
+    expect(await read()).toEqual([
+      ...Array(3).fill('a:doc@v1:Title of a:doc'),
+      ...Array(2).fill('b:doc@v1:Title of b:doc'),
+    ]);
+    await c.advanceEpoch(1, 2);
+    expect(await read()).toEqual([
+      ...Array(2).fill('a:doc@v2:Title of a:doc'),
+      ...Array(2).fill('b:doc@v1:Title of b:doc'),
+    ]);
+    const flagged = await table.query().where('rf_current = true').select(['id']).toArray();
+    expect(flagged).toHaveLength(5);
+    epochTable.close();
+    table.close();
+    db.close();
   });
 });
 
