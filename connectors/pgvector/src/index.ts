@@ -10,7 +10,7 @@ import {
   type OpenOptions,
   type QueryFilter,
   type QueryHit,
-  type RagfreshError,
+  RagfreshError,
   type StoredChunk,
   type ValidityPatch,
   type ViewSelector,
@@ -632,4 +632,42 @@ export function viewClauses(view: ViewSelector, values: unknown[]): string[] {
 /** JSON-options factory used by `ConnectorSpec` (child processes). */
 export function createPgVectorConnector(options: PgVectorConnectorOptions): PgVectorConnector {
   return new PgVectorConnector(options);
+}
+
+/**
+ * LangChain `PGVectorStore` filter selecting the snapshot of `epoch`: `rf_from <= epoch < rf_to`
+ * (its numeric range operators compile to `(metadata->>'rf_from')::numeric <= $n`).
+ */
+export function langchainEpochFilter(epoch: number): {
+  readonly rf_from: { readonly lte: number };
+  readonly rf_to: { readonly gt: number };
+} {
+  return { rf_from: { lte: epoch }, rf_to: { gt: epoch } };
+}
+
+/** LangChain `PGVectorStore` filter for the `rf_current` view (atomic per document on this store). */
+export const LANGCHAIN_CURRENT_FILTER: { readonly rf_current: true } = Object.freeze({
+  rf_current: true,
+});
+
+/** Reads the published epoch a reader should filter on, with any `pg` client or pool. */
+export async function readPgVectorEpoch(
+  db: { query(text: string): Promise<{ rows: Array<{ epoch?: unknown }> }> },
+  table: string,
+  schema = 'public',
+): Promise<number> {
+  const res = await db.query(
+    `SELECT epoch FROM ${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(`${table}_rf_epoch`)}`,
+  );
+  const epoch = res.rows[0]?.epoch;
+  if (typeof epoch !== 'number') {
+    throw new RagfreshError(
+      'FOREIGN_DATA',
+      `${schema}.${table}_rf_epoch holds no epoch; was the table opened by ragfresh?`,
+      {
+        scope: 'pgvector',
+      },
+    );
+  }
+  return epoch;
 }

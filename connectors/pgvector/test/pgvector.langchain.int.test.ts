@@ -4,7 +4,12 @@ import { FIELDS, type StoreTarget } from '@ragfresh/core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture, tableForNamespace } from '../src/fixture.js';
-import type { PgVectorConnector } from '../src/index.js';
+import {
+  LANGCHAIN_CURRENT_FILTER,
+  langchainEpochFilter,
+  type PgVectorConnector,
+  readPgVectorEpoch,
+} from '../src/index.js';
 import { DIMS, makeVersion, namespace, vectorFor } from './chunks.js';
 
 /** Every text embeds to the same vector: the filters, not the similarity, decide what comes back. */
@@ -26,8 +31,7 @@ let connector: PgVectorConnector;
 let store: PGVectorStore;
 let table: string;
 
-/** `rf_from <= E < rf_to` in LangChain's filter language (numeric range operators on metadata). */
-const epochFilter = (e: number) => ({ [FIELDS.from]: { lte: e }, [FIELDS.to]: { gt: e } });
+const epochFilter = langchainEpochFilter;
 
 beforeAll(async () => {
   target = await fixture.start();
@@ -69,7 +73,8 @@ const versions = (docs: { metadata: Record<string, unknown> }[]) =>
 
 describe("LangChain's PGVectorStore reading the connector's table", () => {
   it('with { rf_current: true } returns only current chunks (the overlap-free flag view)', async () => {
-    const docs = await store.similaritySearch('anything', 100, { [FIELDS.current]: true });
+    expect(LANGCHAIN_CURRENT_FILTER).toEqual({ [FIELDS.current]: true });
+    const docs = await store.similaritySearch('anything', 100, LANGCHAIN_CURRENT_FILTER);
     expect(versions(docs)).toEqual([...Array(2).fill('s:b/v1'), ...Array(3).fill('s:a/v2')].sort());
     for (const d of docs) {
       expect(d.pageContent).toMatch(/^text of /);
@@ -78,7 +83,8 @@ describe("LangChain's PGVectorStore reading the connector's table", () => {
   });
 
   it('with the epoch range filter returns exactly the snapshot of that epoch', async () => {
-    const e = await connector.readEpoch();
+    expect(langchainEpochFilter(7)).toEqual({ [FIELDS.from]: { lte: 7 }, [FIELDS.to]: { gt: 7 } });
+    const e = await readPgVectorEpoch(pool, table);
     expect(e).toBe(2);
     expect(versions(await store.similaritySearch('q', 100, epochFilter(e)))).toEqual(
       [...Array(2).fill('s:b/v1'), ...Array(3).fill('s:a/v2')].sort(),
