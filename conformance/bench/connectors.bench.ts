@@ -125,7 +125,11 @@ async function benchStore(name: string): Promise<Row> {
         versionId: 'v2',
       });
       verify.push(now() - t);
-      if (count !== PER_DOC || listed.length !== PER_DOC || hits[0]?.metadata[FIELDS.chunkId] !== chunks[0]!.id) {
+      if (
+        count !== PER_DOC ||
+        listed.length !== PER_DOC ||
+        hits[0]?.metadata[FIELDS.chunkId] !== chunks[0]!.id
+      ) {
         throw new Error(
           `${name}: verify of ${docId} failed (count ${count}, listed ${listed.length}, top hit ${hits[0]?.metadata[FIELDS.chunkId]})`,
         );
