@@ -83,6 +83,8 @@ export interface RagfreshConfig {
     /** Obey robots.txt. Default true. */
     readonly robots?: boolean;
     readonly timeoutMs?: number;
+    /** Per-host circuit breaker: open after this many consecutive failures, for this long. */
+    readonly circuitBreaker?: { readonly failureThreshold?: number; readonly cooldownMs?: number };
   };
   readonly chunking?: { readonly maxTokens?: number; readonly encoding?: string };
   /** Prometheus metrics port for `watch` (opt-in). */
@@ -267,18 +269,15 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
   const dataDir = isAbsolute(c.dataDir ?? '.ragfresh')
     ? (c.dataDir ?? '.ragfresh')
     : resolve(baseDir, c.dataDir ?? '.ragfresh');
-  const connector: ConnectorConfig = c.connector ?? {
-    store: 'lancedb',
-    path: resolve(dataDir, 'lancedb'),
-    table: 'ragfresh',
-  };
-  if (!(KNOWN_STORES as readonly string[]).includes(connector.store)) {
+  const given: ConnectorConfig = c.connector ?? { store: 'lancedb' };
+  if (!(KNOWN_STORES as readonly string[]).includes(given.store)) {
     throw bad(
       'connector.store',
-      `${JSON.stringify(connector.store)} is not a known connector`,
+      `${JSON.stringify(given.store)} is not a known connector`,
       `use one of ${KNOWN_STORES.join(', ')}`,
     );
   }
+  const connector = withConnectorDefaults(given, dataDir);
   const state = c.state ?? `sqlite:${resolve(dataDir, 'state.sqlite')}`;
   if (!/^(sqlite:|redis:\/\/|rediss:\/\/|postgres:\/\/|postgresql:\/\/)/.test(state)) {
     throw bad(
@@ -331,6 +330,29 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
     maxRetireShare,
     staleReaders: c.staleReaders ?? 'label',
   };
+}
+
+function withConnectorDefaults(c: ConnectorConfig, dataDir: string): ConnectorConfig {
+  const need = (field: string, value: unknown, example: string) => {
+    if (typeof value !== 'string' || value === '') {
+      throw bad(`connector.${field}`, 'is missing', `set it, e.g. ${example}`);
+    }
+  };
+  switch (c.store) {
+    case 'lancedb':
+      return { ...c, path: c.path ?? resolve(dataDir, 'lancedb'), table: c.table ?? 'ragfresh' };
+    case 'chroma':
+      need('url', c.url, '"http://localhost:8000"');
+      return { ...c, collection: c.collection ?? 'ragfresh' };
+    case 'pgvector':
+      need('connectionString', c.connectionString, '"postgres://localhost:5432/app"');
+      return { ...c, table: c.table ?? 'ragfresh_chunks' };
+    case 'qdrant':
+      need('url', c.url, '"http://localhost:6333"');
+      return { ...c, collection: c.collection ?? 'ragfresh' };
+    default:
+      return c;
+  }
 }
 
 export const CONFIG_FILES = [

@@ -750,6 +750,7 @@ export class RefreshEngine {
         continue;
       const item = await this.#proposeDeletion(source, r.url, r.documentId, 'inventory-diff', [
         'absent from a run whose coverage was complete (every sitemap read, every page answered)',
+        ...r.statusReasons.map((reason) => `last observation: ${reason}`),
       ]);
       if (item !== undefined) {
         counts.reviewCreated++;

@@ -122,6 +122,9 @@ export async function openRuntime(
     ...(config.fetch?.allowPrivateNetworks === true
       ? { network: { allowPrivateNetworks: true } }
       : {}),
+    ...(config.fetch?.circuitBreaker === undefined
+      ? {}
+      : { circuitBreaker: config.fetch.circuitBreaker }),
     snapshots,
   });
   const pipeline = options.pipeline ?? new ExtractPipeline(config.chunking ?? {});
