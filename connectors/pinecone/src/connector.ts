@@ -61,6 +61,11 @@ export interface PineconeConnectorOptions {
    * Off by default: production indexes are provisioned deliberately.
    */
   readonly createIndex?: { readonly cloud: string; readonly region: string };
+  /**
+   * Rewrites index hosts the control plane reports (`localhost:5081`) to reachable addresses
+   * (`127.0.0.1:49153`): Pinecone Local in a container with remapped ports.
+   */
+  readonly hostAliases?: { readonly [reported: string]: string };
   /** Declared visibility lag (default DEFAULT_MAX_LAG_MS). */
   readonly maxLagMs?: number;
   /** Client-side timeout per HTTP request, ms (default 30 000). */
@@ -262,6 +267,9 @@ export class PineconeConnector extends Connector {
       );
       host = (await this.call('describe index', () => this.pinecone.describeIndex(name))).host;
     }
+    const bare = host.replace(/^https?:\/\//, '');
+    const alias = this.options.hostAliases?.[bare];
+    if (alias !== undefined) host = host.replace(bare, alias);
     // Pinecone Local answers with host:port and serves plain HTTP, like its control plane.
     if (!/^https?:\/\//.test(host)) {
       host = `${this.options.controllerHostUrl?.startsWith('http://') ? 'http' : 'https'}://${host}`;

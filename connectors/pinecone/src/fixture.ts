@@ -13,19 +13,11 @@ import { createPineconeConnector, type PineconeConnectorOptions } from './connec
  */
 export const PINECONE_LOCAL_IMAGE = 'ghcr.io/pinecone-io/pinecone-local:latest';
 
-/** One index per case namespace (index names: lower-case letters, digits, '-', <= 45 chars). */
-export function indexNameFor(ns: string): string {
-  const base = ns
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '-')
-    .replace(/^-+|-+$/g, '');
-  let h = 0;
-  for (const ch of ns) h = (Math.imul(h, 31) + ch.charCodeAt(0)) >>> 0;
-  return `rf-${base.slice(0, 32)}-${h.toString(36)}`
-    .replace(/-+/g, '-')
-    .slice(0, 45)
-    .replace(/-+$/g, '');
-}
+/**
+ * Index every case of a run shares (the suite uses one vector size); each case gets its own
+ * namespace. Override with RAGFRESH_PINECONE_INDEX when running against Pinecone itself.
+ */
+export const CONFORMANCE_INDEX = 'ragfresh-conformance';
 
 function target(
   kind: StoreTarget['kind'],
@@ -34,11 +26,8 @@ function target(
   stop: () => Promise<void>,
   faults?: StoreTarget['faults'],
 ): StoreTarget {
-  const options = (ns: string): PineconeConnectorOptions => ({
-    ...base,
-    indexName: indexNameFor(ns),
-    namespace: 'ragfresh',
-  });
+  const indexName = process.env.RAGFRESH_PINECONE_INDEX ?? CONFORMANCE_INDEX;
+  const options = (ns: string): PineconeConnectorOptions => ({ ...base, indexName, namespace: ns });
   return {
     kind,
     description,
@@ -62,8 +51,8 @@ const CREATE = { cloud: 'aws', region: 'us-east-1' } as const;
 /**
  * Pinecone targets, in order: `--url` (a Pinecone Local control plane, or Pinecone itself with
  * PINECONE_API_KEY set), a Pinecone Local container when `docker info` succeeds, else the
- * wire-level emulator (the only target that injects faults). Each case gets its own index,
- * created on open with the case's dimensions; chunks live in namespace `ragfresh`.
+ * wire-level emulator (the only target that injects faults). All cases share one index,
+ * created on the first open with the suite's dimensions; each case uses its own namespace.
  */
 export const fixture: StoreFixture = {
   store: 'pinecone',
@@ -91,10 +80,14 @@ export const fixture: StoreFixture = {
           ).ok,
       });
       const url = `http://127.0.0.1:${c.ports.get(5080)}`;
+      // Index hosts are reported as localhost:508x; map them to the published host ports.
+      const hostAliases: Record<string, string> = {};
+      for (const [inner, outer] of c.ports)
+        hostAliases[`localhost:${inner}`] = `127.0.0.1:${outer}`;
       return target(
         'container',
         `${PINECONE_LOCAL_IMAGE} container ${c.id.slice(0, 12)} at ${url}`,
-        { apiKey: 'pclocal', controllerHostUrl: url, createIndex: CREATE },
+        { apiKey: 'pclocal', controllerHostUrl: url, createIndex: CREATE, hostAliases },
         c.stop,
       );
     }

@@ -265,7 +265,15 @@ export class QdrantConnector extends Connector {
         }),
       );
     }
-    // insert_only: never resets an epoch another process already advanced.
+    const [existing] = await this.call('read epoch pointer', (c) =>
+      c.retrieve(this.collection, {
+        ids: [EPOCH_POINT_ID],
+        with_payload: false,
+        with_vector: false,
+      }),
+    );
+    if (existing !== undefined) return;
+    // insert_only: a pointer another process created meanwhile (and maybe advanced) is kept.
     const pointer = new Array<number>(options.dimensions).fill(0);
     pointer[0] = 1;
     await this.call('create epoch pointer', (c) =>
