@@ -7,5 +7,6 @@ export * from './document.js';
 export * from './extract.js';
 export * from './hashes.js';
 export * from './markdown.js';
+export * from './page.js';
 export * from './plaintext.js';
 export * from './tokens.js';

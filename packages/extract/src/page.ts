@@ -1,0 +1,135 @@
+import type { AcquisitionMode } from '@ragfresh/core';
+import { detectNotDocument } from './detect.js';
+import { type PreparedDocument, pipelineVersions, prepareDocument } from './document.js';
+import { extractPage } from './extract.js';
+import { type TiktokenEncodingName, type TokenCounter, tiktokenCounter } from './tokens.js';
+
+/** A fetched page, decoded, on its way to extraction. */
+export interface PageInput {
+  readonly text: string;
+  readonly contentType: string;
+  /** The URL asked for (identity and provenance). */
+  readonly url: string;
+  /** The URL the answer came from, after redirects. */
+  readonly finalUrl: string;
+  readonly acquisition: AcquisitionMode;
+}
+
+/** Identity and provenance the chunks of this page will carry. */
+export interface PageContext {
+  readonly documentId: string;
+  readonly sourceId: string;
+  /** Time of this observation; also used as `contentChangedAt` (the caller may know better). */
+  readonly retrievedAt: string;
+  readonly contentChangedAt?: string;
+  readonly region?: string;
+  readonly authority?: string;
+  readonly sourceModifiedAt?: string;
+}
+
+export interface PagePreparationOptions {
+  /** Token budget per chunk. Default 512. */
+  readonly maxTokens?: number;
+  /** tiktoken encoding used to count tokens (default cl100k_base), or a counter of your own. */
+  readonly encoding?: TiktokenEncodingName;
+  readonly counter?: TokenCounter;
+}
+
+export interface PreparedPage {
+  readonly kind: 'document';
+  readonly title: string;
+  readonly canonicalUrl?: string;
+  readonly prepared: PreparedDocument;
+}
+
+export interface NotTheDocumentPage {
+  readonly kind: 'not-the-document';
+  /** Stable reason codes with detail, e.g. `consent-wall: …`. */
+  readonly reasons: readonly string[];
+}
+
+export type PagePreparation = PreparedPage | NotTheDocumentPage;
+
+const MARKDOWN_TYPES = ['text/markdown', 'text/x-markdown', 'text/plain'];
+
+function firstHeading(markdown: string): string {
+  const m = /^#\s+(.+)$/m.exec(markdown);
+  return m?.[1]?.trim() ?? '';
+}
+
+/**
+ * The pipeline key of {@link preparePage} under these options: extractor, chunker (with the
+ * token counter) and schema versions plus the token budget. Stored validators recorded under
+ * another key must not be used (the same bytes would now give another version).
+ */
+export function pagePipelineKey(options: PagePreparationOptions = {}): string {
+  const counter = options.counter ?? tiktokenCounter(options.encoding ?? 'cl100k_base');
+  const v = pipelineVersions(counter.name);
+  return `x${v.extractor}/c${v.chunker}/s${v.schema}/t${options.maxTokens ?? 512}`;
+}
+
+/**
+ * Page in, document version (or the reasons it is not the document) out: structural "not the
+ * document" detection, Readability-or-container extraction to Markdown (Markdown bodies are
+ * taken as they are), then heading-aware token-budget chunking with deterministic ids. What the
+ * refresh engine and the LangChain loader both run, so one page gives one versionId everywhere.
+ */
+export function preparePage(
+  input: PageInput,
+  context: PageContext,
+  options: PagePreparationOptions = {},
+): PagePreparation {
+  const counter = options.counter ?? tiktokenCounter(options.encoding ?? 'cl100k_base');
+  const essence = (input.contentType.split(';')[0] ?? '').trim().toLowerCase();
+  let markdown: string;
+  let title: string;
+  let canonicalUrl: string | undefined;
+  if (input.acquisition === 'markdown-twin' || MARKDOWN_TYPES.includes(essence)) {
+    markdown = input.text;
+    title = firstHeading(markdown);
+  } else {
+    const page = extractPage(input.text, { url: input.finalUrl });
+    const check = detectNotDocument(input.text, { status: 200, markdown: page.markdown });
+    if (!check.ok) {
+      return {
+        kind: 'not-the-document',
+        reasons: check.reasons.map((r) => `${r.code.toLowerCase()}: ${r.detail}`),
+      };
+    }
+    markdown = page.markdown;
+    title = page.title;
+    canonicalUrl = page.canonicalUrl;
+  }
+  if (markdown.trim() === '')
+    return { kind: 'not-the-document', reasons: ['empty: no text extracted'] };
+  const resolvedTitle = title || input.url;
+  const prepared = prepareDocument({
+    documentId: context.documentId,
+    sourceId: context.sourceId,
+    markdown,
+    provenance: {
+      url: input.url,
+      finalUrl: input.finalUrl,
+      ...(canonicalUrl === undefined ? {} : { canonicalUrl }),
+      title: resolvedTitle,
+      retrievedAt: context.retrievedAt,
+      contentChangedAt: context.contentChangedAt ?? context.retrievedAt,
+      acquisition: input.acquisition,
+      ...(context.sourceModifiedAt === undefined
+        ? {}
+        : { sourceModifiedAt: context.sourceModifiedAt }),
+      ...(context.region === undefined ? {} : { region: context.region }),
+      ...(context.authority === undefined ? {} : { authority: context.authority }),
+    },
+    chunking: {
+      counter,
+      ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
+    },
+  });
+  return {
+    kind: 'document',
+    title: resolvedTitle,
+    ...(canonicalUrl === undefined ? {} : { canonicalUrl }),
+    prepared,
+  };
+}

@@ -1,0 +1,211 @@
+import { Document } from '@langchain/core/documents';
+import { type Chunk, FIELDS, type StateStore } from '@ragfresh/core';
+import { pagePipelineKey, preparePage, tiktokenCounter } from '@ragfresh/extract';
+import { mapOrdered } from './concurrency.js';
+import { type LiveFetchOptions, READER_FIELDS } from './fields.js';
+
+type LiveOutcome =
+  | { readonly kind: 'fresh' }
+  | { readonly kind: 'revalidated'; readonly at: string }
+  | {
+      readonly kind: 'live';
+      readonly at: string;
+      readonly versionId: string;
+      readonly chunks: readonly Chunk[];
+    }
+  | { readonly kind: 'failed'; readonly at: string; readonly reason: string };
+
+const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+function words(s: string): Set<string> {
+  return new Set(s.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+}
+
+function overlap(a: Set<string>, b: Set<string>): number {
+  let n = 0;
+  for (const w of a) if (b.has(w)) n++;
+  return n / Math.max(1, a.size + b.size - n);
+}
+
+/**
+ * Revalidates the documents behind `docs` whose last good observation is older than the
+ * objective, one conditional request per document (validators from the StateStore):
+ * - 304: the stored copy is confirmed (`rf_revalidated_at`);
+ * - 200: the page is re-extracted; a chunk whose section (heading path) no longer contains its
+ *   stored text is replaced by the live text of that section (`rf_live: true`);
+ * - anything else: the stored copy stays, labelled `rf_live_fetch_failed` with the reason.
+ * Nothing is written: the refresh engine, not a reader, publishes new versions.
+ */
+export async function liveRefresh(
+  docs: Document[],
+  options: LiveFetchOptions,
+  state: Pick<StateStore, 'getDocument'> | undefined,
+): Promise<Document[]> {
+  const now = (options.now ?? (() => new Date()))();
+  const counter = tiktokenCounter(options.encoding ?? 'cl100k_base');
+  const chunking = {
+    counter,
+    ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
+  };
+  const pipelineKey = pagePipelineKey(chunking);
+  const byDoc = new Map<string, Document[]>();
+  for (const d of docs) {
+    const id = d.metadata[FIELDS.documentId];
+    if (typeof id !== 'string') continue;
+    const list = byDoc.get(id) ?? [];
+    list.push(d);
+    byDoc.set(id, list);
+  }
+  const outcomes = new Map<string, LiveOutcome>();
+  const work = [...byDoc.entries()];
+  const run = async ([docId, group]: [string, Document[]]): Promise<void> => {
+    const first = group[0]!;
+    const m = first.metadata as Record<string, unknown>;
+    const record = state === undefined ? undefined : await state.getDocument(docId);
+    const lastGood =
+      record?.lastGoodAt ??
+      record?.timestamps.retrievedAt ??
+      (typeof m[FIELDS.retrievedAt] === 'string' ? (m[FIELDS.retrievedAt] as string) : undefined);
+    const age =
+      lastGood === undefined ? Number.POSITIVE_INFINITY : now.getTime() - Date.parse(lastGood);
+    if (age <= options.objectiveMs) {
+      outcomes.set(docId, { kind: 'fresh' });
+      return;
+    }
+    const url = typeof m[FIELDS.url] === 'string' ? (m[FIELDS.url] as string) : record?.url;
+    const attemptedAt = new Date().toISOString();
+    if (url === undefined) {
+      outcomes.set(docId, { kind: 'failed', at: attemptedAt, reason: 'no url in metadata' });
+      return;
+    }
+    try {
+      const validators = record?.validators;
+      const result = await options.fetcher.fetch(url, {
+        // Validators are used under the pipeline key they were recorded with (the engine's).
+        ...(validators === undefined
+          ? { pipelineKey }
+          : {
+              validators,
+              ...(validators.pipelineKey === undefined
+                ? {}
+                : { pipelineKey: validators.pipelineKey }),
+            }),
+        ...(record?.sourceId === undefined ? {} : { sourceId: record.sourceId }),
+      });
+      if (result.outcome === 'not-modified') {
+        outcomes.set(docId, { kind: 'revalidated', at: result.fetchedAt });
+        return;
+      }
+      if (result.outcome !== 'ok') {
+        outcomes.set(docId, {
+          kind: 'failed',
+          at: result.fetchedAt,
+          reason: `${result.outcome}${result.status === 0 ? '' : ` (HTTP ${result.status})`}`,
+        });
+        return;
+      }
+      const page = preparePage(
+        {
+          text: result.text,
+          contentType: result.contentType,
+          url,
+          finalUrl: result.finalUrl,
+          acquisition: result.acquisition,
+        },
+        {
+          documentId: docId,
+          sourceId: String(m[FIELDS.sourceId] ?? record?.sourceId ?? docId.split(':')[0]),
+          retrievedAt: result.fetchedAt,
+        },
+        chunking,
+      );
+      if (page.kind === 'not-the-document') {
+        outcomes.set(docId, {
+          kind: 'failed',
+          at: result.fetchedAt,
+          reason: `not the document: ${page.reasons.join('; ')}`,
+        });
+        return;
+      }
+      outcomes.set(docId, {
+        kind: 'live',
+        at: result.fetchedAt,
+        versionId: page.prepared.versionId,
+        chunks: page.prepared.chunks,
+      });
+    } catch (err) {
+      outcomes.set(docId, {
+        kind: 'failed',
+        at: attemptedAt,
+        reason: err instanceof Error ? err.message : String(err),
+      });
+    }
+  };
+  for await (const _ of mapOrdered(work, options.concurrency ?? 4, run)) {
+    // results are in `outcomes`
+  }
+  return docs.map((d) => {
+    const id = d.metadata[FIELDS.documentId];
+    const outcome = typeof id === 'string' ? outcomes.get(id) : undefined;
+    if (outcome === undefined || outcome.kind === 'fresh') return d;
+    const m = { ...d.metadata } as Record<string, unknown>;
+    if (outcome.kind === 'revalidated') {
+      m[READER_FIELDS.revalidatedAt] = outcome.at;
+      return withMetadata(d, d.pageContent, m);
+    }
+    if (outcome.kind === 'failed') {
+      m[READER_FIELDS.liveFetchFailed] = outcome.reason;
+      m[READER_FIELDS.liveAttemptedAt] = outcome.at;
+      return withMetadata(d, d.pageContent, m);
+    }
+    const live = sectionText(outcome.chunks, d);
+    if (live === undefined) {
+      // The section is gone from the live page: the stored text is unconfirmed.
+      m[READER_FIELDS.liveFetchFailed] = 'section not found in the live page';
+      m[READER_FIELDS.liveAttemptedAt] = outcome.at;
+      return withMetadata(d, d.pageContent, m);
+    }
+    if (live.unchanged) {
+      m[READER_FIELDS.revalidatedAt] = outcome.at;
+      return withMetadata(d, d.pageContent, m);
+    }
+    m[READER_FIELDS.live] = true;
+    m[READER_FIELDS.liveFetchedAt] = outcome.at;
+    m[READER_FIELDS.liveVersion] = outcome.versionId;
+    return withMetadata(d, live.text, m);
+  });
+}
+
+function withMetadata(
+  d: Document,
+  pageContent: string,
+  metadata: Record<string, unknown>,
+): Document {
+  return new Document({ pageContent, metadata, ...(d.id === undefined ? {} : { id: d.id }) });
+}
+
+/** The live counterpart of a stored chunk: the chunks under the same heading path. */
+function sectionText(
+  chunks: readonly Chunk[],
+  stored: Document,
+): { unchanged: boolean; text: string } | undefined {
+  const heading = stored.metadata[FIELDS.headingPath];
+  const path = typeof heading === 'string' ? heading : JSON.stringify([]);
+  const same = chunks.filter((c) => JSON.stringify(c.headingPath) === path);
+  if (same.length === 0) return undefined;
+  const storedText = squash(stored.pageContent);
+  if (same.some((c) => squash(c.text).includes(storedText)))
+    return { unchanged: true, text: stored.pageContent };
+  // The section was cut differently or edited: take its live chunk closest to the stored one.
+  const target = words(stored.pageContent);
+  let best = same[0]!;
+  let bestScore = -1;
+  for (const c of same) {
+    const s = overlap(words(c.text), target);
+    if (s > bestScore) {
+      best = c;
+      bestScore = s;
+    }
+  }
+  return { unchanged: false, text: best.text };
+}
