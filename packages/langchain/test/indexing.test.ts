@@ -127,8 +127,13 @@ describe('index() with RagfreshLoader', () => {
       concurrency: 2,
     });
     const seen: string[] = [];
+    sim.clearLog();
     for await (const doc of loader.lazyLoad()) seen.push(doc.metadata.url as string);
     expect(seen).toEqual(urls);
+    // The fetcher would allow 4 per host; the loader keeps 2 pages in flight.
+    const inFlight = sim.log().map((e) => e.concurrent);
+    expect(inFlight).toHaveLength(4);
+    expect(Math.max(...inFlight)).toBeLessThanOrEqual(2);
   });
 
   it('reports pages that yield nothing and yields the rest', async () => {
