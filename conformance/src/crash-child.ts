@@ -1,29 +1,13 @@
 /**
  * Child process of the crash cases: builds the connector from its spec, opens the shared state
  * store, and publishes a prepared batch with a hook that SIGKILLs this process right after the
- * journal records the chosen step. Usage: node crash-child.js <job.json>
+ * journal records the chosen step, or around the connector's epoch advance (the one write that
+ * decides between roll-back and roll-forward). Usage: node crash-child.js <job.json>
  */
 import { readFileSync } from 'node:fs';
-import {
-  type Connector,
-  type ConnectorSpec,
-  type JournalStep,
-  type PublishCandidate,
-  Publisher,
-  type RemovalRequest,
-} from '@ragfresh/core';
+import { type Connector, Publisher } from '@ragfresh/core';
+import { type CrashJob, describeKillPoint } from './crash-job.js';
 import { openSharedStateStore } from './state.js';
-
-export interface CrashJob {
-  readonly spec: ConnectorSpec;
-  readonly dimensions: number;
-  readonly statePath: string;
-  readonly holder: string;
-  readonly step: JournalStep;
-  readonly graceEpochs: number;
-  readonly candidates: readonly PublishCandidate[];
-  readonly removals: readonly RemovalRequest[];
-}
 
 const jobPath = process.argv[2];
 if (jobPath === undefined) {
@@ -39,6 +23,18 @@ if (typeof factory !== 'function') {
 }
 const connector = (await factory(job.spec.options)) as Connector;
 await connector.open({ dimensions: job.dimensions });
+const kill = (): void => {
+  process.kill(process.pid, 'SIGKILL');
+};
+const killAt = job.killAt;
+if (killAt.kind === 'advance') {
+  const advance = connector.advanceEpoch.bind(connector);
+  connector.advanceEpoch = async (expected: number, next: number): Promise<void> => {
+    if (killAt.when === 'before') kill();
+    await advance(expected, next);
+    if (killAt.when === 'after') kill();
+  };
+}
 const state = await openSharedStateStore(job.statePath);
 const publisher = await Publisher.open({
   connector,
@@ -47,10 +43,10 @@ const publisher = await Publisher.open({
   graceEpochs: job.graceEpochs,
   hooks: {
     beforeStep(step) {
-      if (step === job.step) process.kill(process.pid, 'SIGKILL');
+      if (killAt.kind === 'step' && step === killAt.step) kill();
     },
   },
 });
 await publisher.publish(job.candidates, { removals: job.removals });
-process.stdout.write(`completed without reaching step ${job.step}\n`);
+process.stdout.write(`completed without reaching ${describeKillPoint(killAt)}\n`);
 process.exit(0);

@@ -11,7 +11,7 @@ import {
   Publisher,
   type StateStore,
 } from '@ragfresh/core';
-import type { CrashJob } from '../crash-child.js';
+import { type CrashJob, describeKillPoint, type KillPoint } from '../crash-job.js';
 import { openSharedStateStore } from '../state.js';
 import type { CaseContext, ConformanceCase } from '../types.js';
 import {
@@ -60,7 +60,17 @@ function versionName(names: ReadonlyMap<string, string>, v: string | undefined):
   return v === undefined ? 'none' : (names.get(v) ?? v);
 }
 
-async function crashAt(ctx: CaseContext, step: JournalStep): Promise<void> {
+/** Whether recovery must roll forward: the epoch advanced before the kill. */
+function rollsForward(k: KillPoint): boolean {
+  return k.kind === 'step'
+    ? JOURNAL_STEPS.indexOf(k.step) > LAST_ROLLBACK_STEP
+    : k.when === 'after';
+}
+
+async function crashAt(ctx: CaseContext, killAt: KillPoint): Promise<void> {
+  const where = describeKillPoint(killAt);
+  // The journal records "promoting" before the epoch advance runs.
+  const journalled: JournalStep = killAt.kind === 'step' ? killAt.step : 'promoting';
   if (!existsSync(CHILD)) {
     throw new Error(
       `${CHILD} is missing: crash cases run built code; build first (npx -y pnpm@10 run build).`,
@@ -118,7 +128,7 @@ async function crashAt(ctx: CaseContext, step: JournalStep): Promise<void> {
     dimensions: ctx.dimensions,
     statePath,
     holder,
-    step,
+    killAt,
     graceEpochs,
     candidates: Object.values(batch),
     removals: [{ documentId: before.d.documentId, reason: 'conformance: crash batch removal' }],
@@ -130,7 +140,7 @@ async function crashAt(ctx: CaseContext, step: JournalStep): Promise<void> {
   if (child.signal !== 'SIGKILL') {
     ctx.check(
       false,
-      `the child was not killed at step ${step} (exit ${child.code}, signal ${child.signal}): ${child.output}`,
+      `the child was not killed at ${where} (exit ${child.code}, signal ${child.signal}): ${child.output}`,
     );
     return;
   }
@@ -140,8 +150,8 @@ async function crashAt(ctx: CaseContext, step: JournalStep): Promise<void> {
   const journal = await state.getJournal();
   ctx.observe('journalStepAtRestart', journal?.step ?? 'none');
   ctx.check(
-    journal?.step === step,
-    `the journal holds step ${journal?.step ?? 'none'} after a kill at ${step}`,
+    journal?.step === journalled,
+    `the journal holds step ${journal?.step ?? 'none'} after a kill at ${where}, expected ${journalled}`,
   );
   const reader: Connector = await ctx.openAnotherConnector();
   try {
@@ -153,7 +163,7 @@ async function crashAt(ctx: CaseContext, step: JournalStep): Promise<void> {
       'the journal is still present after recovery',
     );
 
-    const rolledForward = JOURNAL_STEPS.indexOf(step) > LAST_ROLLBACK_STEP;
+    const rolledForward = rollsForward(killAt);
     ctx.observe('recovery', rolledForward ? 'rolled-forward' : 'rolled-back');
     const expectVersion: Record<string, string | undefined> = rolledForward
       ? {
@@ -187,7 +197,7 @@ async function crashAt(ctx: CaseContext, step: JournalStep): Promise<void> {
         summary.push(`${label}=${versionName(names, recorded)}`);
         ctx.check(
           recorded === expectVersion[label],
-          `document ${label}: state records ${versionName(names, recorded)}, expected ${versionName(names, expectVersion[label])} after a kill at ${step}`,
+          `document ${label}: state records ${versionName(names, recorded)}, expected ${versionName(names, expectVersion[label])} after a kill at ${where}`,
         );
         if (recorded !== undefined) current.set(docId, recorded);
         const expectedIds = record?.currentChunkIds ?? [];
@@ -272,19 +282,47 @@ async function crashAt(ctx: CaseContext, step: JournalStep): Promise<void> {
   }
 }
 
-/** One case per journal step: the child is SIGKILLed right after the journal records it. */
-export const crashCases: ConformanceCase[] = JOURNAL_STEPS.map((step) => ({
-  id: `crash-at-${step}`,
-  title: `crash at journal step "${step}" recovers`,
-  guarantee: `A publisher SIGKILLed right after journalling "${step}" is recovered by the next Publisher.open: ${
-    JOURNAL_STEPS.indexOf(step) > LAST_ROLLBACK_STEP
-      ? 'rolled forward to the new versions'
-      : 'rolled back to the old versions'
-  }, exactly one current version per document equal to the state record, complete, no orphan in the epoch or flag view, no lost document, and the next publication succeeds.`,
-  whenItFails:
-    "The connector's idempotency (every hook may run twice after a restart: _upsert overwrite, _patchValidity, _deleteVersion of absent data), _readEpoch reading the store after a restart, and the fixture's connectorSpec building the same namespace in another process.",
-  appliesTo: () => true,
-  declared: () => (JOURNAL_STEPS.indexOf(step) > LAST_ROLLBACK_STEP ? 'roll forward' : 'roll back'),
-  timeoutMs: 90_000,
-  run: (ctx) => crashAt(ctx, step),
-}));
+const WHEN_IT_FAILS =
+  "The connector's idempotency (every hook may run twice after a restart: _upsert overwrite, _patchValidity, _deleteVersion of absent data), _readEpoch reading the store after a restart, and the fixture's connectorSpec building the same namespace in another process.";
+
+function crashCase(id: string, killAt: KillPoint, title: string): ConformanceCase {
+  const forward = rollsForward(killAt);
+  return {
+    id,
+    title,
+    guarantee: `A publisher SIGKILLed ${killAt.kind === 'step' ? `right after journalling "${killAt.step}"` : `${killAt.when} its compare-and-set of the epoch`} is recovered by the next Publisher.open: ${
+      forward ? 'rolled forward to the new versions' : 'rolled back to the old versions'
+    }, exactly one current version per document equal to the state record, complete, no orphan in the epoch or flag view, no lost document, and the next publication succeeds.`,
+    whenItFails: WHEN_IT_FAILS,
+    appliesTo: () => true,
+    declared: () => (forward ? 'roll forward' : 'roll back'),
+    timeoutMs: 90_000,
+    run: (ctx) => crashAt(ctx, killAt),
+  };
+}
+
+/**
+ * One case per journal step (the child is SIGKILLed right after the journal records it), and
+ * two around the epoch advance inside "promoting": after the replaced versions were closed at
+ * T but before the epoch moved (roll back must reopen them), and after it moved but before
+ * "promoted" was journalled (roll forward).
+ */
+export const crashCases: ConformanceCase[] = [
+  ...JOURNAL_STEPS.map((step) =>
+    crashCase(
+      `crash-at-${step}`,
+      { kind: 'step', step },
+      `crash at journal step "${step}" recovers`,
+    ),
+  ),
+  crashCase(
+    'crash-before-advance',
+    { kind: 'advance', when: 'before' },
+    'crash with old versions closed, epoch not yet advanced, recovers',
+  ),
+  crashCase(
+    'crash-after-advance',
+    { kind: 'advance', when: 'after' },
+    'crash right after the epoch advance, before it is journalled, recovers',
+  ),
+];
