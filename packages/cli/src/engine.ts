@@ -18,7 +18,7 @@ import { decodeBody, discoverLlmsTxt, discoverSitemap } from '@ragfresh/fetch';
 import type { ResolvedConfig, ResolvedSource } from './config.js';
 import { type Logger, silentLogger } from './log.js';
 import type { Metrics } from './metrics.js';
-import type { ExtractedDocument, PagePipeline } from './pipeline.js';
+import type { ExtractedDocument, PageOutcome, PagePipeline } from './pipeline.js';
 
 /** Counts of one refresh, per source and in total. Every number is counted, never estimated. */
 export interface RefreshCounts {
@@ -103,6 +103,13 @@ export interface EngineDeps {
   readonly batchSize?: number;
   /** Pages processed at once (fetch + extract). Default the fetcher's global concurrency, 8. */
   readonly concurrency?: number;
+  /** Headless rendering for sources with `acquisition: 'rendered' | 'auto'` (launched lazily). */
+  readonly renderer?: () => Promise<PageRenderer>;
+}
+
+/** What the engine needs from `@ragfresh/render`. */
+export interface PageRenderer {
+  render(url: string): Promise<{ readonly html: string; readonly finalUrl: string }>;
 }
 
 interface Pending {
@@ -167,10 +174,16 @@ export class RefreshEngine {
   readonly #d: EngineDeps;
   readonly #log: Logger;
   readonly #publishLock = new Mutex();
+  #rendererPromise: Promise<PageRenderer> | undefined;
 
   constructor(deps: EngineDeps) {
     this.#d = deps;
     this.#log = deps.log ?? silentLogger;
+  }
+
+  #renderer(): Promise<PageRenderer> {
+    this.#rendererPromise ??= this.#d.renderer!();
+    return this.#rendererPromise;
   }
 
   #now(): Date {
@@ -463,23 +476,58 @@ export class RefreshEngine {
     const nowIso = this.#now().toISOString();
     const event = (name: string, reasons: readonly string[] = []) =>
       events.push({ url, documentId: docId, event: name, reasons });
-    const outcome = await this.#d.pipeline.process(
-      {
-        text: result.text,
-        contentType: result.contentType,
-        url,
-        finalUrl: result.finalUrl,
-        acquisition: result.acquisition,
-      },
-      {
-        documentId: docId,
-        sourceId: source.id,
-        retrievedAt: result.fetchedAt,
-        ...(result.region === undefined ? {} : { region: result.region }),
-        ...(source.authority === undefined ? {} : { authority: source.authority }),
-        ...(result.lastModifiedAt === undefined ? {} : { sourceModifiedAt: result.lastModifiedAt }),
-      },
-    );
+    const context = {
+      documentId: docId,
+      sourceId: source.id,
+      retrievedAt: result.fetchedAt,
+      ...(result.region === undefined ? {} : { region: result.region }),
+      ...(source.authority === undefined ? {} : { authority: source.authority }),
+      ...(result.lastModifiedAt === undefined ? {} : { sourceModifiedAt: result.lastModifiedAt }),
+    };
+    const mode = source.acquisition ?? 'raw';
+    let outcome: PageOutcome | undefined =
+      mode === 'rendered'
+        ? undefined
+        : await this.#d.pipeline.process(
+            {
+              text: result.text,
+              contentType: result.contentType,
+              url,
+              finalUrl: result.finalUrl,
+              acquisition: result.acquisition,
+            },
+            context,
+          );
+    // The raw fetch (conditional, polite) decides whether anything changed; rendering only
+    // replaces how the content is read: always (`rendered`) or for an empty app shell (`auto`).
+    const shell =
+      outcome?.kind === 'not-the-document' &&
+      outcome.reasons.some((r) => /^empty_app_shell/i.test(r));
+    if (this.#d.renderer !== undefined && (mode === 'rendered' || (mode === 'auto' && shell))) {
+      try {
+        const rendered = await (await this.#renderer()).render(url);
+        outcome = await this.#d.pipeline.process(
+          {
+            text: rendered.html,
+            contentType: 'text/html',
+            url,
+            finalUrl: rendered.finalUrl,
+            acquisition: 'rendered',
+          },
+          context,
+        );
+        this.#metric('ragfresh_renders_total', 'Pages rendered in a headless browser.', {
+          source: source.id,
+        });
+      } catch (err) {
+        outcome = { kind: 'not-the-document', reasons: [`render-failed: ${errorMessage(err)}`] };
+      }
+    } else if (outcome === undefined) {
+      outcome = {
+        kind: 'not-the-document',
+        reasons: ['render-unavailable: acquisition "rendered" needs @ragfresh/render'],
+      };
+    }
     counts.extracted++;
     if (outcome.kind === 'not-the-document') {
       counts.notTheDocument++;

@@ -11,7 +11,7 @@ import {
 } from '@ragfresh/core';
 import { Fetcher, FileRawSnapshotStore, type RawSnapshotStore } from '@ragfresh/fetch';
 import type { ConnectorConfig, ResolvedConfig } from './config.js';
-import { RefreshEngine } from './engine.js';
+import { type PageRenderer, RefreshEngine } from './engine.js';
 import { ExtractPipeline } from './extract-pipeline.js';
 import { type Logger, silentLogger } from './log.js';
 import { Metrics } from './metrics.js';
@@ -138,6 +138,29 @@ export async function openRuntime(
         ...(options.now === undefined ? {} : { now: options.now }),
       });
   const log = options.log ?? silentLogger;
+  // Launched on first use only, for sources that render.
+  let renderer: { close(): Promise<void> } | undefined;
+  const needsRender = config.sources.some(
+    (s) => s.acquisition === 'rendered' || s.acquisition === 'auto',
+  );
+  const launchRenderer = async (): Promise<PageRenderer> => {
+    let mod: typeof import('@ragfresh/render');
+    try {
+      mod = await import('@ragfresh/render');
+    } catch (cause) {
+      throw new RagfreshError(
+        'INVALID_CONFIG',
+        'acquisition "rendered"/"auto" needs @ragfresh/render; install it.',
+        {
+          scope: 'config',
+          cause,
+        },
+      );
+    }
+    const launched = await mod.Renderer.launch({ userAgent: config.userAgent });
+    renderer = launched;
+    return launched;
+  };
   const engine = new RefreshEngine({
     config,
     connector,
@@ -149,6 +172,7 @@ export async function openRuntime(
     snapshots,
     log,
     metrics,
+    ...(needsRender ? { renderer: launchRenderer } : {}),
     ...(options.now === undefined ? {} : { now: options.now }),
   });
   return {
@@ -164,6 +188,7 @@ export async function openRuntime(
     metrics,
     async close() {
       await publisher?.close();
+      await renderer?.close();
       await fetcher.close();
       await connector.close();
       await state.close();
