@@ -40,6 +40,17 @@ export async function watch(
       // the engine only stops starting new pages.
       const report = await rt.engine.refresh({ signal: stop.signal });
       if (report.sources.length > 0) opts.print(renderRefresh(report));
+      for (const s of report.sources) {
+        const answered = s.counts.fetched200 + s.counts.notModified;
+        if (answered > 0) {
+          rt.metrics.set(
+            'ragfresh_not_modified_ratio',
+            'Share of answered fetches that were 304 in the last run.',
+            { source: s.sourceId },
+            s.counts.notModified / answered,
+          );
+        }
+      }
       await updateGauges(rt);
       const wait = Math.max(
         250,
@@ -100,6 +111,4 @@ async function updateGauges(rt: Runtime): Promise<void> {
   }
   const pending = await rt.state.listReviewItems({ status: 'pending' });
   rt.metrics.set('ragfresh_review_queue_size', 'Pending review items.', {}, pending.length);
-  const notModified = rt.metrics.value('ragfresh_fetches_total');
-  void notModified;
 }
