@@ -4,7 +4,10 @@ export default defineConfig({
   resolve: { conditions: ['ragfresh-source'] },
   ssr: { resolve: { conditions: ['ragfresh-source'] } },
   test: {
-    include: ['{packages,connectors,examples}/*/test/**/*.test.ts', 'conformance/test/**/*.test.ts'],
+    include: [
+      '{packages,connectors,examples}/*/test/**/*.test.ts',
+      'conformance/test/**/*.test.ts',
+    ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
