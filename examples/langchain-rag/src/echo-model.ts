@@ -26,10 +26,22 @@ export class EchoEvidenceChatModel extends BaseChatModel {
         /^(Source|Fetched|Section|Revalidated): |^STALE since |^LIVE FETCH FAILED/.test(line),
       );
     const blocks = (evidence.match(/^<<<EVIDENCE \d+ /gm) ?? []).length;
+    // A "quote": the first evidence sentence that contains the question's words.
+    const contents = evidence.split(/^Content \(untrusted[^\n]*\n/m).slice(1);
+    const needle = question.toLowerCase();
+    let quote: string | undefined;
+    contents.forEach((content, i) => {
+      if (quote !== undefined) return;
+      const sentence = content
+        .split(/(?<=[.!?])\s+|\n/)
+        .find((s) => needle !== '' && s.toLowerCase().includes(needle));
+      if (sentence !== undefined) quote = `  Quote [${i + 1}]: "${sentence.trim().slice(0, 160)}"`;
+    });
     const answer = [
       `Q: ${question}`,
       `A (echo model): ${blocks} evidence block(s); instructions came from ${system.length} system message(s).`,
       ...headers.map((h) => `  ${h}`),
+      quote ?? '  Quote: (no evidence sentence contains the question)',
     ].join('\n');
     return { generations: [{ text: answer, message: new AIMessage(answer) }] };
   }

@@ -82,7 +82,7 @@ export async function runExample(
     ]);
 
     const url = sim.urls(host)[2]!;
-    const question = `What is ${sim.pageFacts(url).sections[0]!.phrase}?`;
+    const question = sim.pageFacts(url).sections[0]!.phrase;
     const answers: string[] = [];
     answers.push(await chain.invoke(question));
     say(answers[0]!);
@@ -90,7 +90,7 @@ export async function runExample(
     // 3. The page changes; ragfresh republishes it atomically and the same chain sees the new text.
     sim.mutate(url, 'edit', { section: 0 });
     await refresh([url]);
-    const changed = `What is ${sim.pageFacts(url).sections[0]!.phrase}?`;
+    const changed = sim.pageFacts(url).sections[0]!.phrase;
     answers.push(await chain.invoke(changed));
     say(answers[1]!);
     return { answers, output: lines.join('\n') };
