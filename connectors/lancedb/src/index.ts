@@ -406,6 +406,7 @@ export class LanceDbConnector extends Connector {
     await this.#call(`patching validity of ${documentId} ${versionId}`, () =>
       this.#main().update({ where, valuesSql: values }),
     );
+    await this.#committed();
   }
 
   protected async _readEpoch(): Promise<number> {
