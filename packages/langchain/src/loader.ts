@@ -196,13 +196,22 @@ export class RagfreshLoader extends BaseDocumentLoader {
   }
 
   async *#urls(): AsyncGenerator<string> {
+    // Two URLs with one identity (tracking parameters, case of the host, ...) are one document:
+    // load it once, under the first URL listed.
+    const identity = this.options.identity ?? DEFAULT_IDENTITY_POLICY;
     const seen = new Set<string>();
-    for (const url of this.options.urls ?? []) {
-      if (!seen.has(url)) {
-        seen.add(url);
-        yield url;
+    const fresh = (url: string): boolean => {
+      let key = `url:${url}`;
+      try {
+        key = makeDocumentId(this.options.sourceId, url, identity);
+      } catch {
+        // reported by #loadOne
       }
-    }
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    };
+    for (const url of this.options.urls ?? []) if (fresh(url)) yield url;
     for (const sitemap of this.options.sitemaps ?? []) {
       const found = await discoverSitemap(this.options.fetcher, sitemap, {
         ...(this.options.maxSitemapUrls === undefined
@@ -215,12 +224,7 @@ export class RagfreshLoader extends BaseDocumentLoader {
         this.skipped.push(skip);
         this.options.onSkip?.(skip);
       }
-      for (const entry of found.entries) {
-        if (!seen.has(entry.url)) {
-          seen.add(entry.url);
-          yield entry.url;
-        }
-      }
+      for (const entry of found.entries) if (fresh(entry.url)) yield entry.url;
     }
   }
 

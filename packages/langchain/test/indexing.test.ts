@@ -157,4 +157,27 @@ describe('index() with RagfreshLoader', () => {
     const docs = await loader.load();
     expect(new Set(docs.map((d) => d.metadata.url))).toEqual(new Set(sim.urls('docs-0')));
   });
+
+  it('loads one document once whatever URL variants name it; a URL the identity policy refuses is skipped', async () => {
+    const url = sim.urls('docs-0')[3]!;
+    const loader = new RagfreshLoader({
+      fetcher,
+      sourceId: 'docs',
+      urls: [url, `${url}?utm_source=newsletter`, `${url}#install`],
+      mode: 'pages',
+    });
+    const docs = await loader.load();
+    expect(docs.map((d) => d.metadata.url)).toEqual([url]);
+    const strict = new RagfreshLoader({
+      fetcher,
+      sourceId: 'docs',
+      urls: [url, `${url}?utm_source=newsletter`],
+      identity: { mode: 'strict' },
+      mode: 'pages',
+    });
+    expect((await strict.load()).map((d) => d.metadata.url)).toEqual([url]);
+    expect(strict.skipped).toEqual([
+      { url: `${url}?utm_source=newsletter`, reasons: [expect.stringMatching(/^invalid-url: /)] },
+    ]);
+  });
 });

@@ -11,6 +11,7 @@ import type { Fetcher } from '@ragfresh/fetch';
 import { type SimWeb, startSimWeb } from '@ragfresh/sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  currentViewFilter,
   formatEvidence,
   type LoadedPage,
   RagfreshLoader,
@@ -169,6 +170,29 @@ describe('RagfreshRetriever: current view', () => {
     expect(docs.every((d) => d.metadata.rf_current === true)).toBe(true);
     expect(() => new RagfreshRetriever({ vectorStore: store(), filter: 'memory' })).toThrow(
       /readEpoch/,
+    );
+  });
+
+  it('takes readEpoch and a filter function of your own (e.g. to add clauses)', async () => {
+    const url = sim.urls('docs-0')[0]!;
+    const docId = pages.get(url)!.documentId;
+    const views: unknown[] = [];
+    const r = new RagfreshRetriever({
+      vectorStore: store(),
+      readEpoch: async () => connector.readEpoch(),
+      filter: (view) => {
+        views.push(view);
+        const current = currentViewFilter('memory', view);
+        return (doc: DocumentInterface) => current(doc) && doc.metadata.rf_doc === docId;
+      },
+      k: 50,
+    });
+    const docs = await r.invoke('anything at all');
+    const epoch = await connector.readEpoch();
+    expect(views).toEqual([{ epoch }]);
+    expect(docs.length).toBe(pages.get(url)!.prepared.chunks.length);
+    expect(docs.every((d) => d.metadata.rf_doc === docId && d.metadata.rf_epoch === epoch)).toBe(
+      true,
     );
   });
 });
