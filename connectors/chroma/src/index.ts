@@ -245,9 +245,12 @@ export class ChromaConnector extends Connector {
         err,
       );
     }
-    this.#serverMaxBatch = await this.#call('pre-flight checks', () =>
-      this.#client.getMaxBatchSize(),
-    );
+    try {
+      this.#serverMaxBatch = await this.#client.getMaxBatchSize();
+    } catch {
+      // Servers without /pre-flight-checks: a batch size every Chroma release accepts.
+      this.#serverMaxBatch = 1000;
+    }
     const name = this.#options.collection;
     const { collection } = await this.#getOrCreate(
       name,

@@ -1,6 +1,6 @@
 import { FIELDS, OPEN_EPOCH, type StoredChunk } from '@ragfresh/core';
 import { ChromaClient } from 'chromadb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort, type LocalChromaServer, startLocalChroma } from '../src/fixture.js';
 import { ChromaConnector, createChromaConnector } from '../src/index.js';
 import { DIMS, expectCode, makeChunks, uniqueName, vector } from './chunks.js';
@@ -57,6 +57,29 @@ describe('chroma connector against a real server', () => {
     expect(epochs.metadata).toMatchObject({ rf_epoch_of: c.collectionName });
     // Re-opening is idempotent.
     await openConnector(c.collectionName);
+  });
+
+  it('never asks the client to load an embedding function package', async () => {
+    // A collection whose configuration names Chroma's default embedding function.
+    const name = uniqueName('default-ef');
+    const quiet = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    await raw.createCollection({ name });
+    quiet.mockRestore();
+    const created = await raw.getCollection({
+      name,
+      embeddingFunction: { generate: async () => [] },
+    });
+    const config = created.configuration as unknown as { embedding_function?: { name?: string } };
+    expect(config.embedding_function?.name).toBe('default');
+    const warn = vi.spyOn(console, 'warn');
+    try {
+      const c = await openConnector(name);
+      await c.upsert(makeChunks({ documentId: 'a:doc', versionId: 'v1', count: 2, from: 1 }));
+      expect(await c.query(vector(0), 2, { view: { kind: 'all' } })).toHaveLength(2);
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('upsert is idempotent and overwrites by id', async () => {
