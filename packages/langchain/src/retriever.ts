@@ -96,6 +96,13 @@ export class RagfreshRetriever extends BaseRetriever {
         { scope: 'langchain' },
       );
     }
+    if (options.staleReaders !== undefined && options.state === undefined) {
+      throw new RagfreshError(
+        'INVALID_ARGUMENT',
+        'staleReaders needs state (the StateStore that knows which documents are degraded).',
+        { scope: 'langchain' },
+      );
+    }
     this.options = options;
     this.k = k;
   }
@@ -117,7 +124,7 @@ export class RagfreshRetriever extends BaseRetriever {
     _runManager?: CallbackManagerForRetrieverRun,
   ): Promise<Document[]> {
     const view = await this.currentView();
-    const exclude = this.options.staleReaders === 'exclude' && this.options.state !== undefined;
+    const exclude = this.options.staleReaders === 'exclude';
     // Excluding stale chunks after the search would leave fewer than k: over-fetch.
     const fetchK = exclude ? this.k * 3 : this.k;
     const raw = await this.#search(query, fetchK, view);

@@ -171,6 +171,14 @@ describe('RagfreshRetriever: current view', () => {
     expect(() => new RagfreshRetriever({ vectorStore: store(), filter: 'memory' })).toThrow(
       /readEpoch/,
     );
+    expect(() =>
+      RagfreshRetriever.fromConnector({ connector, embeddings, staleReaders: 'exclude' }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringMatching(/needs state/),
+      }),
+    );
   });
 
   it('takes readEpoch and a filter function of your own (e.g. to add clauses)', async () => {
