@@ -39,6 +39,7 @@ export {
 export {
   annotateWithRecord,
   type ConnectorRetrieverOptions,
+  connectorRetriever,
   RagfreshRetriever,
   type RagfreshRetrieverOptions,
   type VectorStoreRetrieverOptions,

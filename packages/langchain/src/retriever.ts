@@ -198,3 +198,8 @@ export function annotateWithRecord(m: Record<string, unknown>, record: DocumentR
     if (typeof since === 'string') m[READER_FIELDS.staleSince] = since;
   }
 }
+
+/** `RagfreshRetriever.fromConnector`: queries a ragfresh connector directly (`searchCurrent` semantics). */
+export function connectorRetriever(options: ConnectorRetrieverOptions): RagfreshRetriever {
+  return RagfreshRetriever.fromConnector(options);
+}

@@ -11,6 +11,7 @@ import type { Fetcher } from '@ragfresh/fetch';
 import { type SimWeb, startSimWeb } from '@ragfresh/sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  connectorRetriever,
   currentViewFilter,
   formatEvidence,
   type LoadedPage,
@@ -94,7 +95,7 @@ describe('RagfreshRetriever: current view', () => {
       connector,
       k: 50,
     });
-    const direct = RagfreshRetriever.fromConnector({ connector, embeddings, k: 50 });
+    const direct = connectorRetriever({ connector, embeddings, k: 50 });
     let checked = false;
     hook = async (step) => {
       if (step !== 'promoting') return;
