@@ -248,6 +248,7 @@ describe('QdrantConnector against the Qdrant emulator', () => {
     await publisher.publish([docA1, docB]);
     const reader = await connector({ collection: c.collection });
     let stop = false;
+    let observed = 0;
     const bad: string[] = [];
     const reads = (async () => {
       while (!stop) {
@@ -256,6 +257,7 @@ describe('QdrantConnector against the Qdrant emulator', () => {
             documentId: docA1.documentId,
           });
           const v = versionsOf(hits);
+          observed++;
           if (v.length !== 1) bad.push(v.join(',') || 'none');
         } catch {
           // A read that fails under injected faults observes nothing; it is not a both/neither.
@@ -274,6 +276,7 @@ describe('QdrantConnector against the Qdrant emulator', () => {
     stop = true;
     await reads;
     expect(report.documents.map((d) => d.outcome)).toEqual(['published']);
+    expect(observed).toBeGreaterThan(5);
     expect(bad).toEqual([]);
     const now = await reader.searchCurrent(embed('alpha'), 20, { documentId: docA1.documentId });
     expect(versionsOf(now)).toEqual([docA2.versionId]);
