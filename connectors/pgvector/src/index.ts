@@ -57,6 +57,8 @@ export const PGVECTOR_CAPABILITIES: ConnectorCapabilities = {
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_TABLE_NAME = 48;
+/** Widest `vector` pgvector's HNSW index accepts. */
+export const HNSW_MAX_DIMENSIONS = 2000;
 /** NUL and unpaired surrogates: Postgres text and jsonb cannot hold them (pg would silently replace surrogates). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching NUL is the point.
 const UNSTORABLE = /[\u0000\p{Cs}]/u;
@@ -289,9 +291,13 @@ export class PgVectorConnector extends Connector {
       await c.query(
         `CREATE INDEX IF NOT EXISTS ${name('rf_doc_version')} ON ${this.#t} ((metadata->>'rf_doc'), (metadata->>'rf_version'))`,
       );
-      await c.query(
-        `CREATE INDEX IF NOT EXISTS ${name('embedding_hnsw')} ON ${this.#t} USING hnsw (embedding vector_cosine_ops)`,
-      );
+      // pgvector's HNSW indexes `vector` up to 2000 dimensions; wider vectors are searched
+      // exactly (sequential scan), which is correct, only slower on large tables.
+      if (n <= HNSW_MAX_DIMENSIONS) {
+        await c.query(
+          `CREATE INDEX IF NOT EXISTS ${name('embedding_hnsw')} ON ${this.#t} USING hnsw (embedding vector_cosine_ops)`,
+        );
+      }
     });
   }
 

@@ -110,6 +110,21 @@ describe('open: schema', () => {
     await c.open({ dimensions: DIMS });
   });
 
+  it('vectors wider than HNSW allows (3072) get no ANN index and are searched exactly', async () => {
+    const ns = namespace('wide');
+    const c = await connector(ns, 3072);
+    const idx = await sql.query<{ indexdef: string }>(
+      `SELECT indexdef FROM pg_indexes WHERE tablename = $1`,
+      [tableForNamespace(ns)],
+    );
+    expect(idx.rows.map((r) => r.indexdef).join('\n')).not.toMatch(/hnsw/);
+    const chunks = makeVersion('s:w', 'v1', 5, { dims: 3072 });
+    await c.upsert(chunks);
+    const hits = await c.query(vectorFor(3, 3072), 2, { view: { kind: 'all' } });
+    expect(hits[0]?.metadata[FIELDS.chunkId]).toBe(chunks[2]?.id);
+    expect(hits[0]?.score).toBeCloseTo(1, 5);
+  });
+
   it('opens the same new table from several connectors at once', async () => {
     const ns = namespace('race');
     const cs = await Promise.all(Array.from({ length: 4 }, () => target.createConnector(ns)));
