@@ -11,6 +11,11 @@ export interface ChunkOptions {
   readonly minTokens?: number;
   /** Default: tiktoken cl100k_base. */
   readonly counter?: TokenCounter;
+  /**
+   * Document title. Extraction leaves the page's h1 out when it is the title (Readability's
+   * rule); when the Markdown has no level-1 heading, every heading path starts with this.
+   */
+  readonly title?: string;
 }
 
 export interface TextChunk {
@@ -104,10 +109,13 @@ interface Section {
   readonly blocks: Block[];
 }
 
-function sections(blocks: readonly Block[]): Section[] {
+function sections(blocks: readonly Block[], title: string | undefined): Section[] {
   const out: Section[] = [];
-  const stack: Array<{ level: number; text: string }> = [];
-  let current: Section = { path: [], blocks: [] };
+  const root = title?.replace(/\s+/g, ' ').trim();
+  const hasH1 = blocks.some((b) => b.kind === 'heading' && b.level === 1);
+  const stack: Array<{ level: number; text: string }> =
+    root && !hasH1 ? [{ level: 0, text: root }] : [];
+  let current: Section = { path: stack.map((s) => s.text), blocks: [] };
   for (const b of blocks) {
     if (b.kind === 'heading') {
       if (current.blocks.length > 0) out.push(current);
@@ -320,7 +328,7 @@ export function chunkMarkdown(markdown: string, options: ChunkOptions = {}): Tex
   }
   const ctx: Ctx = { max, hard, min, counter: options.counter ?? tiktokenCounter() };
   const drafts: Draft[] = [];
-  for (const section of sections(markdownBlocks(markdown)))
+  for (const section of sections(markdownBlocks(markdown), options.title))
     drafts.push(...packSection(section, ctx));
   // A section holding only its heading (or next to nothing) joins the first chunk of its subsection.
   const merged: Draft[] = [];

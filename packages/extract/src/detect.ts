@@ -161,7 +161,9 @@ export function detectNotDocument(html: string, options: DetectOptions = {}): Do
   if (consent) {
     const layerLen = textOf(consent).length;
     const rest = textLen - layerLen;
-    if (rest < 400 || layerLen / Math.max(1, textLen) > 0.6) {
+    // OneTrust-style preference centres carry kilobytes of cookie tables next to a real page:
+    // only the text outside the layer says whether the document is there.
+    if (rest < 800) {
       add(
         'CONSENT_WALL',
         `consent layer ${describe(consent)} holds ${layerLen} of ${textLen} chars`,

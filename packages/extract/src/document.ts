@@ -67,7 +67,7 @@ export function prepareDocument(input: PrepareDocumentInput): PreparedDocument {
   }
   const text = normalizeMarkdown(input.markdown);
   const counter = input.chunking?.counter ?? tiktokenCounter();
-  const pieces = chunkMarkdown(text, { ...input.chunking, counter });
+  const pieces = chunkMarkdown(text, { title: input.provenance.title, ...input.chunking, counter });
   const versions = pipelineVersions(counter.name);
   const verId = versionId({ text, chunks: pieces, versions });
   const chunks: Chunk[] = pieces.map((p, ordinal) => ({

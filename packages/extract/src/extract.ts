@@ -9,9 +9,9 @@ import { toMarkdown } from './markdown.js';
 export type ExtractionMethod = 'readability' | 'container' | 'body';
 
 /**
- * - `auto` (default): Readability, unless a semantic container (main, article, [role=main],
- *   a documentation body) holds clearly more non-link text than Readability kept; see
- *   docs/extract.md for the benchmark that chose the rule.
+ * - `auto` (default): Readability, unless the page does not declare itself an article and a
+ *   semantic container (main, article, [role=main], a documentation body) holds more than
+ *   twice the non-link text Readability kept; docs/extract.md has the benchmark that chose it.
  * - `readability`: Readability.js alone (the benchmark baseline).
  * - `container`: the densest semantic container, Readability only when none exists.
  */
@@ -26,7 +26,12 @@ export interface ExtractOptions {
    * container's non-link text. Default {@link DEFAULT_FALLBACK_RATIO}.
    */
   readonly fallbackRatio?: number;
-  /** Host boilerplate to drop from the Markdown (see `learnBoilerplate`). */
+  /**
+   * `auto` never falls back on a page that declares itself an article (og:type, JSON-LD).
+   * Default true; false only to reproduce the benchmark's rule comparison.
+   */
+  readonly articleGuard?: boolean;
+  /** Host boilerplate to drop from the Markdown (see `BoilerplateModel`). */
   readonly boilerplate?: BoilerplateModel;
 }
 
@@ -42,7 +47,24 @@ export interface ExtractedPage {
   readonly boilerplateRemoved: number;
 }
 
-export const DEFAULT_FALLBACK_RATIO = 0.6;
+export const DEFAULT_FALLBACK_RATIO = 0.5;
+
+const ARTICLE_LD =
+  /"@type"\s*:\s*(?:"(?:News|Blog|Scholarly|Tech|Report|Opinion|Analysis|Review)?Article"|"BlogPosting"|"LiveBlogPosting"|\[[^\]]*"(?:News|Blog)?Article")/;
+
+/** The page declares itself an article (og:type or JSON-LD): Readability's home ground. */
+export function declaresArticle(doc: DomDocument): boolean {
+  const og = doc
+    .querySelector('meta[property="og:type"]')
+    ?.getAttribute('content')
+    ?.trim()
+    .toLowerCase();
+  if (og === 'article') return true;
+  for (const s of elements(doc.querySelectorAll('script[type="application/ld+json"]'))) {
+    if (ARTICLE_LD.test(s.textContent ?? '')) return true;
+  }
+  return false;
+}
 
 const CONTAINER_SELECTORS = [
   'main',
@@ -168,19 +190,19 @@ export function extractPage(html: string, options: ExtractOptions = {}): Extract
   const lang = doc.documentElement?.getAttribute('lang')?.trim() || undefined;
   const canonicalUrl =
     doc.querySelector('link[rel="canonical"]')?.getAttribute('href')?.trim() || undefined;
+  // Read before cleaning: cleanDocument removes scripts, JSON-LD included.
+  const isArticle = strategy === 'auto' && (options.articleGuard ?? true) && declaresArticle(doc);
   if (strategy !== 'readability') cleanDocument(doc);
 
   let container: DomElement | undefined;
   let containerScore = 0;
-  if (strategy !== 'readability') {
+  if (strategy === 'container' || (strategy === 'auto' && !isArticle)) {
     const picked = pickContainer(doc);
     if (picked) {
       container = stripNonContent(picked.cloneNode(true) as DomElement);
       containerScore = score(measure(container));
     }
   }
-  const h1 = doc.querySelector('h1');
-  const h1Text = h1 ? textOf(h1) : '';
 
   let method: ExtractionMethod = 'readability';
   let root: DomElement | undefined;
@@ -225,13 +247,6 @@ export function extractPage(html: string, options: ExtractOptions = {}): Extract
       root = stripNonContent(body);
       method = 'body';
     }
-  }
-  if (root && strategy !== 'readability' && h1Text && !textOf(root).includes(h1Text)) {
-    // Readability drops the h1 it takes for the title, and documentation layouts often put it
-    // above the content container; the heading path of every chunk needs it.
-    const h = parseDocument('<h1></h1>').querySelector('h1')!;
-    h.textContent = h1Text;
-    root.insertBefore(h as never, root.firstChild);
   }
   if (root) resolveLinks(root, options.url);
   let markdown = root ? normalizeMarkdown(toMarkdown(root)) : '';

@@ -4,6 +4,7 @@ export * from './chunk.js';
 export * from './clean.js';
 export * from './detect.js';
 export * from './document.js';
+export * from './dom.js';
 export * from './extract.js';
 export * from './hashes.js';
 export * from './markdown.js';

@@ -114,7 +114,13 @@ function addTables(service: TurndownService): void {
   service.addRule('rfTableRow', {
     filter: 'tr',
     replacement: (content, node) => {
-      const header = isHeaderRow(node as unknown as DomElement) ? 'h' : 'b';
+      const row = node as unknown as DomElement;
+      if (!row.closest('table')) {
+        // A row whose table was taken apart upstream: keep its cells readable as one line.
+        const cells = Array.from(content.matchAll(/\uE000([\s\S]*?)\uE001/g), (c) => c[1] ?? '');
+        return `\n\n| ${cells.join(' | ')} |\n\n`;
+      }
+      const header = isHeaderRow(row) ? 'h' : 'b';
       return ROW_OPEN + header + content + ROW_CLOSE;
     },
   });
@@ -294,8 +300,40 @@ export function markdownService(): TurndownService {
 
 /** Markdown of an element or document (not mutated: turndown works on a clone). */
 export function toMarkdown(node: DomNode | string): string {
+  if (typeof node !== 'string' && isElement(node)) adoptOrphanRows(node);
   const input = typeof node === 'string' ? node : (node as unknown as TurndownService.Node);
-  return markdownService().turndown(input);
+  return markdownService()
+    .turndown(input)
+    .replace(/[\uE000-\uE003]/g, '');
+}
+
+const TABLE_PARTS = new Set(['TABLE', 'THEAD', 'TBODY', 'TFOOT']);
+
+/**
+ * Readability sometimes keeps a table's body but not the table (its top candidate was the
+ * `<tbody>`); such rows are put back into a table so they still become a GFM table.
+ */
+export function adoptOrphanRows(root: DomElement): void {
+  for (const part of Array.from(root.querySelectorAll('thead, tbody, tfoot, tr'))) {
+    const parent = part.parentElement;
+    if (!parent || TABLE_PARTS.has(parent.nodeName) || part.closest('table')) continue;
+    const doc = (part as unknown as { ownerDocument: { createElement(tag: string): DomElement } })
+      .ownerDocument;
+    const table = doc.createElement('table');
+    parent.insertBefore(table, part);
+    // Move the whole run of sibling rows, so one table comes out and not one per row.
+    let next: DomNode | null = part;
+    while (next) {
+      const after: DomNode | null = next.nextSibling;
+      if (isElement(next)) {
+        if (!TABLE_PARTS.has(next.nodeName) && next.nodeName !== 'TR') break;
+        table.appendChild(next);
+      } else if ((next.textContent ?? '').trim() === '') {
+        next.remove();
+      } else break;
+      next = after;
+    }
+  }
 }
 
 export { isElement };

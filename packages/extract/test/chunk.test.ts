@@ -47,10 +47,10 @@ describe('chunkMarkdown', () => {
 
   it('treats # lines inside fenced code as code, never as headings', () => {
     const page = extractPage(fixture('code-comments.html'));
-    const chunks = chunkMarkdown(page.markdown, { maxTokens: 2000 });
+    const chunks = chunkMarkdown(page.markdown, { maxTokens: 2000, title: page.title });
     expect(chunks.map((c) => c.headingPath)).toEqual([
-      ['Provisioning script', 'The script'],
-      ['Provisioning script', 'After running'],
+      ['Provisioning script — Ops handbook', 'The script'],
+      ['Provisioning script — Ops handbook', 'After running'],
     ]);
     expect(chunks[0]?.text).toContain('# step 39: comment line that must stay code, not a heading');
   });
@@ -102,6 +102,17 @@ describe('chunkMarkdown', () => {
     const md = `## S\n\n${para(30)}\n\n${para(30)}\n\n${para(30)}\n\n${para(3)}`;
     const chunks = chunkMarkdown(md, { maxTokens: 70, minTokens: 10, counter: words });
     expect(chunks.map((c) => c.tokenCount)).toEqual([62, 33]);
+  });
+
+  it('roots heading paths at the title when the Markdown has no h1', () => {
+    expect(
+      chunkMarkdown('## A\n\ntext', { title: 'Doc', counter: words }).map((c) => c.headingPath),
+    ).toEqual([['Doc', 'A']]);
+    expect(
+      chunkMarkdown('# Own\n\n## A\n\ntext', { title: 'Doc', counter: words }).map(
+        (c) => c.headingPath,
+      ),
+    ).toEqual([['Own', 'A']]);
   });
 
   it('is deterministic', () => {

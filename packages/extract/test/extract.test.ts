@@ -22,8 +22,8 @@ describe('extractPage: Sphinx page', () => {
     url: 'https://widgetlib.example.org/en/stable/config.html',
   });
 
-  it('keeps exact ATX headings without pilcrows', () => {
-    expect(headings(page.markdown)).toEqual(['# Configuration', '## Loading order', '## Keys']);
+  it('keeps exact ATX headings without pilcrows (the h1 is the title, as in Readability)', () => {
+    expect(headings(page.markdown)).toEqual(['## Loading order', '## Keys']);
     expect(page.markdown).not.toContain('¶');
   });
 
@@ -54,7 +54,7 @@ describe('extractPage: Sphinx page', () => {
     ]) {
       expect(page.markdown).not.toContain(junk);
     }
-    expect(page.markdown.startsWith('# Configuration\n\nWidgetlib reads its settings')).toBe(true);
+    expect(page.markdown.startsWith('Widgetlib reads its settings')).toBe(true);
   });
 
   it('reports title and canonical URL', () => {
@@ -70,11 +70,8 @@ describe('extractPage: Docusaurus page', () => {
   });
 
   it('has the headings, without hash links or zero-width anchors', () => {
-    expect(headings(page.markdown)).toEqual([
-      '# Deploying workers',
-      '## Configuration',
-      '## Health checks',
-    ]);
+    expect(headings(page.markdown)).toEqual(['## Configuration', '## Health checks']);
+    expect(page.title).toBe('Deploying workers | Acme Queue');
     expect(page.markdown).not.toMatch(/[\u200b#]\s*$/m);
   });
 
@@ -118,11 +115,7 @@ describe('extractPage: 40-line code block full of # comments', () => {
   });
 
   it('strips the "#" permalink anchors from the real headings only', () => {
-    expect(headings(page.markdown)).toEqual([
-      '# Provisioning script',
-      '## The script',
-      '## After running',
-    ]);
+    expect(headings(page.markdown)).toEqual(['## The script', '## After running']);
   });
 });
 

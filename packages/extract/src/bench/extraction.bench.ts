@@ -2,13 +2,17 @@
  * `pnpm bench:extract`: scores the extractor on the two labelled sets in
  * ../shared/bench/extraction (override with RAGFRESH_BENCH_DIR) exactly as that README
  * defines, next to Readability.js alone measured in the same run, and prints tables.
- * Env: BENCH_VARIANTS=readability,auto,... (default all), BENCH_SETS=scrapinghub,wcxb.
+ * Env: BENCH_VARIANTS=readability,auto (default) | all | a comma list of the names below;
+ * BENCH_SETS=scrapinghub,wcxb; BENCH_SAMPLE=k (every k-th page); BENCH_WORKERS=n (n child
+ * processes, each one thread, pages dealt round-robin; per-page CPU time is unaffected).
  */
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { decodeHtml } from '../charset.js';
+import { detectNotDocument } from '../detect.js';
 import { type ExtractOptions, extractPage } from '../extract.js';
 import { markdownToPlainText } from '../plaintext.js';
 import { type PageCounts, scrapinghubScore, shingleCounts, wcxbF1 } from './metrics.js';
@@ -22,10 +26,11 @@ const ALL_VARIANTS: Variant[] = [
   { name: 'readability', options: { strategy: 'readability' } },
   { name: 'auto', options: { strategy: 'auto' } },
   { name: 'clean+readability', options: { strategy: 'auto', fallbackRatio: 0 } },
-  { name: 'auto-r0.4', options: { strategy: 'auto', fallbackRatio: 0.4 } },
-  { name: 'auto-r0.8', options: { strategy: 'auto', fallbackRatio: 0.8 } },
   { name: 'container', options: { strategy: 'container' } },
+  { name: 'auto-r0.5-noguard', options: { strategy: 'auto', articleGuard: false } },
+  { name: 'auto-r0.8', options: { strategy: 'auto', fallbackRatio: 0.8 } },
 ];
+const DEFAULT_VARIANTS = ['readability', 'auto'];
 
 function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -39,121 +44,219 @@ function repoRoot(): string {
 
 const benchDir =
   process.env.RAGFRESH_BENCH_DIR ?? resolve(repoRoot(), '../shared/bench/extraction');
-const wanted = process.env.BENCH_VARIANTS?.split(',').map((s) => s.trim());
-const variants = wanted ? ALL_VARIANTS.filter((v) => wanted.includes(v.name)) : ALL_VARIANTS;
+const wanted =
+  process.env.BENCH_VARIANTS === 'all'
+    ? ALL_VARIANTS.map((v) => v.name)
+    : (process.env.BENCH_VARIANTS?.split(',').map((s) => s.trim()) ?? DEFAULT_VARIANTS);
+const variants = ALL_VARIANTS.filter((v) => wanted.includes(v.name));
 const sets = process.env.BENCH_SETS?.split(',') ?? ['scrapinghub', 'wcxb'];
-const limit = process.env.BENCH_LIMIT ? Number(process.env.BENCH_LIMIT) : Number.POSITIVE_INFINITY;
+const sample = process.env.BENCH_SAMPLE ? Math.max(1, Number(process.env.BENCH_SAMPLE)) : 1;
+const workers = Math.max(1, Number(process.env.BENCH_WORKERS ?? 1));
+const shard = process.env.BENCH_SHARD?.split('/').map(Number) as [number, number] | undefined;
 
-interface Timing {
-  ms: number[];
+/** Everything one process measured; children send theirs to the parent as one JSON line. */
+interface Results {
+  /** ScrapingHub: variant -> page id -> counts. */
+  sh: Record<string, Record<string, PageCounts>>;
+  /** WCXB: variant -> file id -> F1. */
+  wc: Record<string, Record<string, number>>;
+  wcTypes: Record<string, string>;
+  /** variant -> per-page wall ms and CPU ms. */
+  timing: Record<string, { ms: number[]; cpu: number[] }>;
+  flagged: Record<string, string[]>;
+  detectorPages: number;
+  maxRssMiB: number;
 }
 
-function predict(html: string, url: string, variant: Variant, timing?: Timing): string {
-  const t0 = performance.now();
-  let md = '';
-  try {
-    md = extractPage(html, { ...variant.options, url }).markdown;
-  } catch {
-    md = '';
+const empty = (): Results => ({
+  sh: {},
+  wc: {},
+  wcTypes: {},
+  timing: {},
+  flagged: {},
+  detectorPages: 0,
+  maxRssMiB: 0,
+});
+
+function mine(index: number): boolean {
+  if (index % sample !== 0) return false;
+  const i = index / sample;
+  return shard === undefined || i % shard[1] === shard[0];
+}
+
+function measure(results: Results): void {
+  const predict = (html: string, url: string, v: Variant): string => {
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    let md = '';
+    try {
+      md = extractPage(html, { ...v.options, url }).markdown;
+    } catch {
+      md = ''; // a failed page scores as ""
+    }
+    const c = process.cpuUsage(c0);
+    results.timing[v.name] ??= { ms: [], cpu: [] };
+    results.timing[v.name]!.ms.push(performance.now() - t0);
+    results.timing[v.name]!.cpu.push((c.user + c.system) / 1000);
+    return markdownToPlainText(md);
+  };
+  const detect = (id: string, html: string) => {
+    results.detectorPages++;
+    const check = detectNotDocument(html);
+    if (!check.ok) results.flagged[id] = check.reasons.map((r) => `${r.code}: ${r.detail}`);
+  };
+  if (sets.includes('scrapinghub')) {
+    const dir = join(benchDir, 'scrapinghub');
+    const truth = JSON.parse(
+      gunzipSync(readFileSync(join(dir, 'ground-truth.json.gz'))).toString('utf8'),
+    ) as Record<string, { articleBody: string; url: string }>;
+    const ids = readdirSync(join(dir, 'html'))
+      .filter((f) => f.endsWith('.html.gz'))
+      .map((f) => f.slice(0, -'.html.gz'.length))
+      .filter((id) => truth[id] !== undefined)
+      .sort()
+      .filter((_, i) => mine(i));
+    for (const id of ids) {
+      const html = gunzipSync(readFileSync(join(dir, 'html', `${id}.html.gz`))).toString('utf8');
+      const t = truth[id]!;
+      detect(`scrapinghub/${id}`, html);
+      for (const v of variants) {
+        results.sh[v.name] ??= {};
+        results.sh[v.name]![id] = shingleCounts(t.articleBody, predict(html, t.url, v));
+      }
+    }
   }
-  timing?.ms.push(performance.now() - t0);
-  return markdownToPlainText(md);
+  if (sets.includes('wcxb')) {
+    const dir = join(benchDir, 'wcxb-dev');
+    const truth = gunzipSync(readFileSync(join(dir, 'ground-truth.jsonl.gz')))
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            file_id: string;
+            url: string;
+            page_type: string;
+            main_content: string;
+          },
+      )
+      .filter((_, i) => mine(i));
+    for (const t of truth) {
+      const html = decodeHtml(gunzipSync(readFileSync(join(dir, 'html', `${t.file_id}.html.gz`))));
+      results.wcTypes[t.file_id] = t.page_type;
+      detect(`wcxb/${t.file_id}`, html);
+      for (const v of variants) {
+        results.wc[v.name] ??= {};
+        results.wc[v.name]![t.file_id] = wcxbF1(t.main_content, predict(html, t.url, v));
+      }
+    }
+  }
+  results.maxRssMiB = process.resourceUsage().maxRSS / 1024;
+}
+
+function merge(into: Results, from: Results): void {
+  for (const [v, pages] of Object.entries(from.sh)) into.sh[v] = { ...into.sh[v], ...pages };
+  for (const [v, pages] of Object.entries(from.wc)) into.wc[v] = { ...into.wc[v], ...pages };
+  Object.assign(into.wcTypes, from.wcTypes);
+  for (const [v, t] of Object.entries(from.timing)) {
+    into.timing[v] ??= { ms: [], cpu: [] };
+    into.timing[v]!.ms.push(...t.ms);
+    into.timing[v]!.cpu.push(...t.cpu);
+  }
+  Object.assign(into.flagged, from.flagged);
+  into.detectorPages += from.detectorPages;
+  into.maxRssMiB = Math.max(into.maxRssMiB, from.maxRssMiB);
+}
+
+async function runChildren(n: number): Promise<Results> {
+  const file = fileURLToPath(import.meta.url);
+  const all = empty();
+  await Promise.all(
+    Array.from(
+      { length: n },
+      (_, i) =>
+        new Promise<void>((ok, fail) => {
+          const child = spawn(process.execPath, [file], {
+            env: { ...process.env, BENCH_SHARD: `${i}/${n}`, BENCH_WORKERS: '1', BENCH_CHILD: '1' },
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
+          let out = '';
+          child.stdout.on('data', (d: Buffer) => {
+            out += d.toString('utf8');
+          });
+          child.on('exit', (code) => {
+            if (code !== 0) return fail(new Error(`bench worker ${i} exited with ${code}`));
+            merge(all, JSON.parse(out) as Results);
+            ok();
+          });
+        }),
+    ),
+  );
+  return all;
 }
 
 const fmt = (n: number, d = 3) => n.toFixed(d);
-const timings = new Map<string, Timing>();
-const timingOf = (name: string) => {
-  let t = timings.get(name);
-  if (!t) {
-    t = { ms: [] };
-    timings.set(name, t);
-  }
-  return t;
-};
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+const percentile = (sorted: number[], q: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
-function runScrapinghub(): void {
-  const dir = join(benchDir, 'scrapinghub');
-  const truth = JSON.parse(
-    gunzipSync(readFileSync(join(dir, 'ground-truth.json.gz'))).toString('utf8'),
-  ) as Record<string, { articleBody: string; url: string }>;
-  const ids = readdirSync(join(dir, 'html'))
-    .filter((f) => f.endsWith('.html.gz'))
-    .map((f) => f.slice(0, -'.html.gz'.length))
-    .filter((id) => truth[id] !== undefined)
-    .sort()
-    .slice(0, limit);
-  const pages = ids.map((id) => ({
-    id,
-    html: gunzipSync(readFileSync(join(dir, 'html', `${id}.html.gz`))).toString('utf8'),
-    truth: truth[id]!,
-  }));
-  console.log(`\n## ScrapingHub (${pages.length} pages)\n`);
-  console.log('| extractor | precision | recall | F1 |');
-  console.log('|---|---|---|---|');
-  for (const v of variants) {
-    const counts: PageCounts[] = pages.map((p) =>
-      shingleCounts(p.truth.articleBody, predict(p.html, p.truth.url, v, timingOf(v.name))),
-    );
-    const s = scrapinghubScore(counts);
-    console.log(`| ${v.name} | ${fmt(s.precision)} | ${fmt(s.recall)} | ${fmt(s.f1)} |`);
-  }
-}
-
-interface WcxbTruth {
-  file_id: string;
-  url: string;
-  page_type: string;
-  main_content: string;
-}
-
-function runWcxb(): void {
-  const dir = join(benchDir, 'wcxb-dev');
-  const truth = gunzipSync(readFileSync(join(dir, 'ground-truth.jsonl.gz')))
-    .toString('utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as WcxbTruth)
-    .slice(0, limit);
-  const pages = truth.map((t) => ({
-    t,
-    html: decodeHtml(gunzipSync(readFileSync(join(dir, 'html', `${t.file_id}.html.gz`)))),
-  }));
-  const types = [...new Set(truth.map((t) => t.page_type))].sort();
-  console.log(`\n## WCXB-dev (${pages.length} pages), mean per-page F1\n`);
-  console.log(`| extractor | overall | ${types.join(' | ')} |`);
-  console.log(`|---|---|${types.map(() => '---').join('|')}|`);
-  const perPage = process.env.BENCH_DUMP ? new Map<string, number[]>() : undefined;
-  for (const v of variants) {
-    const byType = new Map<string, number[]>();
-    const all: number[] = [];
-    const scores: number[] = [];
-    for (const p of pages) {
-      const f1 = wcxbF1(p.t.main_content, predict(p.html, p.t.url, v, timingOf(v.name)));
-      all.push(f1);
-      scores.push(f1);
-      const list = byType.get(p.t.page_type) ?? [];
-      list.push(f1);
-      byType.set(p.t.page_type, list);
+function report(r: Results): void {
+  console.log(
+    `# Extraction benchmark — data ${benchDir}, node ${process.version}, ${workers} worker process(es)`,
+  );
+  if (Object.keys(r.sh).length > 0) {
+    const n = Object.keys(Object.values(r.sh)[0] ?? {}).length;
+    console.log(`\n## ScrapingHub (${n} pages)\n`);
+    console.log('| extractor | precision | recall | F1 |');
+    console.log('|---|---|---|---|');
+    for (const v of variants) {
+      const s = scrapinghubScore(Object.values(r.sh[v.name] ?? {}));
+      console.log(`| ${v.name} | ${fmt(s.precision)} | ${fmt(s.recall)} | ${fmt(s.f1)} |`);
     }
-    perPage?.set(v.name, scores);
-    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  }
+  if (Object.keys(r.wc).length > 0) {
+    const types = [...new Set(Object.values(r.wcTypes))].sort();
+    console.log(`\n## WCXB-dev (${Object.keys(r.wcTypes).length} pages), mean per-page F1\n`);
     console.log(
-      `| ${v.name} | ${fmt(mean(all))} | ${types.map((t) => fmt(mean(byType.get(t) ?? []))).join(' | ')} |`,
+      `| extractor | overall | ${types.map((t) => `${t} (${Object.values(r.wcTypes).filter((x) => x === t).length})`).join(' | ')} |`,
+    );
+    console.log(`|---|---|${types.map(() => '---').join('|')}|`);
+    for (const v of variants) {
+      const pages = Object.entries(r.wc[v.name] ?? {});
+      const byType = (t: string) => pages.filter(([id]) => r.wcTypes[id] === t).map(([, f]) => f);
+      console.log(
+        `| ${v.name} | ${fmt(mean(pages.map(([, f]) => f)))} | ${types.map((t) => fmt(mean(byType(t)))).join(' | ')} |`,
+      );
+    }
+  }
+  console.log(
+    '\n## Throughput (extraction only: parse + clean + extract + Markdown, one thread per process)\n',
+  );
+  console.log(
+    'CPU = user+system time of the process per page (robust on a loaded machine); wall = elapsed.\n',
+  );
+  console.log(
+    '| extractor | pages | pages/s (CPU) | median pages/s (CPU) | p50 CPU ms | p95 CPU ms | p50 wall ms | p95 wall ms |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const v of variants) {
+    const t = r.timing[v.name];
+    if (!t) continue;
+    const wall = [...t.ms].sort((a, b) => a - b);
+    const cpu = [...t.cpu].sort((a, b) => a - b);
+    const total = cpu.reduce((a, b) => a + b, 0);
+    console.log(
+      `| ${v.name} | ${cpu.length} | ${fmt((1000 * cpu.length) / total, 1)} | ${fmt(1000 / percentile(cpu, 0.5), 1)} | ${fmt(percentile(cpu, 0.5), 1)} | ${fmt(percentile(cpu, 0.95), 1)} | ${fmt(percentile(wall, 0.5), 1)} | ${fmt(percentile(wall, 0.95), 1)} |`,
     );
   }
-  if (perPage) {
-    const names = [...perPage.keys()];
-    const rows = pages.map((p, i) =>
-      [p.t.file_id, p.t.page_type, ...names.map((n) => fmt(perPage.get(n)![i]!))].join('\t'),
-    );
-    console.error(['id\ttype', ...names].join('\t'));
-    for (const r of rows) console.error(r);
-  }
-}
-
-function percentile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  const flagged = Object.entries(r.flagged);
+  console.log('\n## Not-the-document detector on real pages\n');
+  console.log(
+    `${flagged.length} of ${r.detectorPages} benchmark pages flagged; every benchmark page is a saved real document, so each is a false positive unless the saved page really is an interstitial.`,
+  );
+  for (const [id, reasons] of flagged) console.log(`- ${id}: ${reasons.join('; ')}`);
+  console.log(`\nPeak RSS: ${fmt(r.maxRssMiB, 0)} MiB (largest single process; all variants)`);
 }
 
 if (!existsSync(benchDir)) {
@@ -162,19 +265,14 @@ if (!existsSync(benchDir)) {
   );
   process.exit(1);
 }
-console.log(`# Extraction benchmark — data ${benchDir}, node ${process.version}`);
-if (sets.includes('scrapinghub')) runScrapinghub();
-if (sets.includes('wcxb')) runWcxb();
-console.log('\n## Throughput (extraction only: parse + extract + Markdown, one thread)\n');
-console.log('| extractor | pages | pages/s | p50 ms | p95 ms |');
-console.log('|---|---|---|---|---|');
-for (const [name, t] of timings) {
-  const sorted = [...t.ms].sort((a, b) => a - b);
-  const total = sorted.reduce((a, b) => a + b, 0);
-  console.log(
-    `| ${name} | ${sorted.length} | ${fmt((1000 * sorted.length) / total, 1)} | ${fmt(percentile(sorted, 0.5), 1)} | ${fmt(percentile(sorted, 0.95), 1)} |`,
-  );
+if (process.env.BENCH_CHILD === '1') {
+  const r = empty();
+  measure(r);
+  process.stdout.write(JSON.stringify(r));
+} else if (workers > 1) {
+  report(await runChildren(workers));
+} else {
+  const r = empty();
+  measure(r);
+  report(r);
 }
-console.log(
-  `\nPeak RSS: ${fmt(process.resourceUsage().maxRSS / 1024, 0)} MiB (whole run, all variants)`,
-);

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { adoptOrphanRows, extractPage, parseDocument, toMarkdown } from '../src/index.js';
+
+const rows = Array.from(
+  { length: 6 },
+  (_, i) =>
+    `<tr><td>option_${i}</td><td>string</td><td>Sets behaviour number ${i} of the client when it connects.</td></tr>`,
+).join('');
+const page = (
+  head: string,
+) => `<!doctype html><html><head><title>Client options</title>${head}</head><body>
+<nav><a href="/">Home</a> <a href="/docs">Docs</a></nav>
+<main>
+<div class="prose"><p>The client reads its options from the constructor, and every option has a sensible default.</p>
+<p>Options are validated once, when the client is created, so a typo fails fast instead of at the first request.</p></div>
+<div class="params"><table><thead><tr><th>Name</th><th>Type</th><th>Meaning</th></tr></thead><tbody>${rows}</tbody></table></div>
+</main><footer>© 2026 Client authors</footer></body></html>`;
+
+describe('container fallback', () => {
+  it('Readability alone drops the parameter table of a documentation layout', () => {
+    const alone = extractPage(page(''), { strategy: 'readability' });
+    expect(alone.method).toBe('readability');
+    expect(alone.markdown).not.toContain('option\\_5');
+  });
+
+  it('auto switches to <main> when Readability kept less than half its text, and keeps the table', () => {
+    const auto = extractPage(page(''));
+    expect(auto.method).toBe('container');
+    expect(auto.markdown).toContain('| Name | Type | Meaning |');
+    expect(auto.markdown).toContain(
+      '| option\\_5 | string | Sets behaviour number 5 of the client when it connects. |',
+    );
+    expect(auto.markdown).not.toContain('Home');
+    expect(auto.markdown).not.toContain('Client authors');
+  });
+
+  it('auto trusts Readability on a page that declares itself an article', () => {
+    const article = extractPage(page('<meta property="og:type" content="article">'));
+    expect(article.method).toBe('readability');
+    const ld = extractPage(
+      page('<script type="application/ld+json">{"@type":"NewsArticle","headline":"x"}</script>'),
+    );
+    expect(ld.method).toBe('readability');
+  });
+});
+
+describe('orphan table rows', () => {
+  it('rows left without their table become one GFM table', () => {
+    const doc = parseDocument('<html><body><div id="c"></div></body></html>');
+    const div = doc.querySelector('#c')!;
+    for (const [k, v] of [
+      ['a', '1'],
+      ['b', '2'],
+    ]) {
+      const tr = doc.createElement('tr');
+      for (const text of [k!, v!]) {
+        const td = doc.createElement('td');
+        td.textContent = text;
+        tr.appendChild(td);
+      }
+      div.appendChild(tr);
+    }
+    adoptOrphanRows(div);
+    expect(div.querySelectorAll('table')).toHaveLength(1);
+    expect(toMarkdown(div)).toBe('|  |  |\n| --- | --- |\n| a | 1 |\n| b | 2 |');
+  });
+});
