@@ -57,6 +57,11 @@ export const PGVECTOR_CAPABILITIES: ConnectorCapabilities = {
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_TABLE_NAME = 48;
+/** Generated copies of the lookup keys (see #ensureKeyColumns). */
+const KEY_COLUMNS_SQL =
+  "rf_doc text GENERATED ALWAYS AS (metadata->>'rf_doc') STORED, rf_version text GENERATED ALWAYS AS (metadata->>'rf_version') STORED";
+/** Free space left in each page so a validity patch can put the new row version beside the old (HOT). */
+const FILLFACTOR = 50;
 /** Widest `vector` pgvector's HNSW index accepts. */
 export const HNSW_MAX_DIMENSIONS = 2000;
 /** NUL and unpaired surrogates: Postgres text and jsonb cannot hold them (pg would silently replace surrogates). */
@@ -281,15 +286,17 @@ export class PgVectorConnector extends Connector {
       const columns = await this.#columns(c, this.#t);
       if (columns.size === 0) {
         await c.query(
-          `CREATE TABLE ${this.#t} (id uuid PRIMARY KEY, text text NOT NULL, metadata jsonb NOT NULL, embedding vector(${n}) NOT NULL)`,
+          `CREATE TABLE ${this.#t} (id uuid PRIMARY KEY, text text NOT NULL, metadata jsonb NOT NULL, embedding vector(${n}) NOT NULL, ${KEY_COLUMNS_SQL}) WITH (fillfactor = ${FILLFACTOR})`,
         );
       } else {
         await this.#checkLayout(c, columns, n);
       }
       await this.#ensureEpochTable(c, columns.size > 0);
+      if (columns.size > 0) await this.#ensureKeyColumns(c, columns);
+      await this.#assertNoStrayRows(c);
       const name = (suffix: string) => pg.escapeIdentifier(`${this.#table}_${suffix}`);
       await c.query(
-        `CREATE INDEX IF NOT EXISTS ${name('rf_doc_version')} ON ${this.#t} ((metadata->>'rf_doc'), (metadata->>'rf_version'))`,
+        `CREATE INDEX IF NOT EXISTS ${name('rf_doc_version')} ON ${this.#t} (rf_doc, rf_version)`,
       );
       // pgvector's HNSW indexes `vector` up to 2000 dimensions; wider vectors are searched
       // exactly (sequential scan), which is correct, only slower on large tables.
@@ -411,8 +418,45 @@ export class PgVectorConnector extends Connector {
         `${this.epochTableName} is not a ragfresh epoch table (expected one row with format ${PGVECTOR_LAYOUT}); choose another table name. Nothing was changed.`,
       );
     }
+  }
+
+  /**
+   * `rf_doc` / `rf_version` are stored generated copies of the metadata keys. Indexing them
+   * (not an expression on `metadata`) lets validity patches, which rewrite only `metadata`,
+   * be HOT updates that skip every index, the HNSW graph included.
+   */
+  async #ensureKeyColumns(c: pg.PoolClient, columns: Map<string, string>): Promise<void> {
+    const generated = await c.query<{ name: string; expr: string }>(
+      `SELECT a.attname AS name, pg_get_expr(d.adbin, d.adrelid) AS expr
+         FROM pg_attribute a JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE a.attrelid = to_regclass($1) AND a.attgenerated = 's'`,
+      [this.#t],
+    );
+    const exprs = new Map(generated.rows.map((r) => [r.name, r.expr]));
+    const missing: string[] = [];
+    for (const key of ['rf_doc', 'rf_version']) {
+      if (!columns.has(key)) {
+        missing.push(key);
+        continue;
+      }
+      if (columns.get(key) !== 'text' || !exprs.get(key)?.includes(`'${key}'`)) {
+        throw this.#fail(
+          'FOREIGN_DATA',
+          `table ${this.tableName} has a ${key} column that is not ragfresh's generated copy of metadata->>'${key}'; choose another table name. Nothing was changed.`,
+        );
+      }
+    }
+    if (missing.length > 0) {
+      // Adopting an empty LangChain table (or an older ragfresh layout).
+      await c.query(
+        `ALTER TABLE ${this.#t} ${missing.map((k) => `ADD COLUMN ${k} text GENERATED ALWAYS AS (metadata->>'${k}') STORED`).join(', ')}, SET (fillfactor = ${FILLFACTOR})`,
+      );
+    }
+  }
+
+  async #assertNoStrayRows(c: pg.PoolClient): Promise<void> {
     const stray = await c.query<{ id: string }>(
-      `SELECT id::text AS id FROM ${this.#t} WHERE metadata->>'rf_doc' IS NULL OR metadata->>'rf_version' IS NULL LIMIT 1`,
+      `SELECT id::text AS id FROM ${this.#t} WHERE rf_doc IS NULL OR rf_version IS NULL LIMIT 1`,
     );
     if (stray.rowCount !== 0) {
       throw this.#fail(
@@ -485,10 +529,10 @@ export class PgVectorConnector extends Connector {
     await this.#transaction('patching validity', async (c) => {
       await c.query(
         `UPDATE ${this.#t}
-            SET metadata = CASE WHEN metadata->>'rf_version' = $2 THEN metadata || $3::jsonb
+            SET metadata = CASE WHEN rf_version = $2 THEN metadata || $3::jsonb
                                 ELSE jsonb_set(metadata, '{rf_current}', 'false'::jsonb) END
-          WHERE metadata->>'rf_doc' = $1
-            AND (metadata->>'rf_version' = $2 OR ($4::boolean AND metadata->>'rf_current' = 'true'))`,
+          WHERE rf_doc = $1
+            AND (rf_version = $2 OR ($4::boolean AND metadata->>'rf_current' = 'true'))`,
         [documentId, versionId, JSON.stringify(set), patch.current === true],
       );
     });
@@ -529,7 +573,7 @@ export class PgVectorConnector extends Connector {
   protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
     await this.#query(
       'deleting a version',
-      `DELETE FROM ${this.#t} WHERE metadata->>'rf_doc' = $1 AND metadata->>'rf_version' = $2`,
+      `DELETE FROM ${this.#t} WHERE rf_doc = $1 AND rf_version = $2`,
       [documentId, versionId],
     );
   }
@@ -537,7 +581,7 @@ export class PgVectorConnector extends Connector {
   protected async _deleteDocuments(documentIds: readonly string[]): Promise<void> {
     await this.#query(
       'deleting documents',
-      `DELETE FROM ${this.#t} WHERE metadata->>'rf_doc' = ANY($1::text[])`,
+      `DELETE FROM ${this.#t} WHERE rf_doc = ANY($1::text[])`,
       [[...documentIds]],
     );
   }
@@ -557,10 +601,10 @@ export class PgVectorConnector extends Connector {
     withEmbeddings: boolean,
   ): Promise<ListedChunk[]> {
     const values: unknown[] = [documentId];
-    let where = `metadata->>'rf_doc' = $1`;
+    let where = 'rf_doc = $1';
     if (versionId !== undefined) {
       values.push(versionId);
-      where += ` AND metadata->>'rf_version' = $2`;
+      where += ' AND rf_version = $2';
     }
     const res = await this.#query<ChunkRow>(
       'listing chunks',
@@ -573,7 +617,7 @@ export class PgVectorConnector extends Connector {
   protected override async _count(documentId: string, versionId: string): Promise<number> {
     const res = await this.#query<{ n: number }>(
       'counting chunks',
-      `SELECT count(*)::int AS n FROM ${this.#t} WHERE metadata->>'rf_doc' = $1 AND metadata->>'rf_version' = $2`,
+      `SELECT count(*)::int AS n FROM ${this.#t} WHERE rf_doc = $1 AND rf_version = $2`,
       [documentId, versionId],
     );
     return res.rows[0]?.n ?? 0;
@@ -586,14 +630,14 @@ export class PgVectorConnector extends Connector {
   ): Promise<QueryHit[]> {
     const values: unknown[] = [vectorLiteral(vector), k];
     const where = [...viewClauses(filter.view, values)];
-    for (const [field, value] of [
-      [FIELDS.documentId, filter.documentId],
-      [FIELDS.versionId, filter.versionId],
-      [FIELDS.sourceId, filter.sourceId],
+    for (const [column, value] of [
+      ['rf_doc', filter.documentId],
+      ['rf_version', filter.versionId],
+      [`metadata->>'${FIELDS.sourceId}'`, filter.sourceId],
     ] as const) {
       if (value === undefined) continue;
       values.push(value);
-      where.push(`metadata->>'${field}' = $${values.length}`);
+      where.push(`${column} = $${values.length}`);
     }
     const res = await this.#query<ChunkRow>(
       'querying',

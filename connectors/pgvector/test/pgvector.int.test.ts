@@ -88,6 +88,8 @@ describe('open: schema', () => {
       { name: 'text', type: 'text' },
       { name: 'metadata', type: 'jsonb' },
       { name: 'embedding', type: `vector(${DIMS})` },
+      { name: 'rf_doc', type: 'text' },
+      { name: 'rf_version', type: 'text' },
     ]);
     const idx = await sql.query<{ indexdef: string }>(
       `SELECT indexdef FROM pg_indexes WHERE tablename = $1 ORDER BY indexname`,
@@ -95,9 +97,22 @@ describe('open: schema', () => {
     );
     const defs = idx.rows.map((r) => r.indexdef).join('\n');
     expect(defs).toMatch(/USING hnsw \(embedding vector_cosine_ops\)/);
-    expect(defs).toMatch(
-      /\(\(metadata ->> 'rf_doc'::text\)\), \(\(metadata ->> 'rf_version'::text\)\)/,
+    expect(defs).toMatch(/USING btree \(rf_doc, rf_version\)/);
+    const generated = await sql.query<{ name: string; expr: string }>(
+      `SELECT a.attname AS name, pg_get_expr(d.adbin, d.adrelid) AS expr FROM pg_attribute a
+         JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE a.attrelid = to_regclass($1) AND a.attgenerated = 's' ORDER BY a.attnum`,
+      [table],
     );
+    expect(generated.rows).toEqual([
+      { name: 'rf_doc', expr: "(metadata ->> 'rf_doc'::text)" },
+      { name: 'rf_version', expr: "(metadata ->> 'rf_version'::text)" },
+    ]);
+    const options = await sql.query<{ o: string[] }>(
+      `SELECT reloptions AS o FROM pg_class WHERE oid = to_regclass($1)`,
+      [table],
+    );
+    expect(options.rows[0]?.o).toEqual(['fillfactor=50']);
     expect(defs).toMatch(/UNIQUE INDEX .* \(id\)/);
     const epoch = await sql.query(`SELECT epoch, format FROM ${table}_rf_epoch`);
     expect(epoch.rows).toEqual([{ epoch: 0, format: 'ragfresh-pgvector/1' }]);
@@ -226,6 +241,23 @@ describe('writes', () => {
     ]);
     await c.patchValidity('s:d', 'nope', { to: 3, current: true });
     expect(await c.countChunks('s:d', 'nope')).toBe(0);
+  });
+
+  it('validity patches are HOT updates: they rewrite no index entry, the HNSW graph included', async () => {
+    const ns = namespace('hot');
+    const c = await connector(ns);
+    await c.upsert(makeVersion('s:d', 'v1', 10, { current: true }));
+    await c.upsert(makeVersion('s:d', 'v2', 10));
+    await c.patchValidity('s:d', 'v1', { to: 2 });
+    await c.patchValidity('s:d', 'v2', { current: true }); // 20 rows: v2 set, v1 cleared
+    await sql.query('SELECT pg_stat_force_next_flush()');
+    await sql.query('SELECT 1');
+    const stats = await sql.query<{ upd: string; hot: string }>(
+      `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relid = to_regclass($1)`,
+      [tableForNamespace(ns)],
+    );
+    expect(Number(stats.rows[0]?.upd)).toBe(30);
+    expect(Number(stats.rows[0]?.hot)).toBe(30);
   });
 
   it('deletes a version, documents, and absent things without error', async () => {
