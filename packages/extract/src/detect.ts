@@ -98,7 +98,9 @@ function signals(html: string): PageSignals {
     (n, s) => n + (s.hasAttribute('src') ? 0 : (s.textContent ?? '').length),
     0,
   );
-  for (const el of elements(doc.querySelectorAll('script, style, noscript, template'))) el.remove();
+  // <noscript> stays: it is what a reader without JavaScript sees (Discourse serves whole
+  // threads there), and an app shell's "enable JavaScript" note is short anyway.
+  for (const el of elements(doc.querySelectorAll('script, style, template'))) el.remove();
   const h1El = doc.querySelector('h1');
   const body = doc.body;
   return {
@@ -220,6 +222,8 @@ function findConsentLayer(doc: DomDocument): DomElement | undefined {
   for (const el of elements(body.querySelectorAll('div, section, aside, dialog, form'))) {
     const marker = `${el.id ?? ''} ${typeof el.className === 'string' ? el.className : ''} ${el.getAttribute('aria-label') ?? ''}`;
     if (!CONSENT_ID.test(marker)) continue;
+    // A consent layer never holds the page's own heading or main content.
+    if (el.querySelector('main, article, h1')) continue;
     if (!/cookie|consent|privacy|partners|personal data|gdpr/i.test(textOf(el))) continue;
     const len = textOf(el).length;
     if (len > bestLen) {

@@ -59,6 +59,33 @@ export const TEXT_NODE = 3;
 
 /** Parses an HTML string into a linkedom document (no scripts run, no network). */
 export function parseDocument(html: string): DomDocument {
+  const document = parseRaw(html);
+  // linkedom builds the tree as written, not as the HTML5 tree builder would: with no <html>
+  // tag, elements before <head>, or a nested <html>, `document.body` misses the real body and
+  // Readability sees an empty page. Rebuild such documents around the body holding the text.
+  const bodies = Array.from(document.querySelectorAll('body'));
+  if (bodies.length === 0) return document;
+  let real = bodies[0]!;
+  for (const b of bodies)
+    if ((b.textContent ?? '').length > (real.textContent ?? '').length) real = b;
+  const current = document.body;
+  if (
+    current === real ||
+    (current && (current.textContent ?? '').length >= (real.textContent ?? '').length)
+  ) {
+    return document;
+  }
+  const headParts = Array.from(document.querySelectorAll('title, meta, link, base'))
+    .filter((el) => !el.closest('body'))
+    .map((el) => el.outerHTML)
+    .join('');
+  const lang = document.querySelector('html[lang]')?.getAttribute('lang');
+  return parseRaw(
+    `<!DOCTYPE html><html${lang ? ` lang="${lang.replace(/"/g, '')}"` : ''}><head>${headParts}</head>${real.outerHTML}</html>`,
+  );
+}
+
+function parseRaw(html: string): DomDocument {
   const { document } = parseHTML(html) as unknown as { document: DomDocument };
   return document;
 }

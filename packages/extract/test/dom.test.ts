@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { detectNotDocument, extractPage, parseDocument, textOf } from '../src/index.js';
+
+const prose =
+  'The archive page lists every post of the year with a short summary of each one. '.repeat(8);
+
+describe('parseDocument repairs trees linkedom builds as written', () => {
+  it('a document without <html> still has its body', () => {
+    const doc = parseDocument(
+      `<!DOCTYPE html>\n<head><title>No html tag</title></head>\n<body><main><p>${prose}</p></main></body>`,
+    );
+    expect(doc.title).toBe('No html tag');
+    expect(textOf(doc.body!)).toContain('The archive page lists every post');
+  });
+
+  it('links before <head> do not hide the body from Readability', () => {
+    const links = Array.from(
+      { length: 5 },
+      (_, i) => `<link rel="alternate" hreflang="x${i}" href="/x${i}">`,
+    ).join('\n');
+    const html = `<!doctype html><html lang="en">${links}<head><title>Arms</title><link rel="canonical" href="https://shop.example/arms"></head><body><main><h1>Monitor arms</h1><p>${prose}</p></main></body></html>`;
+    const page = extractPage(html);
+    expect(page.markdown).toContain('The archive page lists every post');
+    expect(page.canonicalUrl).toBe('https://shop.example/arms');
+    expect(page.lang).toBe('en');
+  });
+});
+
+describe('detector false positives seen on the benchmark pages', () => {
+  it('content served in <noscript> (Discourse) is not an empty app shell', () => {
+    const html = `<html><head><title>Thread</title><script src="/a.js"></script><script src="/b.js"></script></head><body><section id="main"></section><noscript><div class="topic-body"><p>${prose}</p></div></noscript></body></html>`;
+    expect(detectNotDocument(html).ok).toBe(true);
+  });
+
+  it('an AEM "cmp-container" page that mentions cookies is not a consent wall', () => {
+    const html = `<html><head><title>Products</title></head><body><div class="root container-fluid cmp-container"><main><h1>Products</h1><p>${prose}${prose}</p><p>We use cookies to remember your cart.</p></main></div></body></html>`;
+    expect(detectNotDocument(html).ok).toBe(true);
+  });
+});
