@@ -187,9 +187,10 @@ export async function queryCurrentView(
   rt: Runtime,
   question: string,
   k: number,
+  scope: { readonly documentId?: string; readonly sourceId?: string } = {},
 ): Promise<QueryHitView[]> {
   const vector = await rt.embeddings.embedQuery(question);
-  const hits = await rt.connector.searchCurrent(vector, k * 3);
+  const hits = await rt.connector.searchCurrent(vector, k * 3, scope);
   const out: QueryHitView[] = [];
   for (const h of hits) {
     const docId = String(h.metadata[FIELDS.documentId]);

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { documentId } from '@ragfresh/core';
 import { queryCurrentView, renderHits, renderRefresh } from './commands.js';
 import { type RagfreshConfig, resolveConfig } from './config.js';
 import type { Logger } from './log.js';
@@ -147,8 +148,9 @@ async function demoOn(
     section('9. a page behind a consent wall keeps its last good copy, labelled stale');
     const wallFacts = sim.pageFacts(walled);
     const wallQuestion = `${wallFacts.title} ${wallFacts.phrase}`;
-    print(`query: "${wallQuestion}"`);
-    print(renderHits(await queryCurrentView(rt, wallQuestion, 1), 240));
+    print(`query, scoped to that page: "${wallQuestion}"`);
+    const wallDoc = documentId(raw.sources[0]!.id, walled);
+    print(renderHits(await queryCurrentView(rt, wallQuestion, 1, { documentId: wallDoc }), 240));
 
     section('10. final status');
     print(renderStatus(await sourceStatuses(rt.config, rt.state)));
