@@ -39,7 +39,7 @@ const APP_ROOT =
 const CHALLENGE_SELECTORS =
   '#challenge-form, #challenge-running, #challenge-stage, #cf-challenge-running, .cf-browser-verification, #cf-wrapper .cf-error-details, .cf-turnstile, script[src*="/cdn-cgi/challenge-platform/"], .g-recaptcha, .h-captcha, iframe[src*="captcha"], [data-sitekey], #px-captcha, #ddg-captcha, form#captcha-form';
 const CONSENT_ID =
-  /(?:^|[\s_-])(?:cookie|cookies|consent|gdpr|cmp|onetrust|didomi|qc-cmp2?|sp_message|truste|cookiebot|usercentrics|privacy-banner|cookie-law|cc-window|fc-consent)(?:$|[\s_-])/i;
+  /(?:^|[\s_-])(?:cookie|cookies|consent|gdpr|onetrust|didomi|qc-cmp2?|sp_message|truste|cookiebot|usercentrics|privacy-banner|cookie-law|cc-window|fc-consent)(?:$|[\s_-])/i;
 
 const TITLE_CHALLENGE =
   /^(?:just a moment\.*|attention required!? \| cloudflare|checking your browser.*|one more step|please wait\.*|ddos-guard|security check|are you a robot\??|access denied|verify(?:ing)? you are human|human verification|pardon our interruption|robot check)$/i;

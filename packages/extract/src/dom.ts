@@ -59,7 +59,11 @@ export const TEXT_NODE = 3;
 
 /** Parses an HTML string into a linkedom document (no scripts run, no network). */
 export function parseDocument(html: string): DomDocument {
-  const document = parseRaw(html);
+  // In HTML content `<![CDATA[` opens a bogus comment that ends at the next `>`; linkedom
+  // would read the rest of the page as character data (seen on XenForo forums).
+  const document = parseRaw(
+    html.includes('<![CDATA[') ? html.replace(/<!\[CDATA\[[^>]*>/g, '') : html,
+  );
   // linkedom builds the tree as written, not as the HTML5 tree builder would: with no <html>
   // tag, elements before <head>, or a nested <html>, `document.body` misses the real body and
   // Readability sees an empty page. Rebuild such documents around the body holding the text.

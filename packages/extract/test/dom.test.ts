@@ -13,6 +13,13 @@ describe('parseDocument repairs trees linkedom builds as written', () => {
     expect(textOf(doc.body!)).toContain('The archive page lists every post');
   });
 
+  it('a stray <![CDATA[ in the body is a bogus comment, not the rest of the page', () => {
+    const doc = parseDocument(
+      `<html><head><title>Forum</title></head><body><![CDATA[\n<div id="top"></div><main><p>${prose}</p></main></body></html>`,
+    );
+    expect(textOf(doc.body!)).toContain('The archive page lists every post');
+  });
+
   it('links before <head> do not hide the body from Readability', () => {
     const links = Array.from(
       { length: 5 },
