@@ -218,14 +218,15 @@ export class PgVectorConnector extends Connector {
         connectionTimeoutMillis: this.#options.connectTimeoutMs ?? 10_000,
         idleTimeoutMillis: 10_000,
         allowExitOnIdle: true,
+        // Awaited by the pool before the client is used. Filtered HNSW scans then keep going
+        // until k rows pass the filter (pgvector >= 0.8); older servers reject the setting,
+        // which only leaves filtered ANN scans approximate.
+        onConnect: async (client) => {
+          await client.query(`SET hnsw.iterative_scan = 'strict_order'`).catch(() => {});
+        },
       });
       // An idle client losing its server must not crash the process; the next query reports it.
       pool.on('error', () => {});
-      pool.on('connect', (client) => {
-        // Filtered HNSW scans keep going until k rows pass the filter (pgvector >= 0.8);
-        // older servers reject the setting, which only makes filtered scans approximate.
-        client.query(`SET hnsw.iterative_scan = 'strict_order'`).catch(() => {});
-      });
       this.#pool = pool;
     }
     return this.#pool;

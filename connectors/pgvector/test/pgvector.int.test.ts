@@ -117,6 +117,9 @@ describe('open: schema', () => {
     const epoch = await sql.query(`SELECT epoch, format FROM ${table}_rf_epoch`);
     expect(epoch.rows).toEqual([{ epoch: 0, format: 'ragfresh-pgvector/1' }]);
     expect(await c.readEpoch()).toBe(0);
+    // Set by the pool's onConnect (PGlite's one session is shared, so this connection sees it).
+    const scan = await sql.query<{ hnsw_iterative_scan?: string }>('SHOW hnsw.iterative_scan');
+    expect(Object.values(scan.rows[0] ?? {})).toEqual(['strict_order']);
 
     await c.upsert(makeVersion('s:d', 'v1', 3));
     const again = await connector(ns);
