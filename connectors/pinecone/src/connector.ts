@@ -3,25 +3,23 @@ import {
   Connector,
   type ConnectorCapabilities,
   chunkIdPrefix,
+  type FailureClass,
   FIELDS,
   type FlatMetadata,
   type FlatValue,
+  isNetworkError,
   type ListedChunk,
   type OpenOptions,
   type QueryFilter,
   type QueryHit,
   RagfreshError,
+  type RetryPolicy,
+  retryAfterMs,
   type StoredChunk,
   type ValidityPatch,
   type ViewSelector,
-} from '@ragfresh/core';
-import {
-  type FailureClass,
-  isNetworkError,
-  type RetryPolicy,
-  retryAfterMs,
   withRetry,
-} from './retry.js';
+} from '@ragfresh/core';
 
 /** Metadata key holding the chunk text (LangChain `PineconeStore` default `textKey`). */
 export const TEXT_KEY = 'text';

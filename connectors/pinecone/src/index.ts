@@ -1,3 +1,3 @@
+export type { FailureClass, RetryPolicy } from '@ragfresh/core';
 export * from './connector.js';
 export * from './lag.js';
-export type { FailureClass, RetryPolicy } from './retry.js';

@@ -1,5 +1,5 @@
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { RagfreshError } from '@ragfresh/core';
+import { RagfreshError, type RetryPolicy, withRetry } from '@ragfresh/core';
 import {
   classifyQdrantError,
   EPOCH_POINT_ID,
@@ -7,7 +7,6 @@ import {
   QdrantConnector,
   type QdrantConnectorOptions,
 } from './connector.js';
-import { type RetryPolicy, withRetry } from './retry.js';
 
 /**
  * Blue/green full rebuilds through a Qdrant collection alias. Readers query the alias; a

@@ -3,26 +3,24 @@ import {
   Connector,
   type ConnectorCapabilities,
   chunkUuid,
+  type FailureClass,
   FIELDS,
   type FlatMetadata,
+  isNetworkError,
   type ListedChunk,
   type OpenOptions,
   type QueryFilter,
   type QueryHit,
   RAGFRESH_UUID_NAMESPACE,
   RagfreshError,
+  type RetryPolicy,
+  retryAfterMs,
   type StoredChunk,
   uuidV5,
   type ValidityPatch,
   type ViewSelector,
-} from '@ragfresh/core';
-import {
-  type FailureClass,
-  isNetworkError,
-  type RetryPolicy,
-  retryAfterMs,
   withRetry,
-} from './retry.js';
+} from '@ragfresh/core';
 
 /** Payload key holding the chunk text (LangChain `QdrantVectorStore` default `contentPayloadKey`). */
 export const CONTENT_KEY = 'content';

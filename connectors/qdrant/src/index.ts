@@ -1,3 +1,3 @@
+export type { FailureClass, RetryPolicy } from '@ragfresh/core';
 export * from './blue-green.js';
 export * from './connector.js';
-export type { FailureClass, RetryPolicy } from './retry.js';

@@ -1,23 +1,8 @@
-import type { AcquisitionMode, Chunk } from '@ragfresh/core';
+import type { Chunk } from '@ragfresh/core';
+import type { PageContext, PageInput } from '@ragfresh/extract';
 
-/** A fetched page, decoded, on its way to extraction. */
-export interface PageInput {
-  readonly text: string;
-  readonly contentType: string;
-  readonly url: string;
-  readonly finalUrl: string;
-  readonly acquisition: AcquisitionMode;
-}
-
-/** Identity and provenance the chunks of this page will carry. */
-export interface PageContext {
-  readonly documentId: string;
-  readonly sourceId: string;
-  readonly retrievedAt: string;
-  readonly region?: string;
-  readonly authority?: string;
-  readonly sourceModifiedAt?: string;
-}
+// The page types are @ragfresh/extract's, so the engine and the LangChain loader agree.
+export type { PageContext, PageInput } from '@ragfresh/extract';
 
 export interface ExtractedDocument {
   readonly kind: 'document';

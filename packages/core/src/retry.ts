@@ -1,4 +1,4 @@
-import { RagfreshError } from '@ragfresh/core';
+import { RagfreshError } from './errors.js';
 
 /** Bounded exponential backoff for idempotent store calls. */
 export interface RetryPolicy {
