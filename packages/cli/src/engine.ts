@@ -40,6 +40,8 @@ export interface RefreshCounts {
   storeWrites: number;
   tombstonedSkipped: number;
   reviewCreated: number;
+  /** Documents re-extracted from raw snapshots (pipeline change), without network. */
+  reextracted: number;
 }
 
 export function emptyCounts(): RefreshCounts {
@@ -62,6 +64,7 @@ export function emptyCounts(): RefreshCounts {
     storeWrites: 0,
     tombstonedSkipped: 0,
     reviewCreated: 0,
+    reextracted: 0,
   };
 }
 
@@ -277,6 +280,9 @@ export class RefreshEngine {
     const counts = emptyCounts();
     const alerts: string[] = [];
     const events: DocumentEvent[] = [];
+    // A new extractor/chunker: re-extract from raw snapshots first, so the conditional fetches
+    // below can still be answered 304 instead of downloading every page again.
+    await this.#reextractSource(source, counts, events, alerts, true);
     const inv = await this.#inventory(source, signal);
     alerts.push(...inv.problems);
     let complete = inv.complete;
@@ -922,81 +928,108 @@ export class RefreshEngine {
   async reextract(
     options: { sourceIds?: readonly string[] } = {},
   ): Promise<{ documents: number; republished: number; counts: RefreshCounts }> {
-    const snapshots = this.#d.snapshots;
     const counts = emptyCounts();
-    if (snapshots === undefined) return { documents: 0, republished: 0, counts };
     let documents = 0;
     for (const source of this.#d.config.sources) {
       if (options.sourceIds !== undefined && !options.sourceIds.includes(source.id)) continue;
-      const events: DocumentEvent[] = [];
-      const alerts: string[] = [];
-      const pending: Pending[] = [];
-      const records: DocumentRecord[] = [];
-      for await (const r of this.#d.state.listDocuments({ sourceId: source.id })) records.push(r);
-      for (const r of records) {
-        if (
-          r.rawDigest === undefined ||
-          r.status === 'tombstoned' ||
-          r.currentVersionId === undefined
-        )
-          continue;
-        const raw = await snapshots.get(r.rawDigest);
-        if (raw === undefined) continue;
-        documents++;
-        const decoded = decodeBody(
-          raw.body,
-          raw.meta.contentType ?? raw.meta.headers['content-type'] ?? 'text/html',
-        );
-        const retrievedAt = r.timestamps.retrievedAt ?? raw.meta.fetchedAt;
-        const outcome = await this.#d.pipeline.process(
-          {
-            text: decoded.text,
-            contentType: raw.meta.contentType ?? 'text/html',
-            url: r.url,
-            finalUrl: raw.meta.finalUrl,
-            acquisition: 'raw',
-          },
-          {
-            documentId: r.documentId,
-            sourceId: source.id,
-            retrievedAt,
-            ...(raw.meta.region === undefined ? {} : { region: raw.meta.region }),
-            ...(source.authority === undefined ? {} : { authority: source.authority }),
-          },
-        );
-        counts.extracted++;
-        if (outcome.kind !== 'document' || outcome.versionId === r.currentVersionId) continue;
-        const embedded = await this.#embed(outcome, r, counts);
-        pending.push({
+      documents += await this.#reextractSource(source, counts, [], [], false);
+    }
+    return { documents, republished: counts.published, counts };
+  }
+
+  /**
+   * Re-extracts documents of one source from their raw snapshots (no network). With
+   * `onlyOtherPipeline`, only documents whose stored validators were recorded under another
+   * pipeline key (a new extractor or chunker) — what every refresh does first. A document
+   * re-extracted from the same bytes keeps its validators, re-tagged with the current pipeline
+   * key, so the following conditional fetch can still answer 304.
+   */
+  async #reextractSource(
+    source: ResolvedSource,
+    counts: RefreshCounts,
+    events: DocumentEvent[],
+    alerts: string[],
+    onlyOtherPipeline: boolean,
+  ): Promise<number> {
+    const snapshots = this.#d.snapshots;
+    if (snapshots === undefined) return 0;
+    const key = this.#d.pipeline.pipelineKey;
+    const retag = (rec: DocumentRecord): DocumentRecord =>
+      rec.validators === undefined
+        ? rec
+        : { ...rec, validators: { ...rec.validators, pipelineKey: key } };
+    const records: DocumentRecord[] = [];
+    for await (const r of this.#d.state.listDocuments({ sourceId: source.id })) {
+      if (
+        r.rawDigest === undefined ||
+        r.status === 'tombstoned' ||
+        r.currentVersionId === undefined
+      )
+        continue;
+      if (onlyOtherPipeline && (r.validators === undefined || r.validators.pipelineKey === key))
+        continue;
+      records.push(r);
+    }
+    const pending: Pending[] = [];
+    let documents = 0;
+    for (const r of records) {
+      const raw = await snapshots.get(r.rawDigest!);
+      if (raw === undefined) continue;
+      documents++;
+      const contentType = raw.meta.contentType ?? raw.meta.headers['content-type'] ?? 'text/html';
+      const decoded = decodeBody(raw.body, contentType);
+      const retrievedAt = r.timestamps.retrievedAt ?? raw.meta.fetchedAt;
+      const outcome = await this.#d.pipeline.process(
+        {
+          text: decoded.text,
+          contentType,
           url: r.url,
-          candidate: {
-            documentId: r.documentId,
-            versionId: outcome.versionId,
-            sourceId: source.id,
-            url: r.url,
-            contentHash: outcome.contentHash,
-            textChars: outcome.text.length,
-            text: outcome.text,
-            chunks: embedded,
-            retrievedAt,
-          },
-          apply: (rec) => {
-            // The stored validators belonged to the old pipeline; the next fetch must be a full one.
-            const { validators: _dropped, ...rest } = rec;
-            return rest;
-          },
-        });
-        if (pending.length >= (this.#d.batchSize ?? 25)) {
-          await this.#publishLock.run(() =>
-            this.#publishBatch(source, pending.splice(0), counts, events, alerts),
-          );
-        }
+          finalUrl: raw.meta.finalUrl,
+          acquisition: /markdown/.test(contentType) ? 'markdown-twin' : 'raw',
+        },
+        {
+          documentId: r.documentId,
+          sourceId: source.id,
+          retrievedAt,
+          ...(raw.meta.region === undefined ? {} : { region: raw.meta.region }),
+          ...(source.authority === undefined ? {} : { authority: source.authority }),
+        },
+      );
+      counts.extracted++;
+      counts.reextracted++;
+      // Not extractable from raw (e.g. a page that needed rendering): the next fetch is a full one.
+      if (outcome.kind !== 'document') continue;
+      if (outcome.versionId === r.currentVersionId) {
+        await this.#d.state.putDocument(retag(r));
+        continue;
       }
-      if (pending.length > 0)
+      const embedded = await this.#embed(outcome, r, counts);
+      pending.push({
+        url: r.url,
+        candidate: {
+          documentId: r.documentId,
+          versionId: outcome.versionId,
+          sourceId: source.id,
+          url: r.url,
+          contentHash: outcome.contentHash,
+          textChars: outcome.text.length,
+          text: outcome.text,
+          chunks: embedded,
+          retrievedAt,
+        },
+        apply: retag,
+      });
+      if (pending.length >= (this.#d.batchSize ?? 25)) {
         await this.#publishLock.run(() =>
           this.#publishBatch(source, pending.splice(0), counts, events, alerts),
         );
+      }
     }
-    return { documents, republished: counts.published, counts };
+    if (pending.length > 0) {
+      await this.#publishLock.run(() =>
+        this.#publishBatch(source, pending.splice(0), counts, events, alerts),
+      );
+    }
+    return documents;
   }
 }

@@ -279,9 +279,30 @@ describe.each(stores)(
       expect(after.versions).toHaveLength(1);
       expect(after.versions[0]).not.toBe(before.versions[0]);
       expect(after.chunks).toBeGreaterThan(before.chunks);
-      // Validators from the old pipeline were dropped: the next refresh fetches in full.
+      // The validators were re-tagged for the new pipeline: the next refresh is all 304s.
       const r = await refresh();
-      expect(r.sources[0]!.counts.notModified).toBe(0);
+      expect(r.sources[0]!.counts.fetched200).toBe(0);
+      expect(r.sources[0]!.counts.notModified).toBeGreaterThanOrEqual(result.documents);
+      expect(r.sources[0]!.counts.extracted).toBe(0);
+    });
+
+    it('a refresh under a new chunker re-extracts from raw first, then revalidates with 304s', async () => {
+      await rt.close();
+      rt = await openRuntime(config, { pipeline: new ExtractPipeline({ maxTokens: 200 }) });
+      const url = pages[6]!;
+      const before = await viewOf(rt, docIdOf(url));
+      const r = await refresh();
+      const c = r.sources[0]!.counts;
+      expect(c.reextracted).toBeGreaterThanOrEqual(6);
+      expect(c.published).toBeGreaterThanOrEqual(1);
+      expect(c.fetched200).toBe(0);
+      const after = await viewOf(rt, docIdOf(url));
+      expect(after.versions).toHaveLength(1);
+      expect(after.versions[0]).not.toBe(before.versions[0]);
+      // Steady state again: nothing re-extracted, nothing fetched in full.
+      const again = await refresh();
+      expect(again.sources[0]!.counts.reextracted).toBe(0);
+      expect(again.sources[0]!.counts.fetched200).toBe(0);
     });
   },
 );
