@@ -311,6 +311,10 @@ export function runConformanceSuite(options: RegisterSuiteOptions): void {
     runner.beforeAll(async () => {
       try {
         started = await startTarget(fixture, startOptions);
+        // Test-runner output names what the suite ran against, as the CLI report does.
+        console.log(
+          `ragfresh conformance ${SUITE_VERSION}: store ${fixture.store}, target: ${started.target.kind} (${started.target.description})`,
+        );
       } catch (err) {
         startError = err;
         throw err;
