@@ -143,7 +143,7 @@ async function demoOn(
     }
 
     section(`8. the same query after the edit: "${question}"`);
-    print(renderHits(await queryCurrentView(rt, question, 1), 600));
+    print(renderHits(await queryCurrentView(rt, question, 2), 600));
 
     section('9. a page behind a consent wall keeps its last good copy, labelled stale');
     const wallFacts = sim.pageFacts(walled);
