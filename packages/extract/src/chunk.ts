@@ -7,7 +7,10 @@ export interface ChunkOptions {
   readonly maxTokens?: number;
   /** Code blocks and tables up to this size are never cut (a chunk may then exceed maxTokens). Default 1024. */
   readonly hardMaxTokens?: number;
-  /** A section's trailing chunk smaller than this is merged into the one before it. Default 64. */
+  /**
+   * No chunk is smaller than this unless the whole page is: a smaller one joins its next section
+   * (a subsection or same-level sibling) or the chunk before it. Default 64.
+   */
   readonly minTokens?: number;
   /** Default: tiktoken cl100k_base. */
   readonly counter?: TokenCounter;
@@ -135,10 +138,14 @@ interface Ctx {
   readonly hard: number;
   readonly min: number;
   readonly counter: TokenCounter;
+  /** Tokens of the blank line joining two blocks (1 for tiktoken, 0 for a word counter). */
+  readonly sep: number;
+  /** Tokens of a line break joining two lines. */
+  readonly nl: number;
 }
 
 /** Cuts an oversized fenced block on line boundaries; every piece is a complete fence. */
-function cutCode(text: string, ctx: Ctx): string[] {
+function cutCode(text: string, ctx: Ctx, lead: number): string[] {
   const lines = text.split('\n');
   const open = lines[0]!;
   const closing =
@@ -146,83 +153,114 @@ function cutCode(text: string, ctx: Ctx): string[] {
       ? lines[lines.length - 1]!
       : '```';
   const body = lines.slice(1, lines.length > 1 ? -1 : undefined);
-  return packLines(
-    body,
-    ctx,
-    ctx.counter.count(`${open}\n${closing}\n${CONTINUED_FROM_NOTE}\n${CONTINUES_NOTE}`),
-  ).map((piece) => `${open}\n${piece.join('\n')}\n${closing}`);
+  const overhead =
+    lead + ctx.counter.count(`${open}\n${closing}\n${CONTINUED_FROM_NOTE}\n${CONTINUES_NOTE}`);
+  return packUnits(body, ctx, overhead, ctx.nl).map(
+    (piece) => `${open}\n${piece.join('\n')}\n${closing}`,
+  );
 }
 
 /** Cuts an oversized table on row boundaries; every piece repeats the header rows. */
-function cutTable(text: string, ctx: Ctx): string[] {
+function cutTable(text: string, ctx: Ctx, lead: number): string[] {
   const rows = text.split('\n');
   const hasHeader = rows.length > 2 && /^\s*\|(?:\s*:?-{3,}:?\s*\|)+\s*$/.test(rows[1]!);
   const header = hasHeader ? rows.slice(0, 2) : [];
   const body = hasHeader ? rows.slice(2) : rows;
-  const overhead = ctx.counter.count(
-    `${header.join('\n')}\n${CONTINUED_FROM_NOTE}\n${CONTINUES_NOTE}`,
-  );
-  return packLines(body, ctx, overhead).map((piece) => [...header, ...piece].join('\n'));
+  const overhead =
+    lead + ctx.counter.count(`${header.join('\n')}\n${CONTINUED_FROM_NOTE}\n${CONTINUES_NOTE}`);
+  return packUnits(body, ctx, overhead, ctx.nl).map((piece) => [...header, ...piece].join('\n'));
 }
 
-function packLines(lines: readonly string[], ctx: Ctx, overhead: number): string[][] {
+/**
+ * Packs units (lines, sentences, words) into pieces of at most `ctx.max - overhead` tokens,
+ * each unit counted once. Pieces are balanced (about total / pieces each), so a cut never
+ * leaves a sliver of a few tokens at the end.
+ */
+function packUnits(
+  units: readonly string[],
+  ctx: Ctx,
+  overhead: number,
+  joinCost: number,
+  counts: readonly number[] = units.map((u) => ctx.counter.count(u)),
+): string[][] {
   const budget = Math.max(1, ctx.max - overhead);
+  const total = counts.reduce((a, b) => a + b, 0) + joinCost * Math.max(0, units.length - 1);
+  const target = total / Math.max(1, Math.ceil(total / budget));
   const pieces: string[][] = [];
   let current: string[] = [];
   let tokens = 0;
-  for (const line of lines) {
-    const t = ctx.counter.count(`${line}\n`);
-    if (current.length > 0 && tokens + t > budget) {
+  units.forEach((u, i) => {
+    const t = counts[i]!;
+    const next = tokens + (current.length > 0 ? joinCost : 0) + t;
+    if (current.length > 0 && (next > budget || tokens + t / 2 > target)) {
       pieces.push(current);
       current = [];
       tokens = 0;
     }
-    current.push(line);
-    tokens += t;
-  }
+    tokens += (current.length > 0 ? joinCost : 0) + t;
+    current.push(u);
+  });
   if (current.length > 0) pieces.push(current);
   return pieces;
 }
 
-/** Splits oversized prose: by lines (lists), then sentences, then words. */
-function cutText(text: string, ctx: Ctx): string[] {
-  const units = text.includes('\n') ? text.split('\n') : text.split(/(?<=[.!?])\s+(?=\S)/u);
-  if (units.length <= 1) {
-    const words = text.split(/(?<=\s)/u);
-    const pieces: string[] = [];
-    let current = '';
-    for (const w of words) {
-      if (current !== '' && ctx.counter.count(current + w) > ctx.max) {
-        pieces.push(current.trimEnd());
-        current = '';
-      }
-      current += w;
-    }
-    if (current.trim() !== '') pieces.push(current.trimEnd());
-    return pieces;
+const SENTENCE_END = /(?<=[.!?\u3002\uff01\uff1f])(?=\s+\S)/u;
+
+/**
+ * Splits oversized prose at the largest boundary that works: lines (list items), then
+ * sentences, then words, then characters. Every unit is counted once, and a unit keeps the
+ * whitespace before it, so unit counts add up to the piece's count (BPE tokens start at a space).
+ */
+function cutText(
+  text: string,
+  ctx: Ctx,
+  whole = ctx.counter.count(text),
+  depth = 0,
+): Array<{ text: string; tokens: number }> {
+  if (whole <= ctx.max) return [{ text, tokens: whole }];
+  let units: string[];
+  let joinCost = 0;
+  let joiner = '';
+  if (depth === 0 && text.includes('\n')) {
+    units = text.split('\n');
+    joiner = '\n';
+    joinCost = ctx.nl;
+  } else if (depth <= 1 && SENTENCE_END.test(text)) {
+    units = text.split(SENTENCE_END);
+    depth = 1;
+  } else if (depth <= 2 && /\S\s+\S/.test(text)) {
+    units = text.split(/(?=\s+\S)/u);
+    depth = 2;
+  } else {
+    // One "word" over the budget (a data URI, a hash list): cut by characters.
+    const step = Math.max(16, Math.floor((text.length * ctx.max) / whole / 1.1));
+    units = [];
+    for (let i = 0; i < text.length; i += step) units.push(text.slice(i, i + step));
+    depth = 3;
   }
-  const sep = text.includes('\n') ? '\n' : ' ';
-  const out: string[] = [];
-  let current: string[] = [];
-  let tokens = 0;
+  const out: Array<{ text: string; tokens: number }> = [];
+  let run: string[] = [];
+  let runCounts: number[] = [];
+  const flushRun = () => {
+    if (run.length === 0) return;
+    for (const piece of packUnits(run, ctx, 0, joinCost, runCounts)) {
+      const t = piece.join(joiner).trim();
+      if (t !== '') out.push({ text: t, tokens: ctx.counter.count(t) });
+    }
+    run = [];
+    runCounts = [];
+  };
   for (const u of units) {
     const t = ctx.counter.count(u);
-    if (t > ctx.max) {
-      if (current.length > 0) out.push(current.join(sep));
-      current = [];
-      tokens = 0;
-      out.push(...cutText(u, ctx));
-      continue;
+    if (depth < 3 && t > ctx.max) {
+      flushRun();
+      out.push(...cutText(u.trim(), ctx, ctx.counter.count(u.trim()), depth + 1));
+    } else {
+      run.push(u);
+      runCounts.push(t);
     }
-    if (current.length > 0 && tokens + t + 1 > ctx.max) {
-      out.push(current.join(sep));
-      current = [];
-      tokens = 0;
-    }
-    current.push(u);
-    tokens += t + 1;
   }
-  if (current.length > 0) out.push(current.join(sep));
+  flushRun();
   return out;
 }
 
@@ -230,13 +268,15 @@ interface Draft {
   parts: string[];
   tokens: number;
   path: readonly string[];
+  /** Heading paths of the parts that carry text (not only a heading). */
+  contentPaths: Array<readonly string[]>;
   headingOnly: boolean;
-  /** Pieces of a cut block are never merged with their neighbours. */
+  /** Pieces of a cut block are never merged with each other. */
   sealed: boolean;
 }
 
-function packSection(section: Section, ctx: Ctx): Draft[] {
-  const drafts: Draft[] = [];
+/** Packs a section's blocks onto `drafts` (the chunks so far, which a cut block may take a lead from). */
+function packSection(section: Section, ctx: Ctx, drafts: Draft[]): void {
   let cur: Draft | undefined;
   const flush = () => {
     if (cur && cur.parts.length > 0) drafts.push(cur);
@@ -245,14 +285,25 @@ function packSection(section: Section, ctx: Ctx): Draft[] {
   const add = (text: string, tokens: number, heading: boolean) => {
     if (
       cur &&
-      cur.tokens + tokens + 1 > ctx.max &&
-      !(cur.headingOnly && cur.tokens + tokens + 1 <= ctx.hard)
+      cur.tokens + tokens + ctx.sep > ctx.max &&
+      !(cur.headingOnly && cur.tokens + tokens + ctx.sep <= ctx.hard)
     )
       flush();
-    if (!cur) cur = { parts: [], tokens: 0, path: section.path, headingOnly: true, sealed: false };
+    if (!cur)
+      cur = {
+        parts: [],
+        tokens: 0,
+        path: section.path,
+        contentPaths: [],
+        headingOnly: true,
+        sealed: false,
+      };
+    cur.tokens += tokens + (cur.parts.length > 0 ? ctx.sep : 0);
     cur.parts.push(text);
-    cur.tokens += tokens + (cur.parts.length > 1 ? 1 : 0);
-    if (!heading) cur.headingOnly = false;
+    if (!heading && cur.headingOnly) {
+      cur.headingOnly = false;
+      cur.contentPaths.push(section.path);
+    }
   };
   for (const b of section.blocks) {
     const tokens = ctx.counter.count(b.text);
@@ -261,9 +312,24 @@ function packSection(section: Section, ctx: Ctx): Draft[] {
       continue;
     }
     if ((b.kind === 'code' || b.kind === 'table') && tokens > ctx.hard) {
-      const pieces = b.kind === 'code' ? cutCode(b.text, ctx) : cutTable(b.text, ctx);
-      const lead = cur?.headingOnly ? cur.parts : [];
-      if (!cur?.headingOnly) flush();
+      // A heading or a short lead-in before the block rides on its first piece.
+      let leadDraft = cur && (cur.headingOnly || cur.tokens < ctx.min) ? cur : undefined;
+      const before = drafts[drafts.length - 1];
+      if (
+        (leadDraft === undefined || leadDraft.headingOnly) &&
+        cur === leadDraft &&
+        before &&
+        !before.sealed &&
+        before.tokens < ctx.min
+      ) {
+        drafts.pop();
+        leadDraft = leadDraft ? join(before, leadDraft, ctx) : before;
+      }
+      const leadCost = leadDraft ? leadDraft.tokens + ctx.sep : 0;
+      const pieces =
+        b.kind === 'code' ? cutCode(b.text, ctx, leadCost) : cutTable(b.text, ctx, leadCost);
+      const lead = leadDraft ? leadDraft.parts : [];
+      if (!leadDraft) flush();
       cur = undefined;
       pieces.forEach((piece, k) => {
         const text = [
@@ -272,10 +338,13 @@ function packSection(section: Section, ctx: Ctx): Draft[] {
           piece,
           ...(k < pieces.length - 1 ? [CONTINUES_NOTE] : []),
         ].join('\n\n');
+        const contentPaths =
+          k === 0 && leadDraft ? [...leadDraft.contentPaths, section.path] : [section.path];
         drafts.push({
           parts: [text],
           tokens: ctx.counter.count(text),
-          path: section.path,
+          path: k === 0 ? commonPrefix(contentPaths) : section.path,
+          contentPaths,
           headingOnly: false,
           sealed: true,
         });
@@ -283,32 +352,100 @@ function packSection(section: Section, ctx: Ctx): Draft[] {
       continue;
     }
     if (b.kind === 'text' && tokens > ctx.max) {
-      for (const piece of cutText(b.text, ctx)) add(piece, ctx.counter.count(piece), false);
+      for (const piece of cutText(b.text, ctx, tokens)) add(piece.text, piece.tokens, false);
       continue;
     }
     add(b.text, tokens, false);
   }
   flush();
-  // A tiny trailing chunk joins the one before it.
-  if (drafts.length >= 2) {
-    const last = drafts[drafts.length - 1]!;
-    const prev = drafts[drafts.length - 2]!;
-    if (
-      !last.sealed &&
-      !prev.sealed &&
-      last.tokens < ctx.min &&
-      prev.tokens + last.tokens + 1 <= ctx.max + ctx.min
-    ) {
-      prev.parts.push(...last.parts);
-      prev.tokens += last.tokens + 1;
-      drafts.pop();
-    }
-  }
-  return drafts;
 }
 
-const startsWith = (path: readonly string[], prefix: readonly string[]) =>
-  prefix.length <= path.length && prefix.every((p, i) => path[i] === p);
+function commonPrefix(paths: ReadonlyArray<readonly string[]>): string[] {
+  if (paths.length === 0) return [];
+  const out: string[] = [];
+  const first = paths[0]!;
+  for (let i = 0; i < first.length; i++) {
+    if (paths.every((p) => p[i] === first[i])) out.push(first[i]!);
+    else break;
+  }
+  return out;
+}
+
+function join(a: Draft, b: Draft, ctx: Ctx): Draft {
+  const contentPaths = [...a.contentPaths, ...b.contentPaths];
+  return {
+    parts: [...a.parts, ...b.parts],
+    tokens: a.tokens + b.tokens + ctx.sep,
+    // A parent's own text stays under the parent's path; a bare heading adds no text.
+    path: contentPaths.length > 0 ? commonPrefix(contentPaths) : commonPrefix([a.path, b.path]),
+    contentPaths,
+    headingOnly: a.headingOnly && b.headingOnly,
+    sealed: a.sealed || b.sealed,
+  };
+}
+
+/** `b` lies in `a`'s subtree, or both are children of one parent (same-level siblings). */
+function related(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length <= b.length && a.every((p, i) => b[i] === p)) return true;
+  return a.length === b.length && a.slice(0, -1).every((p, i) => b[i] === p);
+}
+
+/**
+ * Joins chunks under `minTokens` and heading-only chunks to a neighbour: first a bare heading
+ * or tiny section to the section that follows it (its subsection or a same-level sibling),
+ * then a tiny chunk to the one before it, then, when the hierarchy allows nothing, to any
+ * neighbour within `maxTokens + minTokens`. A heading is never left alone in a chunk.
+ */
+function mergeSmall(drafts: Draft[], ctx: Ctx): Draft[] {
+  const small = (d: Draft) => d.headingOnly || d.tokens < ctx.min;
+  const sealedPair = (a: Draft, b: Draft) => a.sealed && b.sealed;
+  const fits = (a: Draft, b: Draft, limit: number) => a.tokens + b.tokens + ctx.sep <= limit;
+  // 1. Forward, along the hierarchy.
+  let list: Draft[] = [];
+  for (let i = 0; i < drafts.length; i++) {
+    let d = drafts[i]!;
+    // A section's own tiny tail joins backward (below), not into the next section.
+    const tail = i > 0 && drafts[i - 1]!.path === d.path;
+    while (!tail && i + 1 < drafts.length) {
+      const next = drafts[i + 1]!;
+      if (!small(d) || sealedPair(d, next) || !related(d.path, next.path)) break;
+      if (!fits(d, next, ctx.max) && !(d.headingOnly && fits(d, next, ctx.hard))) break;
+      d = join(d, next, ctx);
+      i++;
+    }
+    list.push(d);
+  }
+  // 2. Backward: a tiny chunk joins the one before it when it belongs under it.
+  // 3. Then anything still small joins whichever neighbour it fits with.
+  for (const [limit, anyRelation] of [
+    [ctx.max, false],
+    [ctx.max + ctx.min, true],
+  ] as const) {
+    const out: Draft[] = [];
+    for (const d of list) {
+      const prev = out[out.length - 1];
+      if (
+        prev &&
+        (small(d) || (anyRelation && small(prev))) &&
+        !sealedPair(prev, d) &&
+        !d.headingOnly &&
+        (anyRelation || related(prev.path, d.path)) &&
+        fits(prev, d, prev.sealed || d.sealed ? ctx.max : limit)
+      ) {
+        out[out.length - 1] = join(prev, d, ctx);
+      } else out.push(d);
+    }
+    list = out;
+  }
+  // 4. A heading alone (a run of empty sections at the end of the page) joins its neighbour.
+  const out: Draft[] = [];
+  for (const d of list) {
+    const prev = out[out.length - 1];
+    if (prev && (d.headingOnly || prev.headingOnly)) out[out.length - 1] = join(prev, d, ctx);
+    else out.push(d);
+  }
+  return out;
+}
 
 /**
  * Heading-aware chunking of Markdown. Sections start at heading lines (never at `#` lines in
@@ -326,35 +463,76 @@ export function chunkMarkdown(markdown: string, options: ChunkOptions = {}): Tex
       scope: 'extract',
     });
   }
-  const ctx: Ctx = { max, hard, min, counter: options.counter ?? tiktokenCounter() };
+  const counter = options.counter ?? tiktokenCounter();
+  const ctx: Ctx = {
+    max,
+    hard,
+    min,
+    counter,
+    sep: Math.max(0, counter.count('a\n\nb') - counter.count('a') - counter.count('b')),
+    nl: Math.max(0, counter.count('a\nb') - counter.count('a') - counter.count('b')),
+  };
   const drafts: Draft[] = [];
   for (const section of sections(markdownBlocks(markdown), options.title))
-    drafts.push(...packSection(section, ctx));
-  // A section holding only its heading (or next to nothing) joins the first chunk of its subsection.
-  const merged: Draft[] = [];
-  for (let i = 0; i < drafts.length; i++) {
-    const d = drafts[i]!;
-    const next = drafts[i + 1];
-    if (
-      next &&
-      !d.sealed &&
-      !next.sealed &&
-      (d.headingOnly || d.tokens < ctx.min) &&
-      next.path.length > d.path.length &&
-      startsWith(next.path, d.path) &&
-      d.tokens + next.tokens + 1 <= ctx.max + ctx.min
-    ) {
-      drafts[i + 1] = {
-        ...next,
-        parts: [...d.parts, ...next.parts],
-        tokens: d.tokens + next.tokens + 1,
-      };
+    packSection(section, ctx, drafts);
+  // Token counts are the sums of the counted blocks: the final chunks are not counted again.
+  return mergeSmall(drafts, ctx).map((d) => ({
+    text: d.parts.join('\n\n'),
+    headingPath: [...d.path],
+    tokenCount: d.tokens,
+  }));
+}
+
+/**
+ * The one method ragfresh needs from a LangChain `TextSplitter` (`@langchain/textsplitters`),
+ * declared structurally so this package does not depend on LangChain.
+ */
+export interface SectionSplitter {
+  splitText(text: string): Promise<string[]>;
+}
+
+export interface SplitterChunkOptions {
+  /** Counts the tokens reported on each chunk. Default: tiktoken cl100k_base. */
+  readonly counter?: TokenCounter;
+  /** Roots heading paths when the Markdown has no h1 (as in {@link chunkMarkdown}). */
+  readonly title?: string;
+}
+
+/**
+ * Chunks Markdown with a splitter of your own (a LangChain `TextSplitter`, say) while keeping
+ * ragfresh's sections: the splitter sees one section at a time (its heading line, then its
+ * text) and every piece it returns carries that section's heading path. A section holding only
+ * its heading is given to the next section, so no chunk is a bare heading.
+ */
+export async function chunkMarkdownWithSplitter(
+  markdown: string,
+  splitter: SectionSplitter,
+  options: SplitterChunkOptions = {},
+): Promise<TextChunk[]> {
+  const counter = options.counter ?? tiktokenCounter();
+  const out: TextChunk[] = [];
+  let carried: string[] = [];
+  for (const section of sections(markdownBlocks(markdown), options.title)) {
+    const texts = section.blocks.map((b) => b.text);
+    if (section.blocks.every((b) => b.kind === 'heading')) {
+      carried.push(...texts);
       continue;
     }
-    merged.push(d);
+    const text = [...carried, ...texts].join('\n\n');
+    carried = [];
+    for (const piece of await splitter.splitText(text)) {
+      const t = piece.normalize('NFC').trim();
+      if (t === '') continue;
+      out.push({ text: t, headingPath: [...section.path], tokenCount: counter.count(t) });
+    }
   }
-  return merged.map((d) => {
-    const text = d.parts.join('\n\n');
-    return { text, headingPath: [...d.path], tokenCount: ctx.counter.count(text) };
-  });
+  if (carried.length > 0) {
+    const text = carried.join('\n\n');
+    const last = out.pop();
+    if (last) {
+      const joined = `${last.text}\n\n${text}`;
+      out.push({ ...last, text: joined, tokenCount: counter.count(joined) });
+    } else out.push({ text, headingPath: [], tokenCount: counter.count(text) });
+  }
+  return out;
 }

@@ -19,8 +19,17 @@ const PAGINATION =
 const SHARE_TEXT =
   /\b(?:share|tweet|facebook|twitter|linkedin|pinterest|whatsapp|reddit|email|copy link|x\.com)\b/i;
 
+/** Per-post action links of forums and Q&A sites: controls, not content. */
+const ACTION_TEXT =
+  /^(?:share|improve this (?:question|answer|post)|follow|unfollow|flag|report|edit|add (?:a )?comment|reply|quote|cite|permalink|copy link|link|upvote|downvote|show \d+ more (?:comments?|replies)|load more (?:comments|replies)|show (?:\d+ )?more comments?|like|bookmark)$/i;
+/** Page-feedback widgets ("Was this page helpful? Yes / No"). */
+const FEEDBACK_TEXT =
+  /^(?:was this (?:page|article|section|content|documentation|information|answer|guide|tutorial) (?:helpful|useful)|did (?:this|you find this) (?:page|article|answer) (?:help(?:ful)?|useful)|is this (?:page|article) (?:helpful|useful)|how (?:helpful|useful) (?:was|is) this (?:page|article)|rate this (?:page|article)|help us improve (?:this page|our docs))/i;
+
 /** What `cleanDocument` removed, for diagnostics and tests. */
 export interface CleanStats {
+  feedback: number;
+  actions: number;
   anchors: number;
   skipLinks: number;
   editLinks: number;
@@ -36,6 +45,8 @@ export interface CleanStats {
  */
 export function cleanDocument(doc: DomDocument): CleanStats {
   const stats: CleanStats = {
+    feedback: 0,
+    actions: 0,
     anchors: 0,
     skipLinks: 0,
     editLinks: 0,
@@ -83,6 +94,14 @@ export function cleanDocument(doc: DomDocument): CleanStats {
 
   const body = doc.body;
   if (!body) return stats;
+  // mdBook-style `<a href><h2>Title</h2></a>`: the heading is content, the link is not.
+  for (const h of elements(body.querySelectorAll('a h1, a h2, a h3, a h4, a h5, a h6'))) {
+    const a = h.closest('a');
+    if (!a?.parentNode) continue;
+    while (a.firstChild) a.parentNode.insertBefore(a.firstChild, a);
+    a.remove();
+  }
+  stats.feedback = removeFeedback(body);
   for (const el of elements(body.querySelectorAll('*'))) {
     if (!el.parentNode) continue;
     const cls = typeof el.className === 'string' ? el.className : '';
@@ -100,6 +119,10 @@ export function cleanDocument(doc: DomDocument): CleanStats {
         removeWithLonelyParent(el);
         stats.editLinks++;
         continue;
+      }
+      if (ACTION_TEXT.test(text) && !el.closest('p, li, td')) {
+        el.remove();
+        stats.actions++;
       }
       continue;
     }
@@ -145,6 +168,39 @@ export function cleanDocument(doc: DomDocument): CleanStats {
     }
   }
   return stats;
+}
+
+/** Removes "Was this page helpful?" blocks: the largest short element that opens with the question. */
+function removeFeedback(body: DomElement): number {
+  if (
+    !/was this|did (?:this|you find)|is this (?:page|article)|how (?:helpful|useful)|rate this|help us improve/i.test(
+      body.textContent ?? '',
+    )
+  )
+    return 0;
+  let removed = 0;
+  for (const el of elements(
+    body.querySelectorAll(
+      'div, section, aside, form, p, span, h2, h3, h4, h5, label, legend, fieldset',
+    ),
+  )) {
+    if (!el.parentNode) continue;
+    const text = textOf(el);
+    if (text.length > 200 || !FEEDBACK_TEXT.test(text)) continue;
+    let top = el;
+    for (
+      let p = el.parentElement;
+      p && p.nodeName !== 'BODY' && p.nodeName !== 'MAIN' && p.nodeName !== 'ARTICLE';
+      p = p.parentElement
+    ) {
+      const t = textOf(p);
+      if (t.length > 200 || !FEEDBACK_TEXT.test(t)) break;
+      top = p;
+    }
+    top.remove();
+    removed++;
+  }
+  return removed;
 }
 
 function removeWithLonelyParent(el: DomElement): void {

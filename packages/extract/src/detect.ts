@@ -8,6 +8,7 @@ export type NotDocumentCode =
   | 'BOT_CHALLENGE'
   | 'LOGIN_WALL'
   | 'SOFT_404'
+  | 'ERROR_PAGE'
   | 'RATE_LIMITED'
   | 'EMPTY_APP_SHELL'
   | 'EMPTY'
@@ -47,6 +48,8 @@ const TITLE_LOGIN =
   /^(?:sign in|log ?in|login|sign in to .*|log in to .*|log in \| .*|sign in \| .*|.* - sign in|.* \| log ?in|login required|members only)$/i;
 const TITLE_404 =
   /(?:^|\b)(?:404|page not found|not found|file not found|page (?:does not|doesn't|could not|cannot|can't) (?:exist|be found)|no longer (?:available|exists)|nothing (?:was )?found|oops!?)(?:\b|$)/i;
+const TITLE_ERROR =
+  /^(?:error(?: \d{3})?|\d{3} error|an error (?:has )?occurred|something went wrong|(?:internal )?server error|service (?:temporarily )?unavailable|bad gateway|gateway time-?out|application error|unexpected error|oops,? something went wrong)[.!]?$/i;
 const TITLE_RATE =
   /(?:too many requests|rate limit(?:ed)?|429|slow down|request limit exceeded|temporarily (?:blocked|unavailable))/i;
 const TITLE_CONSENT =
@@ -80,17 +83,30 @@ const BACKSTOP: ReadonlyArray<readonly [NotDocumentCode, RegExp]> = [
   ],
 ];
 
-interface PageSignals {
+/**
+ * Everything detection reads from the DOM, collected in one walk so the decision can be re-run
+ * (with the extracted Markdown, once known) without touching the DOM again.
+ */
+export interface PageFacts {
   readonly title: string;
   readonly h1: string;
+  /** Whitespace-collapsed body text, scripts and styles removed, `<noscript>` kept. */
   readonly text: string;
   readonly scripts: number;
   readonly scriptSrcs: number;
-  readonly doc: DomDocument;
+  /** An app mount point with almost no text, described (`<div#root>`). */
+  readonly emptyRoot?: string;
+  readonly challengeWidget?: string;
+  readonly passwordField: boolean;
+  readonly consentLayer?: { readonly describe: string; readonly chars: number };
+  readonly consentForm?: string;
 }
 
-function signals(html: string): PageSignals {
-  const doc = parseDocument(html);
+/**
+ * Collects {@link PageFacts} from a parsed document. Removes scripts, styles and templates
+ * from it (what cleaning does first anyway), so extraction can run on the same tree after.
+ */
+export function collectPageFacts(doc: DomDocument): PageFacts {
   const title = doc.head ? doc.title.replace(/\s+/g, ' ').trim() : '';
   const scripts = elements(doc.querySelectorAll('script'));
   const scriptSrcs = scripts.filter((s) => s.hasAttribute('src')).length;
@@ -101,24 +117,48 @@ function signals(html: string): PageSignals {
   // <noscript> stays: it is what a reader without JavaScript sees (Discourse serves whole
   // threads there), and an app shell's "enable JavaScript" note is short anyway.
   for (const el of elements(doc.querySelectorAll('script, style, template'))) el.remove();
+  const widget = doc.querySelector(CHALLENGE_SELECTORS);
+  const challengeWidget = widget ? describe(widget) : undefined;
   const h1El = doc.querySelector('h1');
   const body = doc.body;
+  const emptyRoot = elements(doc.querySelectorAll(APP_ROOT)).find((r) => textOf(r).length < 40);
+  const consent = findConsentLayer(doc);
+  const consentForm = doc.querySelector(
+    'form[action*="consent"], form[action*="cookie"], form[action*="gdpr"]',
+  );
   return {
     title,
     h1: h1El ? textOf(h1El) : '',
     text: body ? textOf(body) : '',
     scripts: scripts.length + (inlineBytes > 20_000 ? 1 : 0),
     scriptSrcs,
-    doc,
+    ...(emptyRoot
+      ? {
+          emptyRoot: `<${emptyRoot.localName}${emptyRoot.id ? `#${emptyRoot.id}` : ''}>`,
+        }
+      : {}),
+    ...(challengeWidget ? { challengeWidget } : {}),
+    passwordField: doc.querySelector('input[type="password"]') !== null,
+    ...(consent
+      ? { consentLayer: { describe: describe(consent), chars: textOf(consent).length } }
+      : {}),
+    ...(consentForm ? { consentForm: describe(consentForm) } : {}),
   };
 }
 
 /**
  * Tells whether fetched HTML is the document or something standing in front of it: a consent
- * wall, a bot challenge, a login wall, a soft 404, a rate-limit page or an empty JavaScript app
- * shell. Structural signals decide first; a phrase list is only a backstop for short pages.
+ * wall, a bot challenge, a login wall, a soft 404 or error page, a rate-limit page or an empty
+ * JavaScript app shell. Structural signals decide first; a phrase list is only a backstop for
+ * short pages. Parses the HTML; `parsePage(html).classify()` does the same on a tree that
+ * extraction then reuses.
  */
 export function detectNotDocument(html: string, options: DetectOptions = {}): DocumentCheck {
+  return classifyFacts(collectPageFacts(parseDocument(html)), options);
+}
+
+/** The decision of {@link detectNotDocument} on facts already collected. Pure. */
+export function classifyFacts(s: PageFacts, options: DetectOptions = {}): DocumentCheck {
   const reasons: CheckReason[] = [];
   const add = (code: NotDocumentCode, detail: string) => {
     if (!reasons.some((r) => r.code === code)) reasons.push({ code, detail });
@@ -128,55 +168,45 @@ export function detectNotDocument(html: string, options: DetectOptions = {}): Do
     if (status === 429) add('RATE_LIMITED', 'HTTP 429 Too Many Requests');
     else add('HTTP_STATUS', `HTTP status ${status}`);
   }
-  const s = signals(html);
   const textLen = s.text.length;
   const mdLen = options.markdown?.trim().length;
   const heads = `${s.title} | ${s.h1}`;
   const short = textLen < 1500;
 
   // Empty app shell: a mount point without text, scripts doing the work.
-  const roots = elements(s.doc.querySelectorAll(APP_ROOT));
-  const emptyRoot = roots.find((r) => textOf(r).length < 40);
-  if (textLen < 250 && s.scripts > 0 && (emptyRoot !== undefined || s.scriptSrcs >= 2)) {
+  if (textLen < 250 && s.scripts > 0 && (s.emptyRoot !== undefined || s.scriptSrcs >= 2)) {
     add(
       'EMPTY_APP_SHELL',
-      `${textLen} chars of text, ${s.scripts} scripts${emptyRoot ? `, empty mount point <${emptyRoot.localName}${emptyRoot.id ? `#${emptyRoot.id}` : ''}>` : ''}`,
+      `${textLen} chars of text, ${s.scripts} scripts${s.emptyRoot ? `, empty mount point ${s.emptyRoot}` : ''}`,
     );
   }
 
   // Bot challenge: challenge widgets or a challenge title on a short page.
-  const widget = s.doc.querySelector(CHALLENGE_SELECTORS);
   if (TITLE_CHALLENGE.test(s.title) && textLen < 3000)
     add('BOT_CHALLENGE', `challenge title ${JSON.stringify(s.title)}`);
-  else if (widget && textLen < 1000)
-    add('BOT_CHALLENGE', `challenge element ${describe(widget)} on a page of ${textLen} chars`);
+  else if (s.challengeWidget && textLen < 1000)
+    add('BOT_CHALLENGE', `challenge element ${s.challengeWidget} on a page of ${textLen} chars`);
 
   // Login wall: a password field and little else.
-  const password = s.doc.querySelector('input[type="password"]');
-  if (password && (textLen < 2000 || (mdLen !== undefined && mdLen < 500))) {
+  if (s.passwordField && (textLen < 2000 || (mdLen !== undefined && mdLen < 500))) {
     add('LOGIN_WALL', `password form on a page of ${textLen} chars`);
   } else if (TITLE_LOGIN.test(s.title) && short)
     add('LOGIN_WALL', `login title ${JSON.stringify(s.title)}`);
 
   // Consent wall: a consent layer that holds most of the page's text.
-  const consent = findConsentLayer(s.doc);
-  if (consent) {
-    const layerLen = textOf(consent).length;
-    const rest = textLen - layerLen;
+  if (s.consentLayer) {
+    const rest = textLen - s.consentLayer.chars;
     // OneTrust-style preference centres carry kilobytes of cookie tables next to a real page:
     // only the text outside the layer says whether the document is there.
     if (rest < 800) {
       add(
         'CONSENT_WALL',
-        `consent layer ${describe(consent)} holds ${layerLen} of ${textLen} chars`,
+        `consent layer ${s.consentLayer.describe} holds ${s.consentLayer.chars} of ${textLen} chars`,
       );
     }
   }
-  const consentForm = s.doc.querySelector(
-    'form[action*="consent"], form[action*="cookie"], form[action*="gdpr"]',
-  );
-  if (consentForm && textLen < 2500)
-    add('CONSENT_WALL', `consent form ${describe(consentForm)} on a page of ${textLen} chars`);
+  if (s.consentForm && textLen < 2500)
+    add('CONSENT_WALL', `consent form ${s.consentForm} on a page of ${textLen} chars`);
   if (TITLE_CONSENT.test(s.title) && textLen < 3000)
     add('CONSENT_WALL', `consent title ${JSON.stringify(s.title)}`);
 
@@ -185,6 +215,14 @@ export function detectNotDocument(html: string, options: DetectOptions = {}): Do
     add('SOFT_404', `not-found title/h1 ${JSON.stringify(heads)} on a page of ${textLen} chars`);
   if (TITLE_RATE.test(heads) && textLen < 2500)
     add('RATE_LIMITED', `rate-limit title/h1 ${JSON.stringify(heads)}`);
+  // Error page served with 200: the title's leading part names an error, and the page (or what
+  // extraction kept of it) is short: a legal footer and a "go home" link, not a document.
+  const titleHead = s.title.split(/\s+[|\u2013\u2014·:-]\s+/)[0] ?? '';
+  if (
+    (TITLE_ERROR.test(titleHead) || TITLE_ERROR.test(s.h1)) &&
+    (textLen < 1500 || (mdLen !== undefined && mdLen < 400))
+  )
+    add('ERROR_PAGE', `error title/h1 ${JSON.stringify(heads)} on a page of ${textLen} chars`);
 
   // Backstop phrases, only for short pages nothing above explained.
   if (reasons.length === 0 && textLen < 1200) {

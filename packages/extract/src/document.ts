@@ -7,21 +7,33 @@ import {
   SCHEMA_VERSION,
   versionId,
 } from '@ragfresh/core';
-import { type ChunkOptions, chunkMarkdown } from './chunk.js';
+import {
+  type ChunkOptions,
+  chunkMarkdown,
+  chunkMarkdownWithSplitter,
+  type SectionSplitter,
+  type TextChunk,
+} from './chunk.js';
 import { normalizeMarkdown } from './clean.js';
 import { chunkHash, normalizedTextHash, simhash64 } from './hashes.js';
 import { tiktokenCounter } from './tokens.js';
 
 /** Bump when extraction output for the same HTML may change (it is part of every versionId). */
-export const EXTRACTOR_VERSION = '1';
+export const EXTRACTOR_VERSION = '2';
 /** Bump when chunk boundaries for the same Markdown may change (it is part of every versionId). */
-export const CHUNKER_VERSION = '1';
+export const CHUNKER_VERSION = '2';
 
 export interface PrepareDocumentInput {
   readonly documentId: string;
   readonly sourceId: string;
-  /** Extracted Markdown (normalised again here, so any Markdown is accepted). */
+  /** Extracted Markdown (normalised here, so any Markdown is accepted). */
   readonly markdown: string;
+  /**
+   * The Markdown is already the output of `normalizeMarkdown` (as `extractPage` returns it), so
+   * it is not normalised a second time. Wrong only costs correctness of the caller's claim:
+   * normalising is idempotent, the flag just skips the pass.
+   */
+  readonly normalized?: boolean;
   readonly provenance: ChunkProvenance;
   readonly chunking?: ChunkOptions;
 }
@@ -56,19 +68,69 @@ export function pipelineVersions(counterName: string = tiktokenCounter().name): 
  * options and provenance give the same versionId and chunkIds on any machine.
  */
 export function prepareDocument(input: PrepareDocumentInput): PreparedDocument {
-  if (input.documentId === '' || input.documentId.includes('#')) {
+  checkDocumentId(input.documentId);
+  const text = input.normalized ? input.markdown : normalizeMarkdown(input.markdown);
+  const counter = input.chunking?.counter ?? tiktokenCounter();
+  const pieces = chunkMarkdown(text, { title: input.provenance.title, ...input.chunking, counter });
+  return assemble(input, text, pieces, pipelineVersions(counter.name));
+}
+
+export interface SplitterPreparation {
+  /** Any object with LangChain's `splitText(text): Promise<string[]>`. */
+  readonly splitter: SectionSplitter;
+  /**
+   * Stable name of the splitter and its settings (e.g. `recursive:1000/200`): it replaces the
+   * chunker part of the pipeline versions, because another splitter cuts differently.
+   */
+  readonly name: string;
+}
+
+/**
+ * {@link prepareDocument} with a splitter of your own as the chunker: each section goes to
+ * `splitter.splitText`, every piece keeps its section's heading path, ids stay deterministic
+ * (the splitter's `name` is part of every versionId).
+ */
+export async function prepareDocumentWithSplitter(
+  input: PrepareDocumentInput,
+  chunker: SplitterPreparation,
+): Promise<PreparedDocument> {
+  checkDocumentId(input.documentId);
+  if (chunker.name.trim() === '') {
+    throw new RagfreshError('INVALID_ARGUMENT', 'a splitter needs a non-empty stable name.', {
+      scope: 'extract',
+    });
+  }
+  const text = input.normalized ? input.markdown : normalizeMarkdown(input.markdown);
+  const counter = input.chunking?.counter ?? tiktokenCounter();
+  const pieces = await chunkMarkdownWithSplitter(text, chunker.splitter, {
+    counter,
+    title: input.provenance.title,
+  });
+  const versions = pipelineVersions(counter.name);
+  return assemble(input, text, pieces, {
+    ...versions,
+    chunker: `splitter:${chunker.name}+${counter.name}`,
+  });
+}
+
+function checkDocumentId(documentId: string): void {
+  if (documentId === '' || documentId.includes('#')) {
     throw new RagfreshError(
       'INVALID_ARGUMENT',
-      `documentId ${JSON.stringify(input.documentId)} must be non-empty without '#'.`,
+      `documentId ${JSON.stringify(documentId)} must be non-empty without '#'.`,
       {
         scope: 'extract',
       },
     );
   }
-  const text = normalizeMarkdown(input.markdown);
-  const counter = input.chunking?.counter ?? tiktokenCounter();
-  const pieces = chunkMarkdown(text, { title: input.provenance.title, ...input.chunking, counter });
-  const versions = pipelineVersions(counter.name);
+}
+
+function assemble(
+  input: PrepareDocumentInput,
+  text: string,
+  pieces: readonly TextChunk[],
+  versions: PipelineVersions,
+): PreparedDocument {
   const verId = versionId({ text, chunks: pieces, versions });
   const chunks: Chunk[] = pieces.map((p, ordinal) => ({
     chunkId: chunkId(input.documentId, verId, ordinal),

@@ -39,6 +39,7 @@ export interface DomElement extends DomNode {
   querySelectorAll(selector: string): ArrayLike<DomElement>;
   getElementsByTagName(name: string): ArrayLike<DomElement>;
   closest(selector: string): DomElement | null;
+  contains(other: DomNode | null): boolean;
   matches(selector: string): boolean;
 }
 

@@ -2,8 +2,17 @@ import { Readability } from '@mozilla/readability';
 import { RagfreshError } from '@ragfresh/core';
 import type { BoilerplateModel } from './boilerplate.js';
 import { cleanDocument, normalizeMarkdown } from './clean.js';
+import {
+  classifyFacts,
+  collectPageFacts,
+  type DetectOptions,
+  type DocumentCheck,
+  type PageFacts,
+} from './detect.js';
 import { type DomDocument, type DomElement, elements, parseDocument, textOf } from './dom.js';
 import { toMarkdown } from './markdown.js';
+import { protectContent, removeHidden, revealStreamedContent } from './protect.js';
+import { stripTitleAffixes, type TitleAffixes, titleRoot } from './title.js';
 
 /** Which part of the page the Markdown came from. */
 export type ExtractionMethod = 'readability' | 'container' | 'body';
@@ -33,10 +42,17 @@ export interface ExtractOptions {
   readonly articleGuard?: boolean;
   /** Host boilerplate to drop from the Markdown (see `BoilerplateModel`). */
   readonly boilerplate?: BoilerplateModel;
+  /** Site affixes of the host's titles (see `learnTitleAffixes`), dropped from `rootTitle`. */
+  readonly titleAffixes?: TitleAffixes;
 }
 
 export interface ExtractedPage {
   readonly title: string;
+  /**
+   * The title without the site's name (" | Product | Company"), for rooting heading paths:
+   * learned affixes first, then `og:site_name`, then the page's h1 when the title starts with it.
+   */
+  readonly rootTitle: string;
   /** Cleaned, normalised Markdown of the main content. */
   readonly markdown: string;
   readonly method: ExtractionMethod;
@@ -51,6 +67,21 @@ export const DEFAULT_FALLBACK_RATIO = 0.5;
 
 const ARTICLE_LD =
   /"@type"\s*:\s*(?:"(?:News|Blog|Scholarly|Tech|Report|Opinion|Analysis|Review)?Article"|"BlogPosting"|"LiveBlogPosting"|\[[^\]]*"(?:News|Blog)?Article")/;
+
+const DISCUSSION_LD =
+  /"@type"\s*:\s*(?:"(?:QAPage|DiscussionForumPosting|WebSite|CollectionPage|ItemList|Product|FAQPage|TechArticle|APIReference)"|\[[^\]]*"(?:QAPage|DiscussionForumPosting|CollectionPage|Product|TechArticle|APIReference)")/;
+
+/**
+ * The page declares itself a thread, a collection, a product or a technical reference
+ * (JSON-LD): site builders and forum software add an `Article` declaration to every page, so
+ * a more specific type next to it wins.
+ */
+export function declaresNonArticle(doc: DomDocument): boolean {
+  for (const s of elements(doc.querySelectorAll('script[type="application/ld+json"]'))) {
+    if (DISCUSSION_LD.test(s.textContent ?? '')) return true;
+  }
+  return false;
+}
 
 /** The page declares itself an article (og:type or JSON-LD): Readability's home ground. */
 export function declaresArticle(doc: DomDocument): boolean {
@@ -85,19 +116,47 @@ interface Candidate {
   readonly el: DomElement;
   readonly text: number;
   readonly linkText: number;
+  /** Link-made main content (a card grid under the main heading), scored with its link text. */
+  readonly grid: boolean;
 }
 
-function measure(el: DomElement): Candidate {
-  const text = textOf(el).length;
+function linkTextOf(el: DomElement): number {
   let linkText = 0;
   for (const a of elements(el.querySelectorAll('a'))) linkText += textOf(a).length;
-  return { el, text, linkText: Math.min(linkText, text) };
+  return linkText;
 }
 
-const score = (c: Candidate) => c.text - c.linkText;
+function measure(el: DomElement, grid = false): Candidate {
+  const text = textOf(el).length;
+  return { el, text, linkText: Math.min(linkTextOf(el), text), grid };
+}
+
+const score = (c: Candidate) => c.text - c.linkText + (c.grid ? 0.5 * c.linkText : 0);
+
+/**
+ * A grid of links that is the page's content, not its navigation: the main landmark, holding
+ * a heading, with at least four links that read as titles (two or more words on average) and
+ * not inside a nav.
+ */
+function isLinkGrid(el: DomElement): boolean {
+  if (!(el.nodeName === 'MAIN' || el.getAttribute('role') === 'main' || el.nodeName === 'ARTICLE'))
+    return false;
+  if (!el.querySelector('h1, h2')) return false;
+  const links = elements(el.querySelectorAll('a')).filter(
+    (a) => !a.closest('nav, header, footer, aside'),
+  );
+  if (links.length < 4) return false;
+  let words = 0;
+  for (const a of links) words += textOf(a).split(' ').length;
+  return words / links.length >= 2;
+}
 
 /** The semantic container with the most non-link text; a tighter one wins when nearly as rich. */
 export function pickContainer(doc: DomDocument): DomElement | undefined {
+  return pickCandidate(doc)?.el;
+}
+
+function pickCandidate(doc: DomDocument): Candidate | undefined {
   const seen = new Set<DomElement>();
   const candidates: Candidate[] = [];
   for (const selector of CONTAINER_SELECTORS) {
@@ -105,7 +164,9 @@ export function pickContainer(doc: DomDocument): DomElement | undefined {
       if (seen.has(el)) continue;
       seen.add(el);
       const c = measure(el);
-      if (c.text >= 200 && c.linkText / c.text < 0.5) candidates.push(c);
+      if (c.text < 200) continue;
+      if (c.linkText / c.text < 0.5) candidates.push(c);
+      else if (isLinkGrid(el)) candidates.push({ ...c, grid: true });
     }
   }
   if (candidates.length === 0) return undefined;
@@ -114,7 +175,7 @@ export function pickContainer(doc: DomDocument): DomElement | undefined {
   for (const c of candidates) {
     if (c !== best && score(c) >= 0.85 * score(best) && containsNode(best.el, c.el)) best = c;
   }
-  return best.el;
+  return best;
 }
 
 function containsNode(outer: DomElement, inner: DomElement): boolean {
@@ -122,9 +183,24 @@ function containsNode(outer: DomElement, inner: DomElement): boolean {
   return false;
 }
 
-function stripNonContent(el: DomElement): DomElement {
+/** Chrome inside a content root: landmarks other than main, TOCs, sidebars, hidden elements. */
+export function stripNonContent(el: DomElement): DomElement {
   for (const junk of elements(el.querySelectorAll(NOT_CONTENT))) junk.remove();
+  removeHidden(el);
   return el;
+}
+
+/**
+ * A declared article whose body is built like reference material or a thread: code blocks,
+ * data tables or several dated posts. The declaration then says more about the site builder
+ * than about the page, and the container rule applies.
+ */
+function builtLikeReference(root: DomElement): boolean {
+  if (root.querySelectorAll('pre').length >= 2) return true;
+  for (const t of elements(root.querySelectorAll('table'))) {
+    if (t.querySelectorAll('tr').length >= 4 && !t.querySelector('table')) return true;
+  }
+  return false;
 }
 
 function metaContent(doc: DomDocument, selector: string): string | undefined {
@@ -170,11 +246,26 @@ function titleOf(doc: DomDocument, readabilityTitle: string | undefined): string
   return '';
 }
 
+export interface ParsePageOptions {
+  /** URL the HTML came from; relative links are resolved against it. */
+  readonly url?: string;
+}
+
 /**
- * Extracts the main content of an HTML page as clean Markdown. Pure: no network, no scripts.
- * Throws EXTRACT_FAILED only for input that is not a string.
+ * One parse of one page, for classification and then extraction on the same tree
+ * (architecture §8: each page is parsed once, classification first). Call `classify()` before
+ * `extract()`: extraction rewrites the tree, so a `classify()` after it parses the HTML again.
  */
-export function extractPage(html: string, options: ExtractOptions = {}): ExtractedPage {
+export interface ParsedPage {
+  readonly html: string;
+  /** "Not the document" detection ({@link detectNotDocument}) on this parse. */
+  classify(options?: DetectOptions): DocumentCheck;
+  /** Main-content extraction ({@link extractPage}) on this parse. */
+  extract(options?: ExtractOptions): ExtractedPage;
+}
+
+/** Parses a page once; see {@link ParsedPage}. Throws EXTRACT_FAILED for input that is not a string. */
+export function parsePage(html: string, options: ParsePageOptions = {}): ParsedPage {
   if (typeof html !== 'string') {
     throw new RagfreshError(
       'EXTRACT_FAILED',
@@ -184,23 +275,122 @@ export function extractPage(html: string, options: ExtractOptions = {}): Extract
       },
     );
   }
+  return new Page(html, options.url);
+}
+
+class Page implements ParsedPage {
+  readonly html: string;
+  readonly #url: string | undefined;
+  readonly #doc: DomDocument;
+  /** Read before anything rewrites the tree: cleaning removes scripts, JSON-LD included. */
+  readonly #declaredArticle: boolean;
+  readonly #declaredOther: boolean;
+  readonly #lang: string | undefined;
+  readonly #canonicalUrl: string | undefined;
+  #revealed = false;
+  #facts: PageFacts | undefined;
+  #consumed = false;
+
+  constructor(html: string, url: string | undefined) {
+    this.html = html;
+    this.#url = url;
+    this.#doc = parseDocument(html);
+    this.#declaredArticle = declaresArticle(this.#doc);
+    this.#declaredOther = declaresNonArticle(this.#doc);
+    this.#lang = this.#doc.documentElement?.getAttribute('lang')?.trim() || undefined;
+    this.#canonicalUrl =
+      this.#doc.querySelector('link[rel="canonical"]')?.getAttribute('href')?.trim() || undefined;
+  }
+
+  #reveal(): void {
+    if (this.#revealed) return;
+    this.#revealed = true;
+    revealStreamedContent(this.#doc);
+  }
+
+  classify(options: DetectOptions = {}): DocumentCheck {
+    if (!this.#facts) {
+      if (this.#consumed) {
+        const fresh = parseDocument(this.html);
+        revealStreamedContent(fresh);
+        this.#facts = collectPageFacts(fresh);
+      } else {
+        this.#reveal();
+        this.#facts = collectPageFacts(this.#doc);
+      }
+    }
+    return classifyFacts(this.#facts, options);
+  }
+
+  extract(options: ExtractOptions = {}): ExtractedPage {
+    if (this.#consumed) return new Page(this.html, this.#url).extract(options);
+    this.#consumed = true;
+    return extractFrom(this.#doc, this.html, {
+      url: options.url ?? this.#url,
+      options,
+      declaredArticle: this.#declaredArticle,
+      declaredOther: this.#declaredOther,
+      lang: this.#lang,
+      canonicalUrl: this.#canonicalUrl,
+      reveal: () => this.#reveal(),
+    });
+  }
+}
+
+/**
+ * Extracts the main content of an HTML page as clean Markdown. Pure: no network, no scripts.
+ * Throws EXTRACT_FAILED only for input that is not a string. `parsePage(html).extract()` is
+ * the same on a parse that classification can share.
+ */
+export function extractPage(html: string, options: ExtractOptions = {}): ExtractedPage {
+  return parsePage(html, options.url === undefined ? {} : { url: options.url }).extract(options);
+}
+
+interface ExtractContext {
+  readonly url: string | undefined;
+  readonly options: ExtractOptions;
+  readonly declaredArticle: boolean;
+  readonly declaredOther: boolean;
+  readonly lang: string | undefined;
+  readonly canonicalUrl: string | undefined;
+  readonly reveal: () => void;
+}
+
+function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): ExtractedPage {
+  const { options } = cx;
   const strategy = options.strategy ?? 'auto';
   const ratio = options.fallbackRatio ?? DEFAULT_FALLBACK_RATIO;
-  const doc = parseDocument(html);
-  const lang = doc.documentElement?.getAttribute('lang')?.trim() || undefined;
-  const canonicalUrl =
-    doc.querySelector('link[rel="canonical"]')?.getAttribute('href')?.trim() || undefined;
-  // Read before cleaning: cleanDocument removes scripts, JSON-LD included.
-  const isArticle = strategy === 'auto' && (options.articleGuard ?? true) && declaresArticle(doc);
-  if (strategy !== 'readability') cleanDocument(doc);
+  const { lang, canonicalUrl } = cx;
+  const declared =
+    strategy === 'auto' &&
+    (options.articleGuard ?? true) &&
+    cx.declaredArticle &&
+    !cx.declaredOther;
+  if (strategy !== 'readability') {
+    cx.reveal();
+    cleanDocument(doc);
+    protectContent(doc);
+  }
+  const docTitle = doc.head ? doc.title : '';
+  const ogTitle = metaContent(doc, 'meta[property="og:title"]');
+  const siteName = metaContent(doc, 'meta[property="og:site_name"]');
+  const h1El = doc.querySelector('h1');
+  const h1 = h1El ? textOf(h1El) : undefined;
+  const fallbackTitle = titleOf(doc, undefined);
 
   let container: DomElement | undefined;
   let containerScore = 0;
-  if (strategy === 'container' || (strategy === 'auto' && !isArticle)) {
-    const picked = pickContainer(doc);
+  let isArticle = declared;
+  if (strategy !== 'readability') {
+    const picked = pickCandidate(doc);
     if (picked) {
-      container = stripNonContent(picked.cloneNode(true) as DomElement);
-      containerScore = score(measure(container));
+      container = stripNonContent(picked.el.cloneNode(true) as DomElement);
+      containerScore = score(measure(container, picked.grid));
+      if (isArticle && builtLikeReference(container)) isArticle = false;
+    }
+    if (isArticle) {
+      container = undefined;
+      containerScore = 0;
     }
   }
 
@@ -208,9 +398,6 @@ export function extractPage(html: string, options: ExtractOptions = {}): Extract
   let root: DomElement | undefined;
   let readabilityTitle: string | undefined;
   let byline: string | undefined;
-  const docTitle = doc.head ? doc.title : '';
-  const ogTitle = metaContent(doc, 'meta[property="og:title"]');
-  const fallbackTitle = titleOf(doc, undefined);
   if (strategy === 'container' && container) {
     root = container;
     method = 'container';
@@ -228,9 +415,10 @@ export function extractPage(html: string, options: ExtractOptions = {}): Extract
     byline = article?.byline ?? undefined;
     const content = article?.content ?? undefined;
     if (content) {
-      root = content;
+      // Readability's choice gets the same chrome stripping as the container path.
+      root = strategy === 'readability' ? content : stripNonContent(content);
       if (container && strategy === 'auto') {
-        const kept = score(measure(content));
+        const kept = score(measure(root));
         if (kept < ratio * containerScore) {
           root = container;
           method = 'container';
@@ -248,7 +436,7 @@ export function extractPage(html: string, options: ExtractOptions = {}): Extract
       method = 'body';
     }
   }
-  if (root) resolveLinks(root, options.url);
+  if (root) resolveLinks(root, cx.url);
   let markdown = root ? normalizeMarkdown(toMarkdown(root)) : '';
   let boilerplateRemoved = 0;
   if (options.boilerplate) {
@@ -260,8 +448,10 @@ export function extractPage(html: string, options: ExtractOptions = {}): Extract
     strategy === 'readability'
       ? (readabilityTitle ?? ogTitle ?? docTitle ?? '').trim()
       : readabilityTitle?.replace(/\s+/g, ' ').trim() || fallbackTitle;
+  const learned = options.titleAffixes ? stripTitleAffixes(title, options.titleAffixes) : title;
   return {
     title,
+    rootTitle: titleRoot(learned, { siteName, h1 }),
     markdown,
     method,
     ...(lang ? { lang } : {}),

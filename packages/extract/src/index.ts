@@ -10,4 +10,6 @@ export * from './hashes.js';
 export * from './markdown.js';
 export * from './page.js';
 export * from './plaintext.js';
+export * from './protect.js';
+export * from './title.js';
 export * from './tokens.js';

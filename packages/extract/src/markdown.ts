@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import TurndownService from 'turndown';
 import { type DomElement, type DomNode, isElement } from './dom.js';
+import { LEVEL_ATTR } from './protect.js';
 
 // turndown-plugin-gfm ships no types; only its strikethrough and task-list rules are used (its
 // table rule needs HTMLTableElement.rows, which linkedom lacks, and keeps header-less tables as HTML).
@@ -244,7 +245,9 @@ function addCleanup(service: TurndownService): void {
   service.addRule('rfHeading', {
     filter: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'],
     replacement: (content, node) => {
-      const level = Number(node.nodeName.charAt(1));
+      // Readability renames an in-body h1 to h2; the level pinned before it ran is the truth.
+      const pinned = Number((node as unknown as DomElement).getAttribute(LEVEL_ATTR));
+      const level = pinned >= 1 && pinned <= 6 ? pinned : Number(node.nodeName.charAt(1));
       const text = content
         .replace(/\s*\n\s*/g, ' ')
         .replace(/\s+/g, ' ')

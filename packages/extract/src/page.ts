@@ -1,7 +1,8 @@
 import type { AcquisitionMode } from '@ragfresh/core';
-import { detectNotDocument } from './detect.js';
+import type { BoilerplateModel } from './boilerplate.js';
 import { type PreparedDocument, pipelineVersions, prepareDocument } from './document.js';
-import { extractPage } from './extract.js';
+import { parsePage } from './extract.js';
+import type { TitleAffixes } from './title.js';
 import { type TiktokenEncodingName, type TokenCounter, tiktokenCounter } from './tokens.js';
 
 /** A fetched page, decoded, on its way to extraction. */
@@ -33,6 +34,10 @@ export interface PagePreparationOptions {
   /** tiktoken encoding used to count tokens (default cl100k_base), or a counter of your own. */
   readonly encoding?: TiktokenEncodingName;
   readonly counter?: TokenCounter;
+  /** The host's learned boilerplate, dropped from the Markdown (see `BoilerplateModel`). */
+  readonly boilerplate?: BoilerplateModel;
+  /** The host's learned title affixes, dropped from the heading-path root. */
+  readonly titleAffixes?: TitleAffixes;
 }
 
 export interface PreparedPage {
@@ -55,6 +60,15 @@ const MARKDOWN_TYPES = ['text/markdown', 'text/x-markdown', 'text/plain'];
 function firstHeading(markdown: string): string {
   const m = /^#\s+(.+)$/m.exec(markdown);
   return m?.[1]?.trim() ?? '';
+}
+
+function notTheDocument(
+  reasons: ReadonlyArray<{ readonly code: string; readonly detail: string }>,
+): NotTheDocumentPage {
+  return {
+    kind: 'not-the-document',
+    reasons: reasons.map((r) => `${r.code.toLowerCase()}: ${r.detail}`),
+  };
 }
 
 /**
@@ -83,22 +97,30 @@ export function preparePage(
   const essence = (input.contentType.split(';')[0] ?? '').trim().toLowerCase();
   let markdown: string;
   let title: string;
+  let rootTitle: string;
   let canonicalUrl: string | undefined;
+  let normalized = false;
   if (input.acquisition === 'markdown-twin' || MARKDOWN_TYPES.includes(essence)) {
     markdown = input.text;
     title = firstHeading(markdown);
+    rootTitle = title;
   } else {
-    const page = extractPage(input.text, { url: input.finalUrl });
-    const check = detectNotDocument(input.text, { status: 200, markdown: page.markdown });
-    if (!check.ok) {
-      return {
-        kind: 'not-the-document',
-        reasons: check.reasons.map((r) => `${r.code.toLowerCase()}: ${r.detail}`),
-      };
-    }
+    // One parse: classification first, on the untouched tree; extraction reuses it.
+    const parsed = parsePage(input.text, { url: input.finalUrl });
+    const before = parsed.classify({ status: 200 });
+    if (!before.ok) return notTheDocument(before.reasons);
+    const page = parsed.extract({
+      ...(options.boilerplate ? { boilerplate: options.boilerplate } : {}),
+      ...(options.titleAffixes ? { titleAffixes: options.titleAffixes } : {}),
+    });
+    // The signals that depend on what extraction kept (a login form beside a short text).
+    const after = parsed.classify({ status: 200, markdown: page.markdown });
+    if (!after.ok) return notTheDocument(after.reasons);
     markdown = page.markdown;
     title = page.title;
+    rootTitle = page.rootTitle;
     canonicalUrl = page.canonicalUrl;
+    normalized = true;
   }
   if (markdown.trim() === '')
     return { kind: 'not-the-document', reasons: ['empty: no text extracted'] };
@@ -107,6 +129,7 @@ export function preparePage(
     documentId: context.documentId,
     sourceId: context.sourceId,
     markdown,
+    normalized,
     provenance: {
       url: input.url,
       finalUrl: input.finalUrl,
@@ -123,6 +146,7 @@ export function preparePage(
     },
     chunking: {
       counter,
+      title: rootTitle || resolvedTitle,
       ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
     },
   });

@@ -27,10 +27,13 @@ const ENCODINGS: readonly TiktokenEncodingName[] = [
 ];
 const require = createRequire(import.meta.url);
 const cache = new Map<TiktokenEncodingName, TokenCounter>();
+const loadedEncodings = new Set<TiktokenEncodingName>();
 
 /**
  * A tiktoken counter whose ranks are loaded from the installed `js-tiktoken/ranks/<name>`
- * module on first use (never from the network). Special-token text counts as plain text.
+ * module on first count, never on creation: the ranks are megabytes of JSON, and a process
+ * that builds a pipeline but never extracts (a CLI `status`, a no-change refresh) should not
+ * pay for them. Never from the network. Special-token text counts as plain text.
  */
 export function tiktokenCounter(encoding: TiktokenEncodingName = 'cl100k_base'): TokenCounter {
   const cached = cache.get(encoding);
@@ -44,14 +47,28 @@ export function tiktokenCounter(encoding: TiktokenEncodingName = 'cl100k_base'):
       },
     );
   }
-  const loaded = require(`js-tiktoken/ranks/${encoding}`) as {
-    default?: TiktokenBPE;
-  } & TiktokenBPE;
-  const enc = new Tiktoken(loaded.default ?? loaded);
+  let enc: Tiktoken | undefined;
   const counter: TokenCounter = {
     name: `tiktoken:${encoding}`,
-    count: (text: string) => (text === '' ? 0 : enc.encode(text, [], []).length),
+    count: (text: string) => {
+      if (text === '') return 0;
+      enc ??= loadEncoding(encoding);
+      return enc.encode(text, [], []).length;
+    },
   };
   cache.set(encoding, counter);
   return counter;
+}
+
+function loadEncoding(encoding: TiktokenEncodingName): Tiktoken {
+  loadedEncodings.add(encoding);
+  const loaded = require(`js-tiktoken/ranks/${encoding}`) as {
+    default?: TiktokenBPE;
+  } & TiktokenBPE;
+  return new Tiktoken(loaded.default ?? loaded);
+}
+
+/** True once a counter of this encoding has loaded its ranks (for start-up cost tests). */
+export function tiktokenRanksLoaded(encoding: TiktokenEncodingName = 'cl100k_base'): boolean {
+  return loadedEncodings.has(encoding);
 }

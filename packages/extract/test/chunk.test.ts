@@ -5,6 +5,7 @@ import {
   CONTINUED_FROM_NOTE,
   CONTINUES_NOTE,
   chunkMarkdown,
+  chunkMarkdownWithSplitter,
   EXTRACTOR_VERSION,
   extractPage,
   prepareDocument,
@@ -47,12 +48,17 @@ describe('chunkMarkdown', () => {
 
   it('treats # lines inside fenced code as code, never as headings', () => {
     const page = extractPage(fixture('code-comments.html'));
-    const chunks = chunkMarkdown(page.markdown, { maxTokens: 2000, title: page.title });
+    const chunks = chunkMarkdown(page.markdown, {
+      maxTokens: 2000,
+      minTokens: 1,
+      title: page.title,
+    });
     expect(chunks.map((c) => c.headingPath)).toEqual([
+      ['Provisioning script — Ops handbook'],
       ['Provisioning script — Ops handbook', 'The script'],
       ['Provisioning script — Ops handbook', 'After running'],
     ]);
-    expect(chunks[0]?.text).toContain('# step 39: comment line that must stay code, not a heading');
+    expect(chunks[1]?.text).toContain('# step 39: comment line that must stay code, not a heading');
   });
 
   it('never cuts a code block or table that fits the hard maximum, even over the budget', () => {
@@ -118,6 +124,100 @@ describe('chunkMarkdown', () => {
   it('is deterministic', () => {
     const md = extractPage(fixture('docusaurus.html')).markdown;
     expect(chunkMarkdown(md, { maxTokens: 40 })).toEqual(chunkMarkdown(md, { maxTokens: 40 }));
+  });
+});
+
+describe('chunkMarkdown: no tiny or heading-only chunks', () => {
+  const para = (tag: string, n: number) =>
+    Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ');
+
+  it('merges tiny same-level sibling sections within the budget, under their parent path', () => {
+    const md = `# Guide\n\n## A\n\n${para('a', 5)}\n\n## B\n\n${para('b', 5)}\n\n## C\n\n${para('c', 50)}`;
+    const chunks = chunkMarkdown(md, { maxTokens: 60, minTokens: 10, counter: words });
+    expect(chunks.map((c) => c.headingPath)).toEqual([['Guide'], ['Guide', 'C']]);
+    expect(chunks[0]!.text).toBe(`# Guide\n\n## A\n\n${para('a', 5)}\n\n## B\n\n${para('b', 5)}`);
+    expect(chunks.every((c) => c.tokenCount >= 10)).toBe(true);
+  });
+
+  it('never emits a heading-only chunk, even for an empty last section', () => {
+    const md = `## A\n\n${para('a', 30)}\n\n## B\n\n### B1\n\n${para('b', 30)}\n\n## Empty`;
+    const chunks = chunkMarkdown(md, { maxTokens: 40, minTokens: 5, counter: words });
+    for (const c of chunks) {
+      expect(c.text.split('\n').some((l) => l.trim() !== '' && !l.startsWith('#'))).toBe(true);
+    }
+    expect(chunks[1]!.headingPath).toEqual(['B', 'B1']);
+    expect(chunks[1]!.text.startsWith('## B\n\n### B1')).toBe(true);
+    expect(chunks.map((c) => c.text).join('\n\n')).toContain('## Empty');
+  });
+
+  it("keeps a parent's own text under the parent's path when it joins its subsection", () => {
+    const md = `## Parent\n\nshort intro\n\n### Child\n\n${para('c', 20)}`;
+    const [chunk, ...rest] = chunkMarkdown(md, { maxTokens: 60, minTokens: 10, counter: words });
+    expect(rest).toEqual([]);
+    expect(chunk!.headingPath).toEqual(['Parent']);
+  });
+
+  it('cuts an oversized paragraph at sentences into balanced pieces', () => {
+    const sentence = (i: number) => `Sentence ${i} has exactly seven words here.`;
+    const md = Array.from({ length: 21 }, (_, i) => sentence(i)).join(' ');
+    const chunks = chunkMarkdown(md, { maxTokens: 100, minTokens: 10, counter: words });
+    expect(chunks.map((c) => c.tokenCount)).toEqual([77, 70]);
+    expect(chunks.every((c) => /\.$/.test(c.text))).toBe(true);
+  });
+
+  it('counts each block once and never recounts the final chunks', () => {
+    const seen: string[] = [];
+    const spy: TokenCounter = {
+      name: 'spy',
+      count: (t) => {
+        seen.push(t);
+        return words.count(t);
+      },
+    };
+    const md = Array.from({ length: 30 }, (_, i) => `## S${i}\n\n${para(`w${i}-`, 12)}`).join(
+      '\n\n',
+    );
+    const chunks = chunkMarkdown(md, { maxTokens: 50, minTokens: 5, counter: spy });
+    const multiPart = chunks.filter((c) => c.text.includes('\n\n')).map((c) => c.text);
+    expect(multiPart.length).toBeGreaterThan(0);
+    expect(seen.filter((t) => multiPart.includes(t))).toEqual([]);
+    // 60 blocks, plus 6 counts that measure the separators once.
+    expect(seen.length).toBeLessThanOrEqual(60 + 6);
+  });
+
+  it('cuts a huge paragraph with a number of counts linear in its words', () => {
+    let calls = 0;
+    const counting: TokenCounter = {
+      name: 'counting',
+      count: (t) => {
+        calls++;
+        return words.count(t);
+      },
+    };
+    const md = para('w', 20_000);
+    const chunks = chunkMarkdown(md, { maxTokens: 500, counter: counting });
+    expect(chunks).toHaveLength(40);
+    expect(calls).toBeLessThan(20_000 * 2 + 100);
+  });
+});
+
+describe('chunkMarkdownWithSplitter', () => {
+  it('gives each section to the splitter and keeps heading paths; bare headings ride along', async () => {
+    const calls: string[] = [];
+    const splitter = {
+      splitText: async (text: string) => {
+        calls.push(text);
+        return text.split(/(?<=\.)\s+/);
+      },
+    };
+    const md = '# Doc\n\n## A\n\n### A1\n\nOne. Two.\n\n## B\n\nThree.';
+    const chunks = await chunkMarkdownWithSplitter(md, splitter, { counter: words });
+    expect(calls).toEqual(['# Doc\n\n## A\n\n### A1\n\nOne. Two.', '## B\n\nThree.']);
+    expect(chunks.map((c) => [c.headingPath, c.text])).toEqual([
+      [['Doc', 'A', 'A1'], '# Doc\n\n## A\n\n### A1\n\nOne.'],
+      [['Doc', 'A', 'A1'], 'Two.'],
+      [['Doc', 'B'], '## B\n\nThree.'],
+    ]);
   });
 });
 

@@ -34,13 +34,33 @@ describe('container fallback', () => {
     expect(auto.markdown).not.toContain('Client authors');
   });
 
-  it('auto trusts Readability on a page that declares itself an article', () => {
+  it('a declared article built like reference material (a data table) gets the container rule', () => {
     const article = extractPage(page('<meta property="og:type" content="article">'));
-    expect(article.method).toBe('readability');
+    expect(article.method).toBe('container');
+    expect(article.markdown).toContain('| option\\_5 | string |');
+  });
+
+  it('a more specific JSON-LD type (QAPage, TechArticle) next to Article lifts the guard', () => {
     const ld = extractPage(
-      page('<script type="application/ld+json">{"@type":"NewsArticle","headline":"x"}</script>'),
+      page('<script type="application/ld+json">[{"@type":"Article"},{"@type":"QAPage"}]</script>'),
     );
-    expect(ld.method).toBe('readability');
+    expect(ld.method).toBe('container');
+  });
+});
+
+describe('article guard', () => {
+  const prose = (
+    head: string,
+  ) => `<!doctype html><html><head><title>Notes</title>${head}</head><body>
+<main><article><h1>Notes</h1><p>${'The river rose slowly through the night and the town watched it. '.repeat(8)}</p>
+<p>${'By morning the water had reached the square, and the bakers moved their ovens. '.repeat(8)}</p></article>
+<section><h2>More from the desk</h2><p>${'A short teaser for another story in the same section of the paper. '.repeat(10)}</p>
+<p>${'Another teaser about an unrelated event somewhere else in the region. '.repeat(10)}</p></section></main>
+</body></html>`;
+
+  it('trusts Readability on a declared article built like prose', () => {
+    const article = extractPage(prose('<meta property="og:type" content="article">'));
+    expect(article.method).toBe('readability');
   });
 });
 

@@ -4,7 +4,9 @@
  * defines, next to Readability.js alone measured in the same run, and prints tables.
  * Env: BENCH_VARIANTS=readability,auto (default) | all | a comma list of the names below;
  * BENCH_SETS=scrapinghub,wcxb; BENCH_SAMPLE=k (every k-th page); BENCH_WORKERS=n (n child
- * processes, each one thread, pages dealt round-robin; per-page CPU time is unaffected).
+ * processes, each one thread, pages dealt round-robin; per-page CPU time is unaffected);
+ * BENCH_PIPELINE=0 skips the full-page pass (parse once, classify, extract, chunk) and its
+ * chunk-quality report.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -12,9 +14,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { decodeHtml } from '../charset.js';
+import { markdownBlocks } from '../chunk.js';
 import { detectNotDocument } from '../detect.js';
-import { type ExtractOptions, extractPage } from '../extract.js';
+import { prepareDocument } from '../document.js';
+import { type ExtractOptions, extractPage, parsePage } from '../extract.js';
 import { markdownToPlainText } from '../plaintext.js';
+import { tiktokenCounter } from '../tokens.js';
 import { type PageCounts, scrapinghubScore, shingleCounts, wcxbF1 } from './metrics.js';
 
 interface Variant {
@@ -66,7 +71,34 @@ interface Results {
   flagged: Record<string, string[]>;
   detectorPages: number;
   maxRssMiB: number;
+  chunks: ChunkQuality;
 }
+
+/** Chunk-quality counts over the full-page pass (default chunking: 512 / 64 / 1024, cl100k_base). */
+interface ChunkQuality {
+  pages: number;
+  chunks: number;
+  /** Chunks under minTokens on pages that have more than one chunk. */
+  underMin: number;
+  /** Chunks whose non-empty lines are all headings. */
+  headingOnly: number;
+  /** Code blocks / tables that fit hardMaxTokens but are not whole inside one chunk. */
+  splitBlocks: number;
+  /** Code blocks / tables over hardMaxTokens (cut by design). */
+  oversizedBlocks: number;
+  blocks: number;
+  /** Chunks whose reported tokenCount differs from a real recount, and the largest gap. */
+  countMismatch: number;
+  maxCountGap: number;
+  /** Chunks over maxTokens by a real recount (code and tables up to hardMaxTokens may be). */
+  overMax: number;
+  overMaxProse: number;
+  tokens: number;
+}
+
+const MAX_TOKENS = 512;
+const MIN_TOKENS = 64;
+const HARD_MAX_TOKENS = 1024;
 
 const empty = (): Results => ({
   sh: {},
@@ -76,7 +108,86 @@ const empty = (): Results => ({
   flagged: {},
   detectorPages: 0,
   maxRssMiB: 0,
+  chunks: {
+    pages: 0,
+    chunks: 0,
+    underMin: 0,
+    headingOnly: 0,
+    splitBlocks: 0,
+    oversizedBlocks: 0,
+    blocks: 0,
+    countMismatch: 0,
+    maxCountGap: 0,
+    overMax: 0,
+    overMaxProse: 0,
+    tokens: 0,
+  },
 });
+
+const pipeline = process.env.BENCH_PIPELINE !== '0';
+const PAGE_ROW = 'page: parse once + classify + extract + chunk';
+
+/** The shipped per-page path, timed, then its chunks checked against the quality rules. */
+function measurePage(results: Results, html: string, url: string): void {
+  const counter = tiktokenCounter();
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  let prepared: ReturnType<typeof prepareDocument> | undefined;
+  try {
+    const parsed = parsePage(html, { url });
+    parsed.classify({ status: 200 });
+    const page = parsed.extract();
+    if (page.markdown.trim() !== '') {
+      prepared = prepareDocument({
+        documentId: 'bench:page',
+        sourceId: 'bench',
+        markdown: page.markdown,
+        normalized: true,
+        provenance: {
+          url,
+          finalUrl: url,
+          title: page.title || url,
+          retrievedAt: '2026-01-01T00:00:00.000Z',
+          contentChangedAt: '2026-01-01T00:00:00.000Z',
+          acquisition: 'raw',
+        },
+        chunking: { counter, title: page.rootTitle || page.title || url },
+      });
+    }
+  } catch {
+    prepared = undefined;
+  }
+  const c = process.cpuUsage(c0);
+  results.timing[PAGE_ROW] ??= { ms: [], cpu: [] };
+  results.timing[PAGE_ROW]!.ms.push(performance.now() - t0);
+  results.timing[PAGE_ROW]!.cpu.push((c.user + c.system) / 1000);
+  if (!prepared) return;
+  const q = results.chunks;
+  q.pages++;
+  const chunks = prepared.chunks;
+  for (const ch of chunks) {
+    q.chunks++;
+    const real = counter.count(ch.text);
+    q.tokens += real;
+    if (real !== ch.tokenCount) {
+      q.countMismatch++;
+      q.maxCountGap = Math.max(q.maxCountGap, Math.abs(real - ch.tokenCount));
+    }
+    if (chunks.length > 1 && real < MIN_TOKENS) q.underMin++;
+    const lines = ch.text.split('\n').filter((l) => l.trim() !== '');
+    if (lines.length > 0 && lines.every((l) => /^#{1,6}\s/.test(l))) q.headingOnly++;
+    if (real > MAX_TOKENS) {
+      q.overMax++;
+      if (!/^\s*(?:```|~~~|\|)/m.test(ch.text)) q.overMaxProse++;
+    }
+  }
+  for (const b of markdownBlocks(prepared.text)) {
+    if (b.kind !== 'code' && b.kind !== 'table') continue;
+    q.blocks++;
+    if (counter.count(b.text) > HARD_MAX_TOKENS) q.oversizedBlocks++;
+    else if (!chunks.some((ch) => ch.text.includes(b.text))) q.splitBlocks++;
+  }
+}
 
 function mine(index: number): boolean {
   if (index % sample !== 0) return false;
@@ -85,6 +196,8 @@ function mine(index: number): boolean {
 }
 
 function measure(results: Results): void {
+  // Load the tokenizer ranks outside any timed page (a process pays it once).
+  if (pipeline) tiktokenCounter().count('warm up');
   const predict = (html: string, url: string, v: Variant): string => {
     const t0 = performance.now();
     const c0 = process.cpuUsage();
@@ -120,6 +233,7 @@ function measure(results: Results): void {
       const html = gunzipSync(readFileSync(join(dir, 'html', `${id}.html.gz`))).toString('utf8');
       const t = truth[id]!;
       detect(`scrapinghub/${id}`, html);
+      if (pipeline) measurePage(results, html, t.url);
       for (const v of variants) {
         results.sh[v.name] ??= {};
         results.sh[v.name]![id] = shingleCounts(t.articleBody, predict(html, t.url, v));
@@ -146,6 +260,7 @@ function measure(results: Results): void {
       const html = decodeHtml(gunzipSync(readFileSync(join(dir, 'html', `${t.file_id}.html.gz`))));
       results.wcTypes[t.file_id] = t.page_type;
       detect(`wcxb/${t.file_id}`, html);
+      if (pipeline) measurePage(results, html, t.url);
       for (const v of variants) {
         results.wc[v.name] ??= {};
         results.wc[v.name]![t.file_id] = wcxbF1(t.main_content, predict(html, t.url, v));
@@ -166,6 +281,12 @@ function merge(into: Results, from: Results): void {
   }
   Object.assign(into.flagged, from.flagged);
   into.detectorPages += from.detectorPages;
+  for (const k of Object.keys(into.chunks) as Array<keyof ChunkQuality>) {
+    into.chunks[k] =
+      k === 'maxCountGap'
+        ? Math.max(into.chunks[k], from.chunks[k])
+        : into.chunks[k] + from.chunks[k];
+  }
   into.maxRssMiB = Math.max(into.maxRssMiB, from.maxRssMiB);
 }
 
@@ -240,14 +361,61 @@ function report(r: Results): void {
     '| extractor | pages | pages/s (CPU) | median pages/s (CPU) | p50 CPU ms | p95 CPU ms | p50 wall ms | p95 wall ms |',
   );
   console.log('|---|---|---|---|---|---|---|---|');
-  for (const v of variants) {
-    const t = r.timing[v.name];
+  for (const name of [...variants.map((v) => v.name), PAGE_ROW]) {
+    const t = r.timing[name];
     if (!t) continue;
     const wall = [...t.ms].sort((a, b) => a - b);
     const cpu = [...t.cpu].sort((a, b) => a - b);
     const total = cpu.reduce((a, b) => a + b, 0);
     console.log(
-      `| ${v.name} | ${cpu.length} | ${fmt((1000 * cpu.length) / total, 1)} | ${fmt(1000 / percentile(cpu, 0.5), 1)} | ${fmt(percentile(cpu, 0.5), 1)} | ${fmt(percentile(cpu, 0.95), 1)} | ${fmt(percentile(wall, 0.5), 1)} | ${fmt(percentile(wall, 0.95), 1)} |`,
+      `| ${name} | ${cpu.length} | ${fmt((1000 * cpu.length) / total, 1)} | ${fmt(1000 / percentile(cpu, 0.5), 1)} | ${fmt(percentile(cpu, 0.5), 1)} | ${fmt(percentile(cpu, 0.95), 1)} | ${fmt(percentile(wall, 0.5), 1)} | ${fmt(percentile(wall, 0.95), 1)} |`,
+    );
+  }
+  const readability = r.timing.readability;
+  if (readability) {
+    const total = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    const p50 = (xs: number[]) =>
+      percentile(
+        [...xs].sort((a, b) => a - b),
+        0.5,
+      );
+    console.log('\nCPU per page relative to Readability.js alone (same pages, same run):\n');
+    console.log('| path | mean CPU ms | ratio (mean) | p50 CPU ms | ratio (p50) |');
+    console.log('|---|---|---|---|---|');
+    for (const [name, t] of Object.entries(r.timing)) {
+      const mean = total(t.cpu) / t.cpu.length;
+      const base = total(readability.cpu) / readability.cpu.length;
+      console.log(
+        `| ${name} | ${fmt(mean, 1)} | ${fmt(mean / base, 2)} | ${fmt(p50(t.cpu), 1)} | ${fmt(p50(t.cpu) / p50(readability.cpu), 2)} |`,
+      );
+    }
+  }
+  if (r.chunks.pages > 0) {
+    const q = r.chunks;
+    console.log(
+      `\n## Chunk quality (full-page pass, ${MAX_TOKENS}/${MIN_TOKENS}/${HARD_MAX_TOKENS} tokens, cl100k_base, every count re-measured with the real tokenizer)\n`,
+    );
+    console.log('| measure | value |');
+    console.log('|---|---|');
+    console.log(`| pages chunked | ${q.pages} |`);
+    console.log(
+      `| chunks | ${q.chunks} (mean ${fmt(q.tokens / Math.max(1, q.chunks), 0)} tokens) |`,
+    );
+    console.log(
+      `| chunks under ${MIN_TOKENS} tokens (pages with more than one chunk) | ${q.underMin} |`,
+    );
+    console.log(`| heading-only chunks | ${q.headingOnly} |`);
+    console.log(
+      `| code blocks / tables split (of ${q.blocks}; fitting ${HARD_MAX_TOKENS} tokens) | ${q.splitBlocks} |`,
+    );
+    console.log(
+      `| code blocks / tables over ${HARD_MAX_TOKENS} tokens (cut by design) | ${q.oversizedBlocks} |`,
+    );
+    console.log(
+      `| reported token count ≠ real count | ${q.countMismatch} chunks (largest gap ${q.maxCountGap}) |`,
+    );
+    console.log(
+      `| chunks over ${MAX_TOKENS} tokens (real count) | ${q.overMax} (${q.overMaxProse} without code or table) |`,
     );
   }
   const flagged = Object.entries(r.flagged);

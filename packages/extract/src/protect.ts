@@ -1,0 +1,176 @@
+import { type DomDocument, type DomElement, elements, textOf } from './dom.js';
+
+/** Attribute that keeps a heading's own level through Readability (which renames h1 to h2). */
+export const LEVEL_ATTR = 'data-rf-level';
+
+const HIDDEN_STYLE =
+  /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!important\s*)?(?:;|$)/i;
+
+/** Hidden by the `hidden` attribute or an inline `display: none` / `visibility: hidden`. */
+export function isHiddenElement(el: DomElement): boolean {
+  return el.hasAttribute('hidden') || HIDDEN_STYLE.test(el.getAttribute('style') ?? '');
+}
+
+function unhide(el: DomElement): void {
+  el.removeAttribute('hidden');
+  el.removeAttribute('aria-hidden');
+  const style = el.getAttribute('style');
+  if (style !== null) el.setAttribute('style', style.replace(new RegExp(HIDDEN_STYLE, 'gi'), ';'));
+}
+
+/**
+ * Content a server sends hidden on purpose, for a script to put in place. React streaming SSR
+ * renders `<template id="B:n">` placeholders in the page and the finished subtrees later in
+ * `<div hidden id="S:n">`, swapped in by `$RC`: do the swap. Failing that, a hidden element
+ * outside the page's chrome that holds most of the page's text is the document, not chrome.
+ * Runs on the freshly parsed tree, before classification counts text.
+ */
+export function revealStreamedContent(doc: DomDocument): number {
+  const body = doc.body;
+  if (!body) return 0;
+  let revealed = 0;
+  for (const segment of elements(body.querySelectorAll('[hidden][id^="S:"]'))) {
+    const n = segment.id.slice(2);
+    const placeholder = doc.querySelector(`template[id="B:${n}"], [id="B:${n}"]`);
+    unhide(segment);
+    if (placeholder?.parentNode && !placeholder.contains(segment)) {
+      const wrapper = doc.createElement('div');
+      while (segment.firstChild) wrapper.appendChild(segment.firstChild);
+      placeholder.replaceWith(wrapper);
+      segment.remove();
+    }
+    revealed++;
+  }
+  const total = textOf(body).length;
+  if (total < 500) return revealed;
+  const anyHidden = '[hidden], [style*="none"], [style*="hidden"]';
+  const hidden = elements(body.querySelectorAll(anyHidden)).filter(
+    (el) => isHiddenElement(el) && !el.parentElement?.closest(anyHidden),
+  );
+  const lengths = hidden.map((el) => textOf(el).length);
+  const visible = total - lengths.reduce((x, y) => x + y, 0);
+  hidden.forEach((el, i) => {
+    const len = lengths[i]!;
+    // Only when the visible page is next to nothing without it: hidden related posts beside a
+    // real article stay hidden (and are removed from the content root later).
+    if (
+      len >= 500 &&
+      visible < 0.25 * len &&
+      !el.closest('nav, header, footer, aside, dialog, [role="dialog"]')
+    ) {
+      unhide(el);
+      revealed++;
+    }
+  });
+  return revealed;
+}
+
+/**
+ * A CSS utility class (Tailwind and the like: `overflow-hidden`, `scroll-mt-20`, `md:hidden`,
+ * `w-1/2`) describes looks, not what the element is; Readability's class patterns read
+ * `hidden`, `scroll`, `extra` in such names as boilerplate. Recognised by shape: a colon,
+ * a digit, a slash or brackets, or a CSS property name as the first word.
+ */
+const UTILITY_TOKEN =
+  /[:[\]/]|\d|^-?(?:overflow|scroll|overscroll|whitespace|visibility|display|text|bg|border|rounded|shadow|opacity|transition|transform|cursor|select|pointer-events|sr)-/;
+
+/** Elements whose whole job is content: their classes are never a reason to drop them. */
+const CONTENT_TAGS = new Set([
+  'PRE',
+  'CODE',
+  'KBD',
+  'SAMP',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+  'TABLE',
+  'THEAD',
+  'TBODY',
+  'TR',
+  'TD',
+  'TH',
+  'DL',
+  'DT',
+  'DD',
+  'FIGURE',
+  'FIGCAPTION',
+  'BLOCKQUOTE',
+]);
+
+export interface ProtectStats {
+  utilityTokens: number;
+  contentElements: number;
+  panels: number;
+}
+
+/**
+ * Protects real content from Readability's class-name rules, in place, after cleaning:
+ * - class and id of code, headings, tables, definition lists, figures and quotes (and of
+ *   everything inside code and tables) are dropped, so `nextra-code` or `scroll-mt-4` on an
+ *   `<h2>` no longer reads as "extra" / "scroll";
+ * - CSS utility tokens are dropped from every class list (`hidden` next to a responsive
+ *   display token such as `md:block` goes too: the element shows on a wide screen);
+ * - collapsed panels (the target of an `aria-controls` toggle, or a "read more" body next to
+ *   its toggle button) are unhidden and lose their `hidden`-like classes;
+ * - each heading's level is pinned as `data-rf-level`.
+ */
+export function protectContent(doc: DomDocument): ProtectStats {
+  const stats: ProtectStats = { utilityTokens: 0, contentElements: 0, panels: 0 };
+  const body = doc.body;
+  if (!body) return stats;
+  for (const toggle of elements(body.querySelectorAll('[aria-controls]'))) {
+    for (const id of (toggle.getAttribute('aria-controls') ?? '').split(/\s+/)) {
+      if (id === '') continue;
+      const panel = doc.querySelector(`[id="${id.replace(/["\\]/g, '')}"]`);
+      if (!panel || panel.closest('nav, header, footer, aside') || panel.nodeName === 'NAV')
+        continue;
+      if (textOf(panel).length < 40) continue;
+      unhide(panel);
+      panel.className = (panel.className ?? '').replace(/\S*(?:hidden|collapsed?)\S*/gi, '');
+      stats.panels++;
+    }
+  }
+  for (const el of elements(body.querySelectorAll('*'))) {
+    const tag = el.nodeName;
+    if (/^H[1-6]$/.test(tag)) el.setAttribute(LEVEL_ATTR, tag.charAt(1));
+    if (CONTENT_TAGS.has(tag) || el.parentElement?.closest('pre, code, table')) {
+      if (el.hasAttribute('class') || el.hasAttribute('id')) stats.contentElements++;
+      el.removeAttribute('class');
+      // An id is an anchor target here (#section-2), never a reason to drop the element.
+      el.removeAttribute('id');
+      continue;
+    }
+    const cls = el.getAttribute('class');
+    if (!cls) continue;
+    const tokens = cls.split(/\s+/).filter((t) => t !== '');
+    const responsive = tokens.some((t) =>
+      /^[a-z0-9]+:(?:block|flex|grid|inline|table|contents)/.test(t),
+    );
+    const kept = tokens.filter(
+      (t) => !UTILITY_TOKEN.test(t) && !(responsive && /^(?:hidden|invisible)$/.test(t)),
+    );
+    if (kept.length !== tokens.length) {
+      stats.utilityTokens += tokens.length - kept.length;
+      el.setAttribute('class', kept.join(' '));
+    }
+  }
+  return stats;
+}
+
+/** Removes CSS- or attribute-hidden elements from an extracted root (chrome kept out of view). */
+export function removeHidden(root: DomElement): number {
+  let removed = 0;
+  for (const el of elements(
+    root.querySelectorAll('[hidden], [style*="none"], [style*="hidden"], [aria-hidden="true"]'),
+  )) {
+    if (!el.parentNode) continue;
+    if (el.getAttribute('aria-hidden') === 'true' || isHiddenElement(el)) {
+      el.remove();
+      removed++;
+    }
+  }
+  return removed;
+}

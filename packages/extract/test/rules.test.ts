@@ -1,0 +1,242 @@
+import { describe, expect, it } from 'vitest';
+import {
+  detectNotDocument,
+  extractPage,
+  learnTitleAffixes,
+  parsePage,
+  stripTitleAffixes,
+  titleRoot,
+} from '../src/index.js';
+
+const prose = (topic: string, n = 6) =>
+  Array.from(
+    { length: n },
+    (_, i) =>
+      `<p>${topic} paragraph ${i}: the service keeps a copy of every record, checks it on each read and repairs it from a replica when the checksum does not match.</p>`,
+  ).join('\n');
+
+const shell = (head: string, body: string) =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Storage guide</title>${head}</head><body>
+<header><nav><a href="/">Home</a> <a href="/docs">Docs</a> <a href="/blog">Blog</a></nav></header>
+${body}
+<footer><p>© 2026 Example Storage. All rights reserved.</p></footer></body></html>`;
+
+describe('A: Readability class rules do not delete real content', () => {
+  it('keeps a code block whose <code> carries a name with "extra" in it', () => {
+    const html = shell(
+      '<meta property="og:type" content="article">',
+      `<article><h1>Storage guide</h1>${prose('Intro', 4)}
+<div class="highlight"><pre><code class="nextra-code language-js">const store = open('data');
+store.put('k', 1);</code></pre></div>${prose('Outro', 3)}</article>`,
+    );
+    const page = extractPage(html);
+    expect(page.markdown).toContain("```js\nconst store = open('data');\nstore.put('k', 1);\n```");
+  });
+
+  it('keeps headings with utility classes like scroll-mt-* that read as "scroll"', () => {
+    const html = shell(
+      '',
+      `<article><h1>Storage guide</h1>${prose('Intro', 3)}
+<h2 class="group scroll-mt-20 heading-scroll-margin-top">Replication</h2>${prose('Replication', 3)}
+<h2 class="scroll-mt-20">Repair</h2>${prose('Repair', 3)}</article>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('## Replication');
+    expect(md).toContain('## Repair');
+  });
+
+  it('keeps a table inside an overflow-hidden wrapper', () => {
+    const rows = Array.from(
+      { length: 5 },
+      (_, i) => `<tr><td>opt${i}</td><td>Sets option ${i} of the store.</td></tr>`,
+    ).join('');
+    const html = shell(
+      '',
+      `<article><h1>Storage guide</h1>${prose('Intro', 4)}
+<div class="overflow-hidden rounded-lg"><table><thead><tr><th>Name</th><th>Meaning</th></tr></thead><tbody>${rows}</tbody></table></div></article>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('| Name | Meaning |');
+    expect(md).toContain('| opt4 | Sets option 4 of the store. |');
+  });
+
+  it('keeps a collapsed "read more" panel that a toggle controls', () => {
+    const html = shell(
+      '',
+      `<article><h1>Storage guide</h1>${prose('Intro', 4)}
+<button aria-expanded="false" aria-controls="more-1">Read more</button>
+<div id="more-1" class="details-panel--hidden hidden-text" hidden><p>The collapsed panel explains how replicas are chosen: the nearest healthy node in another zone, never two in one rack.</p></div></article>`,
+    );
+    expect(extractPage(html).markdown).toContain('never two in one rack');
+  });
+});
+
+describe('B: link-made main content', () => {
+  it('keeps a grid of link cards under the main heading, and not the site nav', () => {
+    const cards = [
+      'Install the server',
+      'Configure replication',
+      'Back up and restore',
+      'Monitor the cluster',
+      'Upgrade between versions',
+      'Tune for large objects',
+    ]
+      .map(
+        (t, i) =>
+          `<div class="card"><a href="/docs/${i}"><h3>${t}</h3></a><p>${t} in a few steps.</p></div>`,
+      )
+      .join('');
+    const html = shell('', `<main><h1>Documentation</h1><div class="grid">${cards}</div></main>`);
+    const md = extractPage(html, { url: 'https://storage.example/docs' }).markdown;
+    expect(md).toContain('Configure replication');
+    expect(md).toContain('Tune for large objects in a few steps.');
+    expect(md).not.toContain('Blog');
+  });
+});
+
+describe('D: too much kept', () => {
+  it('drops a CSS-hidden block from the container', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Body', 5)}
+<div class="related" style="display: none"><h2>Related posts</h2>${prose('Hidden related', 8)}</div></main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('Body paragraph 4');
+    expect(md).not.toContain('Hidden related');
+  });
+
+  it('runs Readability output through the same nav stripping as the container', () => {
+    const html = shell(
+      '<meta property="og:type" content="article">',
+      `<article><h1>Storage guide</h1>${prose('Body', 6)}
+<nav class="chapter-links"><a href="/a">Previous chapter: the journal</a> <a href="/b">Next chapter: compaction</a></nav></article>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('Body paragraph 5');
+    expect(md).not.toContain('Next chapter');
+  });
+
+  it('drops a "Was this page helpful?" widget', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Body', 5)}
+<div class="rate"><p>Was this page helpful?</p><button>Yes</button><button>No</button></div></main>`,
+    );
+    expect(extractPage(html).markdown).not.toMatch(/helpful/i);
+  });
+
+  it('drops per-post action links of a Q&A thread', () => {
+    const html = shell(
+      '',
+      `<main><h1>How do I repair a replica?</h1><div class="post">${prose('Question', 3)}
+<div class="menu"><a href="/q/1/share">Share</a> <a href="/q/1/edit">Improve this question</a> <a href="/q/1/follow">Follow</a></div></div>
+<div class="post">${prose('Answer', 3)}<div><a href="/a/2/share">Share</a> <a href="/a/2/edit">Improve this answer</a></div></div></main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('Answer paragraph 2');
+    expect(md).not.toMatch(/Improve this|Share|Follow/);
+  });
+});
+
+describe('E: content the raw HTML hides on purpose', () => {
+  it('puts React streaming SSR segments in place of their placeholders', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1><template id="B:0"></template><p>Loading…</p></main>
+<div hidden id="S:0"><article><h2>Streamed section</h2>${prose('Streamed', 6)}</article></div>
+<script>$RC("B:0","S:0")</script>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('## Streamed section');
+    expect(md).toContain('Streamed paragraph 5');
+  });
+
+  it('shows a hidden block that holds most of the page text', () => {
+    const html = shell(
+      '',
+      `<div hidden><main><h1>Storage guide</h1>${prose('Body', 6)}</main></div>`,
+    );
+    expect(extractPage(html).markdown).toContain('Body paragraph 5');
+  });
+});
+
+describe('F: error pages served with 200', () => {
+  it('flags a page titled "Error | …" with only a legal footer', () => {
+    const html = `<!doctype html><html><head><title>Error | Example Corp</title></head><body>
+<header><a href="/">Example Corp</a></header><main><p>Go back to the <a href="/">home page</a>.</p></main>
+<footer><p>© 2026 Example Corp. Terms. Privacy. Imprint.</p></footer></body></html>`;
+    const check = detectNotDocument(html, { status: 200 });
+    expect(check.ok).toBe(false);
+    expect(check.reasons.map((r) => r.code)).toContain('ERROR_PAGE');
+  });
+
+  it('does not flag a documentation page about error handling', () => {
+    const html = shell('', `<main><h1>Error handling</h1>${prose('Errors', 8)}</main>`).replace(
+      '<title>Storage guide</title>',
+      '<title>Error handling | Storage docs</title>',
+    );
+    expect(detectNotDocument(html, { status: 200 }).ok).toBe(true);
+  });
+});
+
+describe('G: headings', () => {
+  it('keeps an in-body h1 as level 1 (Readability renames it h2)', () => {
+    const html = shell(
+      '<meta property="og:type" content="article">',
+      `<article><h1>Storage guide</h1>${prose('Intro', 3)}<h1>Part two</h1>${prose('Second', 3)}<h2>Details</h2>${prose('Details', 3)}</article>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toMatch(/^# Part two$/m);
+    expect(md).toMatch(/^## Details$/m);
+  });
+
+  it('recognises a heading wrapped in a link (mdBook style)', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Intro', 3)}<a class="header" href="#replicas"><h2 id="replicas">Replicas</h2></a>${prose('Replicas', 3)}</main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toMatch(/^## Replicas$/m);
+    expect(md).not.toContain('[## ');
+  });
+
+  it('roots heading paths at the title without the site name', () => {
+    expect(titleRoot('Install | Storage | Example Corp', { siteName: 'Example Corp' })).toBe(
+      'Install | Storage',
+    );
+    expect(titleRoot('Install the server - Example Docs', { h1: 'Install the server' })).toBe(
+      'Install the server',
+    );
+    const html = shell(
+      '<meta property="og:site_name" content="Example Storage">',
+      `<main><h1>Storage guide</h1>${prose('Body', 3)}</main>`,
+    ).replace('<title>Storage guide</title>', '<title>Storage guide | Example Storage</title>');
+    expect(extractPage(html).rootTitle).toBe('Storage guide');
+  });
+
+  it('learns the suffix a host puts on its titles', () => {
+    const affixes = learnTitleAffixes([
+      'Install | Guides | Example Corp',
+      'Configure | Guides | Example Corp',
+      'Pricing | Example Corp',
+      'Blog post about storage – Example Corp',
+    ]);
+    expect(affixes.suffixes).toContain(' | Example Corp');
+    expect(stripTitleAffixes('Upgrade | Example Corp', affixes)).toBe('Upgrade');
+    expect(stripTitleAffixes('Example Corp', affixes)).toBe('Example Corp');
+  });
+});
+
+describe('parsePage: one parse, classification first', () => {
+  it('classify() then extract() gives what detectNotDocument and extractPage give', () => {
+    const html = shell('', `<main><h1>Storage guide</h1>${prose('Body', 4)}</main>`);
+    const parsed = parsePage(html, { url: 'https://storage.example/guide' });
+    const check = parsed.classify({ status: 200 });
+    const page = parsed.extract();
+    expect(check).toEqual(detectNotDocument(html, { status: 200 }));
+    expect(page).toEqual(extractPage(html, { url: 'https://storage.example/guide' }));
+    // Classification after extraction re-parses rather than reading a rewritten tree.
+    expect(parsed.classify({ status: 200 })).toEqual(check);
+  });
+});
