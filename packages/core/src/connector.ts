@@ -81,6 +81,24 @@ export interface ValidityPatch {
   readonly current?: boolean;
 }
 
+/** One document version. */
+export interface VersionRef {
+  readonly documentId: string;
+  readonly versionId: string;
+}
+
+/** A validity patch for every chunk of one document version (the batch form of `patchValidity`). */
+export interface VersionPatch extends VersionRef {
+  readonly patch: ValidityPatch;
+}
+
+/**
+ * Largest number of document versions core passes to one batch hook call (`_patchValidityMany`,
+ * `_countMany`, `_listMany`, `_deleteVersions`). Core slices longer lists, so a hook can build
+ * one `IN (...)` / `$in` filter per call without meeting a store's filter-size limit.
+ */
+export const MAX_BATCH_REFS = 100;
+
 export interface OpenOptions {
   /** Vector dimensions; a mismatch with an existing index is DIMENSION_MISMATCH. */
   readonly dimensions: number;
@@ -233,6 +251,36 @@ export abstract class Connector {
     await this._patchValidity(documentId, versionId, patch);
   }
 
+  /**
+   * Batch form of `patchValidity`: one call for many document versions. Each (document,
+   * version) may appear once. Core slices the list into calls of at most `MAX_BATCH_REFS`.
+   */
+  async patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+    this.ensureOpen();
+    const seen = new Set<string>();
+    const effective: VersionPatch[] = [];
+    for (const p of patches) {
+      const key = refKey(p);
+      if (seen.has(key)) {
+        throw this.error(
+          'INVALID_ARGUMENT',
+          `version ${p.versionId} of ${p.documentId} appears twice in one validity patch.`,
+        );
+      }
+      seen.add(key);
+      const { to, current } = p.patch;
+      if (to !== undefined && (!Number.isSafeInteger(to) || to < 0)) {
+        throw this.error(
+          'INVALID_ARGUMENT',
+          `validity bound must be a non-negative integer, got ${to}.`,
+        );
+      }
+      if (to === undefined && current === undefined) continue;
+      effective.push(p);
+    }
+    for (const slice of slices(effective)) await this._patchValidityMany(slice);
+  }
+
   /** The published epoch held by the store (0 for a fresh store). */
   async readEpoch(): Promise<number> {
     this.ensureOpen();
@@ -264,6 +312,12 @@ export abstract class Connector {
     await this._deleteDocuments([...new Set(documentIds)]);
   }
 
+  /** Batch form of `deleteVersion`. Absent versions: no-op. */
+  async deleteVersions(refs: readonly VersionRef[]): Promise<void> {
+    this.ensureOpen();
+    for (const slice of slices(uniqueRefs(refs))) await this._deleteVersions(slice);
+  }
+
   /** Lists the chunks of one document (one version when given), sorted by ordinal. */
   async listChunks(
     documentId: string,
@@ -275,6 +329,55 @@ export abstract class Connector {
     return rows.sort(
       (a, b) => Number(a.metadata[FIELDS.ordinal]) - Number(b.metadata[FIELDS.ordinal]),
     );
+  }
+
+  /**
+   * Batch form of `listChunks` over whole documents (every version): chunks grouped by
+   * documentId, each group sorted by version then ordinal. Documents with no chunks map to [].
+   */
+  async listChunksMany(
+    documentIds: readonly string[],
+    options: { withEmbeddings?: boolean } = {},
+  ): Promise<Map<string, ListedChunk[]>> {
+    this.ensureOpen();
+    const ids = [...new Set(documentIds)];
+    const out = new Map<string, ListedChunk[]>(ids.map((id) => [id, []]));
+    for (const slice of slices(ids)) {
+      for (const c of await this._listMany(slice, options.withEmbeddings === true)) {
+        const group = out.get(String(c.metadata[FIELDS.documentId]));
+        // A hook that returns chunks of documents it was not asked for is ignored, not trusted.
+        if (group !== undefined) group.push(c);
+      }
+    }
+    for (const group of out.values()) {
+      group.sort(
+        (a, b) =>
+          String(a.metadata[FIELDS.versionId]).localeCompare(
+            String(b.metadata[FIELDS.versionId]),
+          ) || Number(a.metadata[FIELDS.ordinal]) - Number(b.metadata[FIELDS.ordinal]),
+      );
+    }
+    return out;
+  }
+
+  /** Batch form of `countChunks`: exact counts, in the order of `refs`. */
+  async countChunksMany(refs: readonly VersionRef[]): Promise<number[]> {
+    this.ensureOpen();
+    const unique = uniqueRefs(refs);
+    const counts = new Map<string, number>();
+    for (const slice of slices(unique)) {
+      const got = await this._countMany(slice);
+      if (got.length !== slice.length) {
+        throw this.error(
+          'INTERNAL',
+          `_countMany returned ${got.length} counts for ${slice.length} versions; return one count per ref, in order.`,
+        );
+      }
+      slice.forEach((r, i) => {
+        counts.set(refKey(r), got[i]!);
+      });
+    }
+    return refs.map((r) => counts.get(refKey(r)) ?? 0);
   }
 
   /** Exact number of chunks stored for a document version (any validity). */
@@ -340,6 +443,56 @@ export abstract class Connector {
   protected async _count(documentId: string, versionId: string): Promise<number> {
     return (await this._list(documentId, versionId, false)).length;
   }
+
+  /*
+   * Batch hooks. Each receives at most MAX_BATCH_REFS already-validated, de-duplicated refs.
+   * The defaults loop over the single-version hooks, so a connector that does not override
+   * them stays correct; override them to make a batch of documents cost one store operation.
+   */
+
+  /** Default: one `_patchValidity` per version. Same contract, for every version listed. */
+  protected async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+    for (const p of patches) await this._patchValidity(p.documentId, p.versionId, p.patch);
+  }
+
+  /** Default: one `_count` per version. Must return one exact count per ref, in order. */
+  protected async _countMany(refs: readonly VersionRef[]): Promise<number[]> {
+    const out: number[] = [];
+    for (const r of refs) out.push(await this._count(r.documentId, r.versionId));
+    return out;
+  }
+
+  /** Default: one `_list` per document. Returns every chunk (any version) of those documents. */
+  protected async _listMany(
+    documentIds: readonly string[],
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    const out: ListedChunk[] = [];
+    for (const id of documentIds) out.push(...(await this._list(id, undefined, withEmbeddings)));
+    return out;
+  }
+
+  /** Default: one `_deleteVersion` per version. Absent versions are a no-op. */
+  protected async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
+    for (const r of refs) await this._deleteVersion(r.documentId, r.versionId);
+  }
+}
+
+function refKey(r: VersionRef): string {
+  return `${r.documentId}\u0000${r.versionId}`;
+}
+
+function uniqueRefs(refs: readonly VersionRef[]): VersionRef[] {
+  const seen = new Map<string, VersionRef>();
+  for (const r of refs) {
+    if (!seen.has(refKey(r)))
+      seen.set(refKey(r), { documentId: r.documentId, versionId: r.versionId });
+  }
+  return [...seen.values()];
+}
+
+function* slices<T>(items: readonly T[]): Generator<readonly T[]> {
+  for (let i = 0; i < items.length; i += MAX_BATCH_REFS) yield items.slice(i, i + MAX_BATCH_REFS);
 }
 
 /** True when chunk metadata falls in `view`. Reference semantics for every connector's filter. */

@@ -137,7 +137,9 @@ export type DocumentOutcome =
   | 'rejected-by-gate'
   | 'verify-failed'
   | 'removed'
-  | 'skipped';
+  | 'skipped'
+  /** Verified, but not promoted because another document of its batch failed verification. */
+  | 'held';
 
 export interface DocumentPublishResult {
   readonly documentId: string;

@@ -12,6 +12,7 @@ import type {
 } from '../model.js';
 import {
   type DocumentRecord,
+  type FetchValidators,
   type JournalDocument,
   type JournalEntry,
   type JournalStep,
@@ -19,12 +20,20 @@ import {
   PUBLISHER_LEASE,
   type StateStore,
 } from '../state/types.js';
-import { defaultVerifyTimeoutMs, verifyQueryable } from './verify.js';
+import { defaultVerifyTimeoutMs, verifyQueryableBatch } from './verify.js';
 
-/** A new version to publish, plus the observation facts to record with it. */
+/**
+ * A new version to publish, plus the observation that produced it. The publisher records the
+ * observation in the same journalled document-record write that makes the version current, so
+ * the caller never writes the record a second time.
+ */
 export interface PublishCandidate extends DocumentVersion {
   readonly retrievedAt?: IsoTime;
   readonly sourceModifiedAt?: IsoTime;
+  /** HTTP validators of the response the version came from (kept only once it is current). */
+  readonly validators?: FetchValidators;
+  /** Raw snapshot digest of that response (lets the version be re-extracted without refetching). */
+  readonly rawDigest?: string;
 }
 
 /** Retire a document's current version without replacement (an approved deletion). */
@@ -58,6 +67,8 @@ export interface PublisherOptions {
   /** Largest share of a source's current documents one batch may remove. Default 0.5. */
   readonly maxRetireShare?: number;
   readonly verifyTimeoutMs?: number;
+  /** Documents per batch that get a smoke query during verification. Default 3. */
+  readonly smokeSample?: number;
   readonly hooks?: PublisherHooks;
   readonly now?: () => Date;
 }
@@ -332,6 +343,8 @@ export class Publisher {
           chunkHashes: c.chunks.map((ch) => ch.contentHash),
           ...(c.retrievedAt === undefined ? {} : { retrievedAt: c.retrievedAt }),
           ...(c.sourceModifiedAt === undefined ? {} : { sourceModifiedAt: c.sourceModifiedAt }),
+          ...(c.validators === undefined ? {} : { validators: c.validators }),
+          ...(c.rawDigest === undefined ? {} : { rawDigest: c.rawDigest }),
         },
       });
     }
@@ -366,55 +379,71 @@ export class Publisher {
     // 3. Stage, invisible to the current view (rf_from = T > E).
     let t = performance.now();
     entry = await this.#step(entry, 'staging');
-    let stagedChunks = 0;
-    for (const p of planned) {
-      if (p.candidate === undefined) continue;
-      await this.connector.upsert(p.candidate.chunks.map((ch) => toStoredChunk(ch, targetEpoch)));
-      stagedChunks += p.candidate.chunks.length;
-    }
+    // One write for the whole batch (the connector splits it by its maxWriteBatch).
+    const staged = planned.flatMap((p) =>
+      p.candidate === undefined
+        ? []
+        : p.candidate.chunks.map((ch) => toStoredChunk(ch, targetEpoch)),
+    );
+    await this.connector.upsert(staged);
+    const stagedChunks = staged.length;
     entry = await this.#step(entry, 'staged');
     timings.stage = elapsed(t);
 
     // 4. Verify queryable.
     t = performance.now();
     const verifyTimeoutMs = this.#options.verifyTimeoutMs ?? defaultVerifyTimeoutMs(this.connector);
-    const failed = new Set<string>();
-    for (const p of planned) {
-      const c = p.candidate;
-      if (c === undefined) continue;
-      const probe = c.chunks[Math.floor(c.chunks.length / 2)]!;
-      const result = await verifyQueryable(
-        this.connector,
-        {
-          documentId: c.documentId,
-          versionId: c.versionId,
-          chunkIds: p.journal.chunkIds,
-          probe: { chunkId: probe.chunkId, embedding: probe.embedding },
-        },
-        { timeoutMs: verifyTimeoutMs },
-      );
-      if (!result.ok) {
-        failed.add(c.documentId);
-        const reasons = result.failures.map((f) => `verify-failed: ${f}`);
-        await this.connector.deleteVersion(c.documentId, c.versionId);
-        await this.#markRejected(c, await this.state.getDocument(c.documentId), reasons);
-        results.push({
-          documentId: c.documentId,
-          versionId: c.versionId,
-          ...(p.journal.previousVersionId === undefined
-            ? {}
-            : { previousVersionId: p.journal.previousVersionId }),
-          outcome: 'verify-failed',
-          reasons,
-          chunks: c.chunks.length,
-        });
-      }
-    }
-    const promoted = planned.filter((p) => !failed.has(p.journal.documentId));
-    entry = { ...entry, documents: promoted.map((p) => p.journal) };
-    entry = await this.#step(entry, 'verified');
+    const toVerify = planned.flatMap((p) => (p.candidate === undefined ? [] : [p.candidate]));
+    const verdict = await verifyQueryableBatch(
+      this.connector,
+      toVerify.map((c) => ({ documentId: c.documentId, versionId: c.versionId, chunks: c.chunks })),
+      {
+        timeoutMs: verifyTimeoutMs,
+        ...(this.#options.smokeSample === undefined
+          ? {}
+          : { smokeSample: this.#options.smokeSample }),
+      },
+    );
     timings.verify = elapsed(t);
-    if (promoted.length === 0) {
+    if (!verdict.ok) {
+      // A batch is the unit of publication: when one document is not queryable, none of the
+      // batch is promoted. The failing documents are quarantined; the others are held (state
+      // untouched) so the caller can publish them again in another batch.
+      await this.connector.deleteVersions(
+        toVerify.map((c) => ({ documentId: c.documentId, versionId: c.versionId })),
+      );
+      const failedIds = [...verdict.failures.keys()];
+      for (const p of planned) {
+        const c = p.candidate;
+        const previous =
+          p.journal.previousVersionId === undefined
+            ? {}
+            : { previousVersionId: p.journal.previousVersionId };
+        const why = verdict.failures.get(p.journal.documentId);
+        if (c !== undefined && why !== undefined) {
+          const reasons = why.map((f) => `verify-failed: ${f}`);
+          await this.#markRejected(c, await this.state.getDocument(c.documentId), reasons);
+          results.push({
+            documentId: c.documentId,
+            versionId: c.versionId,
+            ...previous,
+            outcome: 'verify-failed',
+            reasons,
+            chunks: c.chunks.length,
+          });
+        } else {
+          results.push({
+            documentId: p.journal.documentId,
+            versionId: p.journal.versionId,
+            ...previous,
+            outcome: 'held',
+            reasons: [
+              `batch-held: ${failedIds.length} document(s) of the batch failed verification, e.g. ${failedIds[0]}`,
+            ],
+            chunks: p.journal.chunkIds.length,
+          });
+        }
+      }
       await this.state.clearJournal(batchId);
       return {
         batchId,
@@ -426,15 +455,19 @@ export class Publisher {
         timingsMs: timings,
       };
     }
+    entry = await this.#step(entry, 'verified');
 
     // 5. Promote: close the replaced versions at T, then advance the epoch (compare-and-set).
     t = performance.now();
     entry = await this.#step(entry, 'promoting');
-    for (const d of entry.documents) {
-      const closing = d.action === 'publish' ? d.previousVersionId : d.versionId;
-      if (closing !== undefined)
-        await this.connector.patchValidity(d.documentId, closing, { to: targetEpoch });
-    }
+    await this.connector.patchValidityMany(
+      entry.documents.flatMap((d) => {
+        const closing = d.action === 'publish' ? d.previousVersionId : d.versionId;
+        return closing === undefined
+          ? []
+          : [{ documentId: d.documentId, versionId: closing, patch: { to: targetEpoch } }];
+      }),
+    );
     await this.connector.advanceEpoch(baseEpoch, targetEpoch);
     timings.promote = elapsed(t);
 
@@ -542,16 +575,24 @@ export class Publisher {
 
     t = performance.now();
     entry = await this.#step(entry, 'flagged');
-    for (const d of entry.documents) {
-      if (d.action === 'publish') {
-        await this.connector.patchValidity(d.documentId, d.versionId, { current: true });
-        if (d.previousVersionId !== undefined) {
-          await this.connector.patchValidity(d.documentId, d.previousVersionId, { current: false });
-        }
-      } else {
-        await this.connector.patchValidity(d.documentId, d.versionId, { current: false });
-      }
-    }
+    await this.connector.patchValidityMany(
+      entry.documents.flatMap((d) =>
+        d.action === 'publish'
+          ? [
+              { documentId: d.documentId, versionId: d.versionId, patch: { current: true } },
+              ...(d.previousVersionId === undefined
+                ? []
+                : [
+                    {
+                      documentId: d.documentId,
+                      versionId: d.previousVersionId,
+                      patch: { current: false },
+                    },
+                  ]),
+            ]
+          : [{ documentId: d.documentId, versionId: d.versionId, patch: { current: false } }],
+      ),
+    );
     timings.flag = elapsed(t);
 
     t = performance.now();
@@ -626,7 +667,9 @@ export class Publisher {
       ...(d.textChars === undefined ? {} : { textChars: d.textChars }),
       ...(d.chunkHashes === undefined ? {} : { chunkHashes: d.chunkHashes }),
       timestamps,
-      ...(d.retrievedAt === undefined ? {} : { lastGoodAt: d.retrievedAt }),
+      ...(d.retrievedAt === undefined ? {} : { lastGoodAt: d.retrievedAt, goneCount: 0 }),
+      ...(d.validators === undefined ? {} : { validators: d.validators }),
+      ...(d.rawDigest === undefined ? {} : { rawDigest: d.rawDigest }),
       publishedEpoch: epoch,
       history: [
         ...history,
@@ -644,26 +687,33 @@ export class Publisher {
   async #confirm(entry: JournalEntry): Promise<void> {
     const v = this.connector.capabilities.visibility;
     const deadline = Date.now() + (v.mode === 'immediate' ? 2_000 : v.maxLagMs * 2 + 1_000);
-    for (const d of entry.documents) {
-      for (let delay = 20; ; delay = Math.min(delay * 2, 500)) {
-        const problem = await this.#confirmOne(d, entry.targetEpoch);
-        if (problem === undefined) break;
-        if (Date.now() + delay > deadline) {
-          throw new RagfreshError(
-            'CONFIRM_FAILED',
-            `after promotion to epoch ${entry.targetEpoch}, ${problem}.`,
-            {
-              scope: this.connector.store,
-            },
-          );
-        }
-        await new Promise((r) => setTimeout(r, delay));
+    let pending = [...entry.documents];
+    for (let delay = 20; pending.length > 0; delay = Math.min(delay * 2, 500)) {
+      // One listing for every document still unconfirmed.
+      const listed = await this.connector.listChunksMany(pending.map((d) => d.documentId));
+      const problems = new Map<string, string>();
+      for (const d of pending) {
+        const problem = this.#confirmOne(d, listed.get(d.documentId) ?? [], entry.targetEpoch);
+        if (problem !== undefined) problems.set(d.documentId, problem);
       }
+      if (problems.size === 0) return;
+      if (Date.now() + delay > deadline) {
+        throw new RagfreshError(
+          'CONFIRM_FAILED',
+          `after promotion to epoch ${entry.targetEpoch}, ${[...problems.values()][0]}${problems.size > 1 ? ` (and ${problems.size - 1} more)` : ''}.`,
+          { scope: this.connector.store },
+        );
+      }
+      pending = pending.filter((d) => problems.has(d.documentId));
+      await new Promise((r) => setTimeout(r, delay));
     }
   }
 
-  async #confirmOne(d: JournalDocument, epoch: number): Promise<string | undefined> {
-    const listed = await this.connector.listChunks(d.documentId);
+  #confirmOne(
+    d: JournalDocument,
+    listed: readonly { readonly metadata: Readonly<Record<string, unknown>> }[],
+    epoch: number,
+  ): string | undefined {
     const visible = listed.filter((c) => {
       const from = Number(c.metadata[FIELDS.from]);
       const to = Number(c.metadata[FIELDS.to]);
@@ -691,17 +741,18 @@ export class Publisher {
   async collectRetired(): Promise<number> {
     const epoch = await this.connector.readEpoch();
     const grace = this.#options.graceEpochs ?? 1;
-    let chunks = 0;
-    for (const r of await this.state.listRetirements()) {
-      if (r.epoch + grace > epoch) continue;
+    const due = (await this.state.listRetirements()).filter((r) => r.epoch + grace <= epoch);
+    if (due.length === 0) return 0;
+    const doomed = [];
+    for (const r of due) {
       const record = await this.state.getDocument(r.documentId);
-      if (record?.currentVersionId !== r.versionId) {
-        chunks += await this.connector.countChunks(r.documentId, r.versionId);
-        await this.connector.deleteVersion(r.documentId, r.versionId);
-      }
-      await this.state.deleteRetirement(r.documentId, r.versionId);
+      // A version that became current again (re-published) is not deleted.
+      if (record?.currentVersionId !== r.versionId) doomed.push(r);
     }
-    return chunks;
+    const counts = await this.connector.countChunksMany(doomed);
+    await this.connector.deleteVersions(doomed);
+    for (const r of due) await this.state.deleteRetirement(r.documentId, r.versionId);
+    return counts.reduce((a, b) => a + b, 0);
   }
 
   /**
@@ -728,18 +779,23 @@ export class Publisher {
         `journal batch ${journal.batchId} expected epoch ${journal.baseEpoch} or ${journal.targetEpoch}, store holds ${epoch}; inspect the store before publishing again.`,
       );
     }
+    const reopen = [];
+    const unstage = [];
     for (const d of journal.documents) {
-      const record = await this.state.getDocument(d.documentId);
       if (d.action === 'publish') {
-        if (d.previousVersionId !== undefined) {
-          await this.connector.patchValidity(d.documentId, d.previousVersionId, { to: OPEN_EPOCH });
-        }
+        if (d.previousVersionId !== undefined)
+          reopen.push({ documentId: d.documentId, versionId: d.previousVersionId });
+        const record = await this.state.getDocument(d.documentId);
         if (record?.currentVersionId !== d.versionId)
-          await this.connector.deleteVersion(d.documentId, d.versionId);
+          unstage.push({ documentId: d.documentId, versionId: d.versionId });
       } else {
-        await this.connector.patchValidity(d.documentId, d.versionId, { to: OPEN_EPOCH });
+        reopen.push({ documentId: d.documentId, versionId: d.versionId });
       }
     }
+    await this.connector.patchValidityMany(
+      reopen.map((r) => ({ ...r, patch: { to: OPEN_EPOCH } })),
+    );
+    await this.connector.deleteVersions(unstage);
     await this.state.clearJournal(journal.batchId);
     return {
       batchId: journal.batchId,

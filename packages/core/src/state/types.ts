@@ -103,6 +103,9 @@ export interface JournalDocument {
   readonly chunkHashes?: readonly string[];
   readonly retrievedAt?: IsoTime;
   readonly sourceModifiedAt?: IsoTime;
+  /** Validators and raw digest of the observation, recorded with the version (publish only). */
+  readonly validators?: FetchValidators;
+  readonly rawDigest?: string;
   readonly reason?: string;
 }
 
