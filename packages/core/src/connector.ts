@@ -41,6 +41,15 @@ export interface ConnectorCapabilities {
   readonly epochInStore: boolean;
   /** Form of the primary key in the store: the readable chunkId, or its UUID v5. */
   readonly idForm: 'chunk-id' | 'uuid';
+  /**
+   * Whether `advanceEpoch` is an exclusive claim on its own: of two publishers that race the
+   * same move with the publisher lease bypassed, exactly one succeeds and the other gets
+   * EPOCH_CONFLICT (`exclusive`, the default when absent). `lease-only`: the store offers no
+   * conditional write the connector can prove, so only the fenced publisher lease keeps two
+   * publishers from both "winning" — run one publisher per namespace. The conformance case
+   * `epoch-race` holds `exclusive` connectors to it and reports what `lease-only` ones did.
+   */
+  readonly epochClaim?: 'exclusive' | 'lease-only';
 }
 
 /** Which chunks a query may return. */
@@ -278,7 +287,7 @@ export abstract class Connector {
       if (to === undefined && current === undefined) continue;
       effective.push(p);
     }
-    for (const slice of slices(effective)) await this._patchValidityMany(slice);
+    for (const slice of patchSlices(effective)) await this._patchValidityMany(slice);
   }
 
   /** The published epoch held by the store (0 for a fresh store). */
@@ -416,27 +425,85 @@ export abstract class Connector {
     await this._close();
   }
 
+  /*
+   * The hooks. Core calls them only through the public methods above, which have already
+   * checked sequencing (open, not closed) and arguments. The Publisher's call order per batch:
+   *   stage      -> `_upsert` (chunks with rf_from = T, rf_to = OPEN_EPOCH, rf_current = false)
+   *   verify     -> `_countMany`, `_listMany`, `_query` (view `all`, scoped to one version), polled
+   *   promote    -> `_patchValidityMany` ({ to: T } on replaced versions), `_advanceEpoch(E, T)`
+   *   flag       -> `_patchValidityMany` (new { current: true }, previous { current: false })
+   *   retire     -> `_countMany`, `_deleteVersions` (versions past their grace epochs)
+   *   confirm    -> `_listMany` (the batch's documents), polled
+   * Recovery after a crash replays the same hooks (`_patchValidityMany` with { to: OPEN_EPOCH },
+   * `_deleteVersions`), so every hook must be idempotent. Errors: throw `this.error(code, ...)`
+   * with STORE_UNREACHABLE (network, 5xx, timeouts after retries), STORE_REJECTED (the store
+   * refused the request: 4xx, constraint), DIMENSION_MISMATCH, EPOCH_CONFLICT (only from
+   * `_advanceEpoch`), NOT_SUPPORTED (an optional verb the store cannot do), FOREIGN_DATA (the
+   * target holds data ragfresh did not write). Never swallow an error into an empty result.
+   */
+
+  /**
+   * Ensures the schema: collection/table, vector index of `dimensions`, the scalar indexes the
+   * filters need (document, version, rf_from/rf_to/rf_current), and the epoch pointer (created
+   * at 0 when absent, never reset when present). Idempotent; an existing index with another
+   * dimension is DIMENSION_MISMATCH; a target holding foreign data is FOREIGN_DATA.
+   */
   protected abstract _open(options: OpenOptions): Promise<void>;
+  /**
+   * Writes chunks: insert or overwrite by id (re-adding an id replaces it, text, vector and
+   * metadata). Receives at most `maxWriteBatch` chunks, already validated (unique ids, vector
+   * size, flat metadata with ragfresh fields). Must store metadata types as given (a boolean
+   * stays a boolean, an integer an integer) and must not make the chunks visible in any view
+   * their validity excludes. May touch only the listed ids.
+   */
   protected abstract _upsert(chunks: readonly StoredChunk[]): Promise<void>;
+  /**
+   * Sets `rf_to` and/or `rf_current` (only the fields present in `patch`) on every chunk of
+   * exactly one document version; every other field, and every other version, stays as it is.
+   * A version with no chunks is a no-op. See `_patchValidityMany` for the batch form, which is
+   * where a store with transactions makes a flag flip atomic.
+   */
   protected abstract _patchValidity(
     documentId: string,
     versionId: string,
     patch: ValidityPatch,
   ): Promise<void>;
+  /** The published epoch held by the store; 0 for a store `_open` just created. */
   protected abstract _readEpoch(): Promise<number>;
+  /**
+   * Exclusive compare-and-set of the published epoch from `expected` to `next` (> expected).
+   * When the store does not hold `expected`, throw EPOCH_CONFLICT and change nothing. Two
+   * racers with the same `expected` must never both succeed: prove the winner (rows affected,
+   * a claim token read back), not just that the value now equals `next`.
+   */
   protected abstract _advanceEpoch(expected: number, next: number): Promise<void>;
+  /** Deletes every chunk of one document version (any validity). Absent: no-op. */
   protected abstract _deleteVersion(documentId: string, versionId: string): Promise<void>;
+  /** Deletes every chunk of the given documents (any version). Absent: no-op. */
   protected abstract _deleteDocuments(documentIds: readonly string[]): Promise<void>;
+  /**
+   * Every stored chunk of one document (one version when given), any validity, complete (page
+   * through store limits), with text and metadata as written; vectors only when asked. Order
+   * does not matter: the public method sorts by ordinal.
+   */
   protected abstract _list(
     documentId: string,
     versionId: string | undefined,
     withEmbeddings: boolean,
   ): Promise<ListedChunk[]>;
+  /**
+   * The `k` nearest chunks to `vector` inside `filter`: its view (`epoch`: rf_from <= E < rf_to;
+   * `flag`: rf_current = true; `all`: no validity filter) and its optional document / version /
+   * source scope, applied by the store before ranking (never post-filter a top-k). Higher
+   * `score` is more similar. Exact or approximate search; approximate search must still return
+   * a version's chunk for its own vector during verification.
+   */
   protected abstract _query(
     vector: readonly number[],
     k: number,
     filter: QueryFilter,
   ): Promise<QueryHit[]>;
+  /** Releases clients and handles. Called once. */
   protected abstract _close(): Promise<void>;
 
   /** Default: counts a listing. Override when the store counts natively. */
@@ -450,7 +517,13 @@ export abstract class Connector {
    * them stays correct; override them to make a batch of documents cost one store operation.
    */
 
-  /** Default: one `_patchValidity` per version. Same contract, for every version listed. */
+  /**
+   * `_patchValidity` for several document versions in one call. Core never splits one
+   * document's patches across calls, and sends a batch's whole flag flip (new versions
+   * `current: true`, the versions they replace `current: false`) in as few calls as the
+   * MAX_BATCH_REFS slices allow: a store that applies one call in one transaction gives flag
+   * readers `atomic` promotion. Default: one `_patchValidity` per version.
+   */
   protected async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
     for (const p of patches) await this._patchValidity(p.documentId, p.versionId, p.patch);
   }
@@ -495,19 +568,25 @@ function* slices<T>(items: readonly T[]): Generator<readonly T[]> {
   for (let i = 0; i < items.length; i += MAX_BATCH_REFS) yield items.slice(i, i + MAX_BATCH_REFS);
 }
 
-/** True when chunk metadata falls in `view`. Reference semantics for every connector's filter. */
-export function inView(metadata: FlatMetadata, view: ViewSelector): boolean {
-  if (view.kind === 'all') return true;
-  const v = readValidity(metadata);
-  if (view.kind === 'flag') return v.current;
-  return v.from <= view.epoch && view.epoch < v.to;
-}
-
-export function matchesFilter(metadata: FlatMetadata, filter: QueryFilter): boolean {
-  if (filter.documentId !== undefined && metadata[FIELDS.documentId] !== filter.documentId)
-    return false;
-  if (filter.versionId !== undefined && metadata[FIELDS.versionId] !== filter.versionId)
-    return false;
-  if (filter.sourceId !== undefined && metadata[FIELDS.sourceId] !== filter.sourceId) return false;
-  return inView(metadata, filter.view);
+/**
+ * Slices of at most MAX_BATCH_REFS patches that never split one document's patches: a flag
+ * flip (new version on, previous off) reaches the hook in one call, so a store that applies a
+ * call in one transaction flips every document of the call atomically.
+ */
+function* patchSlices(patches: readonly VersionPatch[]): Generator<readonly VersionPatch[]> {
+  const byDocument = new Map<string, VersionPatch[]>();
+  for (const p of patches) {
+    const group = byDocument.get(p.documentId) ?? [];
+    group.push(p);
+    byDocument.set(p.documentId, group);
+  }
+  let slice: VersionPatch[] = [];
+  for (const group of byDocument.values()) {
+    if (slice.length > 0 && slice.length + group.length > MAX_BATCH_REFS) {
+      yield slice;
+      slice = [];
+    }
+    slice.push(...group);
+  }
+  if (slice.length > 0) yield slice;
 }
