@@ -590,3 +590,20 @@ function* patchSlices(patches: readonly VersionPatch[]): Generator<readonly Vers
   }
   if (slice.length > 0) yield slice;
 }
+
+/** True when chunk metadata falls in `view`. Reference semantics for every connector's filter. */
+export function inView(metadata: FlatMetadata, view: ViewSelector): boolean {
+  if (view.kind === 'all') return true;
+  const v = readValidity(metadata);
+  if (view.kind === 'flag') return v.current;
+  return v.from <= view.epoch && view.epoch < v.to;
+}
+
+export function matchesFilter(metadata: FlatMetadata, filter: QueryFilter): boolean {
+  if (filter.documentId !== undefined && metadata[FIELDS.documentId] !== filter.documentId)
+    return false;
+  if (filter.versionId !== undefined && metadata[FIELDS.versionId] !== filter.versionId)
+    return false;
+  if (filter.sourceId !== undefined && metadata[FIELDS.sourceId] !== filter.sourceId) return false;
+  return inView(metadata, filter.view);
+}
