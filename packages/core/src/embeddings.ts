@@ -75,29 +75,8 @@ export class HashingEmbeddings extends Embeddings {
     }
     const vector = new Array<number>(this.dimensions).fill(0);
     const words = text.normalize('NFC').toLowerCase().normalize('NFC').match(WORD) ?? [];
-    if (words.length === 0) {
-      this.add(vector, '<empty>', 1);
-    } else {
-      // Insertion order of the map is the order features were first seen: deterministic.
-      const features = new Map<string, { count: number; weight: number }>();
-      const see = (feature: string, weight: number) => {
-        const f = features.get(feature);
-        if (f === undefined) features.set(feature, { count: 1, weight });
-        else f.count += 1;
-      };
-      for (let i = 0; i < words.length; i += 1) {
-        see(`w:${words[i]}`, WORD_WEIGHT);
-        if (i + 1 < words.length) see(`b:${words[i]} ${words[i + 1]}`, BIGRAM_WEIGHT);
-      }
-      const chars = Array.from(` ${words.join(' ')} `);
-      for (let n = 3; n <= 5; n += 1) {
-        for (let start = 0; start + n <= chars.length; start += 1) {
-          see(`c:${chars.slice(start, start + n).join('')}`, CHAR_NGRAM_WEIGHT);
-        }
-      }
-      for (const [feature, { count, weight }] of features)
-        this.add(vector, feature, weight * (1 + Math.log(count)));
-    }
+    if (words.length === 0) this.add(vector, '<empty>', 1);
+    else addFeatures(vector, words);
     let sumOfSquares = 0;
     for (const v of vector) sumOfSquares += v * v;
     // Signed collisions can cancel every feature of a tiny text out; fall back to `<empty>`.
@@ -111,16 +90,194 @@ export class HashingEmbeddings extends Embeddings {
 
   private add(vector: number[], feature: string, weight: number): void {
     const bytes = utf8.encode(feature);
-    const index = murmur3(bytes, INDEX_SEED) % this.dimensions;
-    const sign = (murmur3(bytes, SIGN_SEED) & 1) === 0 ? 1 : -1;
+    const index = murmur3(bytes, bytes.length, INDEX_SEED) % this.dimensions;
+    const sign = (murmur3(bytes, bytes.length, SIGN_SEED) & 1) === 0 ? 1 : -1;
     vector[index] = (vector[index] ?? 0) + sign * weight;
   }
 }
 
-/** MurmurHash3 x86 32-bit of `bytes`, as an unsigned integer. */
-function murmur3(bytes: Uint8Array, seed: number): number {
+const KIND_WORD = 0x77; // 'w'
+const KIND_BIGRAM = 0x62; // 'b'
+const KIND_CHAR = 0x63; // 'c'
+const COLON = 0x3a;
+/** Scratch kept between calls up to this many feature slots; larger texts get their own. */
+const KEEP_SLOTS = 1 << 16;
+
+/**
+ * Every feature is a byte range of one UTF-8 encoding of the padded text ` w1 w2 … ` (a word,
+ * two words with their space, or 3-5 code points) behind a two-byte `k:` prefix. Features are
+ * counted in an open-addressing table over those ranges, so the per-feature work is hashing
+ * bytes already encoded: no string, array or `TextEncoder.encode` per feature (that was 13.6
+ * ms of a page). Entries keep first-seen order and are added to the vector in that order, with
+ * the same arithmetic as before, so vectors are bit-identical to the string-keyed version.
+ */
+class FeatureTable {
+  bytes = new Uint8Array(256);
+  /** Byte offset of each code point of the padded text, plus its end. */
+  starts = new Int32Array(64);
+  /** Open-addressing slots: entry index + 1, 0 = empty. */
+  slots = new Int32Array(256);
+  slotMask = 255;
+  entryHash = new Int32Array(128);
+  entryKind = new Uint8Array(128);
+  entryFrom = new Int32Array(128);
+  entryTo = new Int32Array(128);
+  entryCount = new Int32Array(128);
+  entries = 0;
+
+  /** Sizes the buffers for a text of `byteCapacity` UTF-8 bytes and `features` features at most. */
+  reset(byteCapacity: number, features: number): void {
+    if (this.bytes.length < byteCapacity) this.bytes = new Uint8Array(byteCapacity);
+    if (this.starts.length < byteCapacity + 1) this.starts = new Int32Array(byteCapacity + 1);
+    let slots = 256;
+    while (slots < features * 2) slots *= 2;
+    if (this.slots.length < slots) this.slots = new Int32Array(slots);
+    else this.slots.fill(0, 0, slots);
+    this.slotMask = slots - 1;
+    if (this.entryHash.length < features) {
+      this.entryHash = new Int32Array(features);
+      this.entryKind = new Uint8Array(features);
+      this.entryFrom = new Int32Array(features);
+      this.entryTo = new Int32Array(features);
+      this.entryCount = new Int32Array(features);
+    }
+    this.entries = 0;
+  }
+
+  #same(e: number, kind: number, from: number, to: number): boolean {
+    if (this.entryKind[e] !== kind) return false;
+    const f = this.entryFrom[e]!;
+    if (this.entryTo[e]! - f !== to - from) return false;
+    const b = this.bytes;
+    for (let i = 0; i < to - from; i++) if (b[f + i] !== b[from + i]) return false;
+    return true;
+  }
+
+  see(kind: number, from: number, to: number): void {
+    const hash = murmur3Feature(kind, this.bytes, from, to, INDEX_SEED) | 0;
+    for (let slot = hash & this.slotMask; ; slot = (slot + 1) & this.slotMask) {
+      const held = this.slots[slot]!;
+      if (held === 0) {
+        const e = this.entries++;
+        this.entryHash[e] = hash;
+        this.entryKind[e] = kind;
+        this.entryFrom[e] = from;
+        this.entryTo[e] = to;
+        this.entryCount[e] = 1;
+        this.slots[slot] = e + 1;
+        return;
+      }
+      const e = held - 1;
+      if (this.entryHash[e] === hash && this.#same(e, kind, from, to)) {
+        this.entryCount[e] = this.entryCount[e]! + 1;
+        return;
+      }
+    }
+  }
+}
+
+/** Reused by every call (embedText is synchronous, so calls never overlap). */
+const shared = new FeatureTable();
+
+function addFeatures(vector: number[], words: readonly string[]): void {
+  const padded = ` ${words.join(' ')} `;
+  // Upper bounds: 3 UTF-8 bytes per UTF-16 unit; 2 features per word, 3 per code point.
+  const byteCapacity = padded.length * 3;
+  const features = words.length * 2 + padded.length * 3;
+  const table = features <= KEEP_SLOTS ? shared : new FeatureTable();
+  table.reset(byteCapacity, features);
+  const bytes = table.bytes;
+  const length = utf8.encodeInto(padded, bytes).written;
+  const starts = table.starts;
+  let codePoints = 0;
+  for (let i = 0; i < length; i++) if ((bytes[i]! & 0xc0) !== 0x80) starts[codePoints++] = i;
+  starts[codePoints] = length;
+
+  // Words and bigrams in the order the string-keyed version saw them (w:0, b:0 1, w:1, b:1 2, …):
+  // words hold no space, so each space of the padded text ends one word and starts the next.
+  let from = 1;
+  let previousFrom = -1;
+  for (let i = 1; i < length; i++) {
+    if (bytes[i] !== 0x20) continue;
+    if (previousFrom >= 0) table.see(KIND_BIGRAM, previousFrom, i);
+    table.see(KIND_WORD, from, i);
+    previousFrom = from;
+    from = i + 1;
+  }
+  for (let n = 3; n <= 5; n++) {
+    for (let s = 0; s + n <= codePoints; s++) table.see(KIND_CHAR, starts[s]!, starts[s + n]!);
+  }
+  const dims = vector.length;
+  for (let e = 0; e < table.entries; e++) {
+    const kind = table.entryKind[e]!;
+    const weight =
+      kind === KIND_WORD ? WORD_WEIGHT : kind === KIND_BIGRAM ? BIGRAM_WEIGHT : CHAR_NGRAM_WEIGHT;
+    const index = (table.entryHash[e]! >>> 0) % dims;
+    const sign =
+      (murmur3Feature(kind, table.bytes, table.entryFrom[e]!, table.entryTo[e]!, SIGN_SEED) & 1) ===
+      0
+        ? 1
+        : -1;
+    vector[index] = (vector[index] ?? 0) + sign * (weight * (1 + Math.log(table.entryCount[e]!)));
+  }
+}
+
+/**
+ * `murmur3` of the bytes `kind`, `:`, `bytes[from..to)` without copying them: the two prefix
+ * bytes shift every block of the range by two, so each block takes the last two bytes of the
+ * previous position and the first two of the next.
+ */
+function murmur3Feature(
+  kind: number,
+  bytes: Uint8Array,
+  from: number,
+  to: number,
+  seed: number,
+): number {
+  const length = to - from + 2;
   let h = seed >>> 0;
-  const blocks = bytes.length & ~3;
+  const blocks = length & ~3;
+  // Virtual byte j is kind (j = 0), ':' (j = 1), else bytes[from + j - 2].
+  const at = (j: number): number => (j >= 2 ? bytes[from + j - 2]! : j === 0 ? kind : COLON);
+  for (let i = 0; i < blocks; i += 4) {
+    let k =
+      i === 0
+        ? kind | (COLON << 8) | (bytes[from]! << 16) | (bytes[from + 1]! << 24)
+        : bytes[from + i - 2]! |
+          (bytes[from + i - 1]! << 8) |
+          (bytes[from + i]! << 16) |
+          (bytes[from + i + 1]! << 24);
+    k = Math.imul(k, 0xcc9e2d51);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, 0x1b873593);
+    h ^= k;
+    h = (h << 13) | (h >>> 19);
+    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+  }
+  const tail = length & 3;
+  if (tail > 0) {
+    let k = 0;
+    if (tail === 3) k ^= at(blocks + 2) << 16;
+    if (tail >= 2) k ^= at(blocks + 1) << 8;
+    k ^= at(blocks);
+    k = Math.imul(k, 0xcc9e2d51);
+    k = (k << 15) | (k >>> 17);
+    k = Math.imul(k, 0x1b873593);
+    h ^= k;
+  }
+  h ^= length;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** MurmurHash3 x86 32-bit of `bytes`, as an unsigned integer. */
+function murmur3(bytes: Uint8Array, length: number, seed: number): number {
+  let h = seed >>> 0;
+  const blocks = length & ~3;
   for (let i = 0; i < blocks; i += 4) {
     let k = bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
     k = Math.imul(k, 0xcc9e2d51);
@@ -130,7 +287,7 @@ function murmur3(bytes: Uint8Array, seed: number): number {
     h = (h << 13) | (h >>> 19);
     h = (Math.imul(h, 5) + 0xe6546b64) | 0;
   }
-  const tail = bytes.length & 3;
+  const tail = length & 3;
   if (tail > 0) {
     let k = 0;
     if (tail === 3) k ^= bytes[blocks + 2]! << 16;
@@ -141,7 +298,7 @@ function murmur3(bytes: Uint8Array, seed: number): number {
     k = Math.imul(k, 0x1b873593);
     h ^= k;
   }
-  h ^= bytes.length;
+  h ^= length;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
