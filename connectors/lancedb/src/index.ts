@@ -12,6 +12,8 @@ import {
   RagfreshError,
   type StoredChunk,
   type ValidityPatch,
+  type VersionPatch,
+  type VersionRef,
 } from '@ragfresh/core';
 import { Bool, Field, FixedSizeList, Float32, Int64, Schema, Utf8 } from 'apache-arrow';
 
@@ -23,11 +25,30 @@ export interface LanceDbConnectorOptions {
   /** Chunks core sends per `_upsert` call; each call is one commit. */
   readonly maxWriteBatch?: number;
   /**
-   * Compact the table after this many commits by this connector (default 100; 0 = never).
-   * Every update/delete adds a fragment; without compaction per-document operations slow
-   * down linearly with the number of commits.
+   * Compact (and clean up old versions) once the table has this many fragments (default 32;
+   * 0 = never). Every write adds a fragment that the document index does not cover yet, and
+   * every filtered call scans the uncovered fragments; compaction also brings them into the
+   * index.
    */
-  readonly optimizeEvery?: number;
+  readonly compactAtFragments?: number;
+  /**
+   * How long a replaced table version is kept before cleanup removes its files (default 60 s).
+   * A reader holds the version it started a query on; this is how long such a query may run.
+   */
+  readonly retainVersionsMs?: number;
+}
+
+/** What the connector's automatic maintenance did since `open` (for benchmarks and tests). */
+export interface LanceDbMaintenanceStats {
+  /** `optimize` runs on the chunk table (compaction + index update + cleanup). */
+  readonly optimizations: number;
+  readonly fragmentsRemoved: number;
+  readonly fragmentsAdded: number;
+  /** Table versions and bytes that cleanup removed (chunk and epoch tables). */
+  readonly versionsRemoved: number;
+  readonly bytesRemoved: number;
+  /** Fragment counts read (`stats()`) to decide whether to compact. */
+  readonly fragmentChecks: number;
 }
 
 /** Marks a table as written by ragfresh (Arrow schema metadata `rf_schema`). */
@@ -36,6 +57,13 @@ export const LANCEDB_SCHEMA_MARK = 'ragfresh/1';
 export const EPOCH_TABLE_SUFFIX = '__rf_epoch';
 /** Column holding the chunk's full flat metadata as JSON (validity columns override it on read). */
 export const METADATA_COLUMN = 'metadata';
+/** Name of the BTREE index on the document column, created at open. */
+export const DOCUMENT_INDEX = 'rf_doc_idx';
+
+const DEFAULT_COMPACT_AT_FRAGMENTS = 32;
+const DEFAULT_RETAIN_VERSIONS_MS = 60_000;
+/** The one-row epoch table gains a fragment per advance; compact it this often. */
+const EPOCH_COMPACT_EVERY = 64;
 
 /** Real columns: text and vector for LangChain-style readers, rf_* for filters. */
 const COLUMNS = {
@@ -97,6 +125,70 @@ export function lanceWhere(
   return clauses.length === 0 ? undefined : clauses.join(' AND ');
 }
 
+/**
+ * Predicate matching exactly the given (document, version) pairs. The leading
+ * `rf_doc IN (...)` is what the document index answers; the per-document version lists refine it.
+ */
+export function versionsWhere(refs: readonly VersionRef[]): string {
+  const documents = [...new Set(refs.map((r) => r.documentId))].map(sqlString).join(', ');
+  return `${COLUMNS.documentId} IN (${documents}) AND (${refsCondition(refs)})`;
+}
+
+/**
+ * SQL for the new values of one `update` that applies several validity patches. Lance's SQL
+ * has no CASE, so a per-row choice is arithmetic on booleans: `CAST(cond AS BIGINT) * value`.
+ * Rows the `where` matches but no patch names a field for keep that field.
+ */
+export function validityValuesSql(patches: readonly VersionPatch[]): Record<string, string> {
+  const values: Record<string, string> = {};
+  const toGroups = new Map<number, VersionRef[]>();
+  const keepTo: VersionRef[] = [];
+  const on: VersionRef[] = [];
+  const off: VersionRef[] = [];
+  const keepCurrent: VersionRef[] = [];
+  for (const p of patches) {
+    if (p.patch.to === undefined) keepTo.push(p);
+    else toGroups.set(p.patch.to, [...(toGroups.get(p.patch.to) ?? []), p]);
+    if (p.patch.current === undefined) keepCurrent.push(p);
+    else (p.patch.current ? on : off).push(p);
+  }
+  const matches = (refs: readonly VersionRef[]) => `(${refsCondition(refs)})`;
+  if (toGroups.size === 1 && keepTo.length === 0) {
+    values[COLUMNS.to] = String(Math.trunc([...toGroups.keys()][0]!));
+  } else if (toGroups.size > 0) {
+    const terms = [...toGroups].map(
+      ([to, refs]) => `CAST(${matches(refs)} AS BIGINT) * ${Math.trunc(to)}`,
+    );
+    if (keepTo.length > 0) terms.push(`CAST(${matches(keepTo)} AS BIGINT) * ${COLUMNS.to}`);
+    values[COLUMNS.to] = terms.join(' + ');
+  }
+  if (on.length > 0 || off.length > 0) {
+    if (keepCurrent.length === 0 && (on.length === 0 || off.length === 0)) {
+      values[COLUMNS.current] = on.length > 0 ? 'true' : 'false';
+    } else if (keepCurrent.length === 0) {
+      values[COLUMNS.current] = matches(on);
+    } else {
+      const kept =
+        off.length === 0 ? COLUMNS.current : `(${COLUMNS.current} AND NOT ${matches(off)})`;
+      values[COLUMNS.current] = on.length === 0 ? kept : `${matches(on)} OR ${kept}`;
+    }
+  }
+  return values;
+}
+
+/** `(rf_doc = 'd' AND rf_version IN (...)) OR ...` without the index-friendly prefix. */
+function refsCondition(refs: readonly VersionRef[]): string {
+  const byDocument = new Map<string, string[]>();
+  for (const r of refs)
+    byDocument.set(r.documentId, [...(byDocument.get(r.documentId) ?? []), r.versionId]);
+  return [...byDocument]
+    .map(
+      ([d, vs]) =>
+        `(${COLUMNS.documentId} = ${sqlString(d)} AND ${COLUMNS.versionId} IN (${vs.map(sqlString).join(', ')}))`,
+    )
+    .join(' OR ');
+}
+
 /** The predicate a plain LanceDB reader adds to see the snapshot view of published epoch `epoch`. */
 export function epochViewWhere(epoch: number): string {
   return lanceWhere({ view: { kind: 'epoch', epoch } })!;
@@ -156,8 +248,17 @@ export class LanceDbConnector extends Connector {
   #db: lancedb.Connection | undefined;
   #table: lancedb.Table | undefined;
   #epochTable: lancedb.Table | undefined;
-  #commits = 0;
   #advances = 0;
+  /** Fragments at the last `stats()` plus commits since: an upper bound (a commit adds at most one). */
+  #fragmentsBound = 0;
+  #maintenance = {
+    optimizations: 0,
+    fragmentsRemoved: 0,
+    fragmentsAdded: 0,
+    versionsRemoved: 0,
+    bytesRemoved: 0,
+    fragmentChecks: 0,
+  };
 
   constructor(options: LanceDbConnectorOptions) {
     super(lanceDbCapabilities(options.maxWriteBatch));
@@ -177,17 +278,15 @@ export class LanceDbConnector extends Connector {
         },
       );
     }
-    if (
-      options.optimizeEvery !== undefined &&
-      (!Number.isSafeInteger(options.optimizeEvery) || options.optimizeEvery < 0)
-    ) {
-      throw new RagfreshError(
-        'INVALID_CONFIG',
-        `optimizeEvery must be a non-negative integer, got ${options.optimizeEvery}.`,
-        {
-          scope: 'lancedb',
-        },
-      );
+    for (const key of ['compactAtFragments', 'retainVersionsMs'] as const) {
+      const value = options[key];
+      if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
+        throw new RagfreshError(
+          'INVALID_CONFIG',
+          `${key} must be a non-negative integer, got ${value}.`,
+          { scope: 'lancedb' },
+        );
+      }
     }
     this.#options = options;
   }
@@ -198,6 +297,11 @@ export class LanceDbConnector extends Connector {
 
   get epochTableName(): string {
     return `${this.#options.table}${EPOCH_TABLE_SUFFIX}`;
+  }
+
+  /** What automatic maintenance did since this connector opened. */
+  get maintenanceStats(): LanceDbMaintenanceStats {
+    return { ...this.#maintenance };
   }
 
   async #call<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -214,21 +318,103 @@ export class LanceDbConnector extends Connector {
   }
 
   /**
-   * Best-effort compaction. It rewrites fragments without changing any row, so readers see
-   * the same data; a conflict with another process's commit just skips this round.
+   * Compaction, index update and cleanup of versions older than the retention, in one
+   * `optimize`. It rewrites fragments without changing any row, so readers see the same data;
+   * it is best-effort: a conflict with another process's commit skips this round.
    */
   async #optimize(table: lancedb.Table): Promise<void> {
+    const retain = this.#options.retainVersionsMs ?? DEFAULT_RETAIN_VERSIONS_MS;
     try {
-      await table.optimize();
+      const done = await table.optimize({ cleanupOlderThan: new Date(Date.now() - retain) });
+      const m = this.#maintenance;
+      if (table === this.#table) {
+        m.optimizations += 1;
+        m.fragmentsRemoved += done.compaction.fragmentsRemoved;
+        m.fragmentsAdded += done.compaction.fragmentsAdded;
+      }
+      m.versionsRemoved += done.prune.oldVersionsRemoved;
+      m.bytesRemoved += done.prune.bytesRemoved;
     } catch {
       // A concurrent commit won; the next round compacts.
     }
   }
 
+  /**
+   * After each commit: compact once the table holds `compactAtFragments` fragments. The count
+   * is read (`stats()`, which grows with the fragment count) only when the upper bound kept
+   * here reaches the threshold, so most commits cost nothing extra.
+   */
   async #committed(): Promise<void> {
-    const every = this.#options.optimizeEvery ?? 100;
-    this.#commits += 1;
-    if (every > 0 && this.#commits % every === 0) await this.#optimize(this.#main());
+    const limit = this.#options.compactAtFragments ?? DEFAULT_COMPACT_AT_FRAGMENTS;
+    if (limit === 0) return;
+    this.#fragmentsBound += 1;
+    if (this.#fragmentsBound < limit) return;
+    await this.#checkFragments(limit);
+  }
+
+  async #checkFragments(limit: number): Promise<void> {
+    const table = this.#main();
+    this.#maintenance.fragmentChecks += 1;
+    let fragments: number;
+    try {
+      fragments = (await table.stats()).fragmentStats.numFragments;
+    } catch {
+      return; // Maintenance never fails a write; the next commit checks again.
+    }
+    if (fragments >= limit) {
+      await this.#optimize(table);
+      try {
+        fragments = (await table.stats()).fragmentStats.numFragments;
+      } catch {
+        fragments = 0;
+      }
+    }
+    this.#fragmentsBound = fragments;
+  }
+
+  /**
+   * Runs maintenance now: compaction, index update, cleanup of versions older than the
+   * retention, on both tables. Automatic maintenance makes this unnecessary; call it to reclaim
+   * disk at a quiet moment (e.g. at the end of a refresh, once the retention has passed).
+   */
+  async maintain(): Promise<void> {
+    await this.#optimize(this.#main());
+    await this.#optimize(this.#epochs());
+    try {
+      this.#fragmentsBound = (await this.#main().stats()).fragmentStats.numFragments;
+    } catch {
+      // Keep the bound; the next commit checks again.
+    }
+  }
+
+  /**
+   * The document index, created at open when missing (a table created by an older release has
+   * none). Lance answers a filter from the index for the fragments it covers and scans the
+   * others, so rows written since the last `optimize` are found too; `optimize` extends the
+   * index over them.
+   */
+  async #ensureDocumentIndex(table: lancedb.Table): Promise<void> {
+    const has = async () =>
+      (await table.listIndices()).some(
+        (i) => i.columns.length === 1 && i.columns[0] === COLUMNS.documentId,
+      );
+    if (await this.#call('listing indexes', has)) return;
+    try {
+      await table.createIndex(COLUMNS.documentId, {
+        config: lancedb.Index.btree(),
+        name: DOCUMENT_INDEX,
+        replace: false,
+      });
+    } catch (err) {
+      // Another process created it at the same moment: fine. Anything else is a real refusal.
+      if (!(await this.#call('listing indexes', has))) {
+        throw this.error(
+          'STORE_REJECTED',
+          `LanceDB refused to create the ${COLUMNS.documentId} index on ${this.#options.table}: ${message(err).split('\n')[0]}`,
+          err,
+        );
+      }
+    }
   }
 
   #main(): lancedb.Table {
@@ -334,9 +520,13 @@ export class LanceDbConnector extends Connector {
         `table ${epochName} in ${path} was not created by ragfresh; ragfresh keeps the published epoch there. Rename or drop it, or choose another table name.`,
       );
     }
+    await this.#ensureDocumentIndex(table);
     this.#db = db;
     this.#table = table;
     this.#epochTable = epochTable;
+    this.#fragmentsBound = (
+      await this.#call(`reading the stats of ${name}`, () => table.stats())
+    ).fragmentStats.numFragments;
   }
 
   #rows(chunks: readonly StoredChunk[]): Row[] {
@@ -398,13 +588,19 @@ export class LanceDbConnector extends Connector {
     versionId: string,
     patch: ValidityPatch,
   ): Promise<void> {
-    const values: Record<string, string> = {};
-    if (patch.to !== undefined) values[COLUMNS.to] = String(patch.to);
-    if (patch.current !== undefined) values[COLUMNS.current] = patch.current ? 'true' : 'false';
-    const where = lanceWhere({ documentId, versionId })!;
-    // One commit for the whole version; only the validity columns change.
-    await this.#call(`patching validity of ${documentId} ${versionId}`, () =>
-      this.#main().update({ where, valuesSql: values }),
+    await this._patchValidityMany([{ documentId, versionId, patch }]);
+  }
+
+  /**
+   * One `update` (one commit) for every listed version: only the validity columns change, each
+   * row getting its own version's patch; the JSON metadata, text and vector stay as written.
+   * One commit also means a flag reader sees every document of the call flip at once.
+   */
+  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+    const where = versionsWhere(patches);
+    const valuesSql = validityValuesSql(patches);
+    await this.#call(`patching validity of ${patches.length} versions`, () =>
+      this.#main().update({ where, valuesSql }),
     );
     await this.#committed();
   }
@@ -442,7 +638,7 @@ export class LanceDbConnector extends Connector {
     if (updated === 1) {
       // Each advance adds a fragment to the one-row table; keep reads of it constant-time.
       this.#advances += 1;
-      if (this.#advances % 100 === 0) await this.#optimize(this.#epochs());
+      if (this.#advances % EPOCH_COMPACT_EVERY === 0) await this.#optimize(this.#epochs());
       return;
     }
     const current = await this._readEpoch();
@@ -453,8 +649,13 @@ export class LanceDbConnector extends Connector {
   }
 
   protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
-    const where = lanceWhere({ documentId, versionId })!;
-    await this.#call(`deleting ${documentId} ${versionId}`, () => this.#main().delete(where));
+    await this._deleteVersions([{ documentId, versionId }]);
+  }
+
+  /** One `delete` (one commit) for every listed version. */
+  protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
+    const where = versionsWhere(refs);
+    await this.#call(`deleting ${refs.length} versions`, () => this.#main().delete(where));
     await this.#committed();
   }
 
@@ -480,12 +681,7 @@ export class LanceDbConnector extends Connector {
     return { id: String(row[COLUMNS.id]), text: String(row[COLUMNS.text]), metadata: parsed };
   }
 
-  protected async _list(
-    documentId: string,
-    versionId: string | undefined,
-    withEmbeddings: boolean,
-  ): Promise<ListedChunk[]> {
-    const where = lanceWhere(versionId === undefined ? { documentId } : { documentId, versionId })!;
+  #listColumns(withEmbeddings: boolean): string[] {
     const columns: string[] = [
       COLUMNS.id,
       COLUMNS.text,
@@ -495,8 +691,12 @@ export class LanceDbConnector extends Connector {
       COLUMNS.current,
     ];
     if (withEmbeddings) columns.push(COLUMNS.vector);
-    const rows = (await this.#call(`listing ${documentId}`, () =>
-      this.#main().query().where(where).select(columns).toArray(),
+    return columns;
+  }
+
+  async #scan(what: string, where: string, withEmbeddings: boolean): Promise<ListedChunk[]> {
+    const rows = (await this.#call(what, () =>
+      this.#main().query().where(where).select(this.#listColumns(withEmbeddings)).toArray(),
     )) as Row[];
     return rows.map((row) => {
       const base = this.#decode(row);
@@ -506,10 +706,45 @@ export class LanceDbConnector extends Connector {
     });
   }
 
+  protected async _list(
+    documentId: string,
+    versionId: string | undefined,
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    const where = lanceWhere(versionId === undefined ? { documentId } : { documentId, versionId })!;
+    return this.#scan(`listing ${documentId}`, where, withEmbeddings);
+  }
+
+  /** One filtered scan (answered by the document index) for every listed document. */
+  protected override async _listMany(
+    documentIds: readonly string[],
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    const where = `${COLUMNS.documentId} IN (${documentIds.map(sqlString).join(', ')})`;
+    return this.#scan(`listing ${documentIds.length} documents`, where, withEmbeddings);
+  }
+
   protected override async _count(documentId: string, versionId: string): Promise<number> {
     return this.#call(`counting ${documentId} ${versionId}`, () =>
       this.#main().countRows(lanceWhere({ documentId, versionId })),
     );
+  }
+
+  /** One filtered scan of the two key columns for every listed version, counted here. */
+  protected override async _countMany(refs: readonly VersionRef[]): Promise<number[]> {
+    const rows = (await this.#call(`counting ${refs.length} versions`, () =>
+      this.#main()
+        .query()
+        .where(versionsWhere(refs))
+        .select([COLUMNS.documentId, COLUMNS.versionId])
+        .toArray(),
+    )) as Row[];
+    const counts = new Map<string, number>();
+    for (const row of rows) {
+      const key = `${String(row[COLUMNS.documentId])}\u0000${String(row[COLUMNS.versionId])}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return refs.map((r) => counts.get(`${r.documentId}\u0000${r.versionId}`) ?? 0);
   }
 
   protected async _query(

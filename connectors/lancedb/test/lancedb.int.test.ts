@@ -311,44 +311,6 @@ describe('lancedb connector against the embedded engine', () => {
     expect(listed.map((l) => l.metadata)).toEqual(chunks.map((ch) => ch.metadata));
   });
 
-  it('compacts every optimizeEvery commits without changing what readers see', async () => {
-    const name = uniqueName('rf');
-    const compacting = new LanceDbConnector({ path: dir, table: name, optimizeEvery: 5 });
-    const never = new LanceDbConnector({ path: dir, table: `${name}-raw`, optimizeEvery: 0 });
-    const fragments: number[] = [];
-    for (const c of [compacting, never]) {
-      await c.open({ dimensions: DIMS });
-      open.push(c);
-      for (let d = 0; d < 4; d++)
-        await c.upsert(
-          makeChunks({ documentId: `d:${d}`, versionId: 'v1', count: 3, from: 1, current: true }),
-        );
-      for (let d = 0; d < 4; d++) await c.patchValidity(`d:${d}`, 'v1', { to: 2 });
-      await c.deleteVersion('d:3', 'v1');
-      await c.patchValidity('d:0', 'v1', { current: false });
-      const db = await lancedb.connect(dir, { readConsistencyInterval: 0 });
-      const t = await db.openTable(c.tableName);
-      fragments.push((await t.stats()).fragmentStats.numFragments);
-      t.close();
-      db.close();
-    }
-    expect(fragments[0]!).toBeLessThan(fragments[1]!);
-    for (const c of [compacting, never]) {
-      const listed = await c.listChunks('d:0');
-      expect(listed.map((l) => [l.id, l.metadata[FIELDS.to], l.metadata[FIELDS.current]])).toEqual(
-        [0, 1, 2].map((i) => [`d:0#v1#${i}`, 2, false]),
-      );
-      expect(await c.countChunks('d:3', 'v1')).toBe(0);
-      expect(await c.query(vector(0), 20, { view: { kind: 'epoch', epoch: 1 } })).toHaveLength(9);
-    }
-    await expectCode(
-      Promise.resolve().then(
-        () => new LanceDbConnector({ path: dir, table: 'x', optimizeEvery: -1 }),
-      ),
-      'INVALID_CONFIG',
-    );
-  });
-
   it('keeps OPEN_EPOCH as an integer bound readers can compare', async () => {
     const c = await openConnector();
     await c.upsert(makeChunks({ documentId: 'a:doc', versionId: 'v1', count: 1, from: 0 }));
