@@ -17,14 +17,23 @@ export type Resolver = (hostname: string) => Promise<readonly ResolvedAddress[]>
  * addresses are refused, including their IPv4-mapped / NAT64 / 6to4 IPv6 spellings.
  */
 export interface NetworkPolicy {
-  /** Allow every destination (tests, intranets). Default false. */
+  /**
+   * Allow every destination except cloud metadata addresses (tests, intranets). Default false.
+   * Prefer `allow`, which opens only what is listed.
+   */
   readonly allowPrivateNetworks?: boolean;
   /**
-   * Exceptions: CIDRs (`127.0.0.0/8`, `fd00::/8`), single addresses, host names (`intranet.example`)
-   * or host-name suffixes starting with a dot (`.corp.example`). An allowed host name may resolve
-   * anywhere; an allowed CIDR lets addresses inside it through for any host name.
+   * Exceptions: CIDRs (`10.1.2.0/24`, `fd00::/8`), single addresses (`127.0.0.1`), addresses or
+   * host names with a port (`127.0.0.1:8080`, `[::1]:8080`, `docs.internal:8443`: that port
+   * only), host names (`docs.internal`) or host-name suffixes starting with a dot
+   * (`.corp.example`). An allowed host name may resolve to a private address; an allowed CIDR
+   * lets addresses inside it through for any host name. Cloud metadata addresses
+   * (169.254.169.254 and its kin) are never opened by a CIDR, a host name or
+   * `allowPrivateNetworks`: only by listing that exact address.
    */
   readonly allow?: readonly string[];
+  /** Name of the allow-list setting, used in refusal messages. Default `network.allow`. */
+  readonly settingName?: string;
 }
 
 type Bytes = readonly number[];
@@ -103,6 +112,19 @@ function range(cidr: string, label: string): Range {
   return { bytes, prefix: len === undefined ? bytes.length * 8 : Number(len), label };
 }
 
+/**
+ * Instance metadata endpoints (credentials live there): AWS/GCP/Azure/OpenStack 169.254.169.254,
+ * AWS ECS task and EKS pod-identity agents, Alibaba Cloud, AWS's IPv6 endpoints.
+ */
+const METADATA: readonly Range[] = [
+  range('169.254.169.254/32', 'metadata'),
+  range('169.254.170.2/32', 'metadata'),
+  range('169.254.170.23/32', 'metadata'),
+  range('100.100.100.200/32', 'metadata'),
+  range('fd00:ec2::254/128', 'metadata'),
+  range('fd00:ec2::23/128', 'metadata'),
+];
+
 const DENIED_V4: readonly Range[] = [
   range('0.0.0.0/8', 'unspecified'),
   range('10.0.0.0/8', 'private'),
@@ -173,6 +195,7 @@ function embeddedIPv4(bytes: Bytes): number[] | undefined {
 export function classifyAddress(address: string): string | undefined {
   const bytes = parseIp(address);
   if (bytes === undefined) return 'not-an-ip';
+  if (METADATA.some((r) => inRange(bytes, r))) return 'metadata';
   if (bytes.length === 4) return DENIED_V4.find((r) => inRange(bytes, r))?.label;
   const v4 = embeddedIPv4(bytes);
   if (v4 !== undefined) {
@@ -180,6 +203,23 @@ export function classifyAddress(address: string): string | undefined {
     return label === undefined ? undefined : `ipv4-embedded-${label}`;
   }
   return DENIED_V6.find((r) => inRange(bytes, r))?.label;
+}
+
+function sameBytes(a: Bytes, b: Bytes): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** `host:port`, `[v6]:port` -> parts; undefined for anything else (CIDRs, bare hosts, bare v6). */
+function splitHostPort(entry: string): { host: string; port: number } | undefined {
+  const m = /^\[([0-9a-f:.]+)\]:(\d{1,5})$/.exec(entry) ?? /^([a-z0-9.-]+):(\d{1,5})$/.exec(entry);
+  if (m === null) return undefined;
+  const port = Number(m[2]);
+  if (port < 1 || port > 65535) return undefined;
+  return { host: bareHost(m[1]!), port };
+}
+
+function formatHostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 const defaultResolver: Resolver = async (hostname) => {
@@ -205,13 +245,26 @@ export class SsrfGuard {
   readonly #allowRanges: Range[] = [];
   readonly #allowHosts: string[] = [];
   readonly #allowSuffixes: string[] = [];
+  /** Port-scoped entries: `host:port` (host a name or an address) -> allowed ports. */
+  readonly #allowHostPorts = new Map<string, Set<number>>();
+  /** Exact single addresses listed (the only way to open a metadata address). */
+  readonly #exactAddresses: Bytes[] = [];
+  readonly #setting: string;
   readonly #resolver: Resolver;
 
   constructor(policy: NetworkPolicy = {}, resolver: Resolver = defaultResolver) {
     this.#allowAll = policy.allowPrivateNetworks === true;
+    this.#setting = policy.settingName ?? 'network.allow';
     this.#resolver = resolver;
     for (const entry of policy.allow ?? []) {
       const e = entry.trim().toLowerCase();
+      const withPort = splitHostPort(e);
+      if (withPort !== undefined) {
+        const ports = this.#allowHostPorts.get(withPort.host) ?? new Set<number>();
+        ports.add(withPort.port);
+        this.#allowHostPorts.set(withPort.host, ports);
+        continue;
+      }
       const [addr, len] = e.split('/');
       const bytes = parseIp(addr ?? '');
       if (bytes !== undefined) {
@@ -219,11 +272,12 @@ export class SsrfGuard {
         if (!Number.isInteger(prefix) || prefix < 0 || prefix > bytes.length * 8) {
           throw new RagfreshError(
             'INVALID_CONFIG',
-            `network allow entry ${JSON.stringify(entry)} has a bad prefix length; use a CIDR like 10.0.0.0/8.`,
+            `${this.#setting} entry ${JSON.stringify(entry)} has a bad prefix length; use a CIDR like 10.0.0.0/8.`,
             { scope: 'fetch' },
           );
         }
         this.#allowRanges.push({ bytes, prefix, label: 'allowed' });
+        if (prefix === bytes.length * 8) this.#exactAddresses.push(bytes);
       } else if (e.startsWith('.') && e.length > 1) {
         this.#allowSuffixes.push(e);
       } else if (/^[a-z0-9.-]+$/.test(e) && !e.includes('/')) {
@@ -231,7 +285,7 @@ export class SsrfGuard {
       } else {
         throw new RagfreshError(
           'INVALID_CONFIG',
-          `network allow entry ${JSON.stringify(entry)} is neither a CIDR, an address nor a host name.`,
+          `${this.#setting} entry ${JSON.stringify(entry)} is neither a CIDR, an address, a host name nor host:port; use e.g. 10.1.2.0/24, 127.0.0.1:8080 or docs.internal.`,
           { scope: 'fetch' },
         );
       }
@@ -243,15 +297,31 @@ export class SsrfGuard {
     return this.#allowAll;
   }
 
-  #hostAllowed(hostname: string): boolean {
+  /**
+   * Whether a host name (or literal) is allowed as such. `port` undefined means "some port":
+   * the connect hook knows no port, and every request was pre-checked with its port.
+   */
+  #hostAllowed(hostname: string, port: number | undefined): boolean {
     const h = bareHost(hostname);
-    return this.#allowHosts.includes(h) || this.#allowSuffixes.some((s) => h.endsWith(s));
+    if (this.#allowHosts.includes(h) || this.#allowSuffixes.some((s) => h.endsWith(s))) return true;
+    const ports = this.#allowHostPorts.get(h);
+    return ports !== undefined && (port === undefined || ports.has(port));
   }
 
   /** Why `address` is refused under this policy, or undefined when it may be connected to. */
   refusal(address: string): string | undefined {
-    if (this.#allowAll) return undefined;
     const bytes = parseIp(address);
+    if (bytes !== undefined && METADATA.some((r) => inRange(bytes, r))) {
+      // Only an exact listing opens a metadata address: never a CIDR, a host name or allow-all.
+      return this.#exactAddresses.some((x) => sameBytes(x, bytes)) ? undefined : 'metadata';
+    }
+    const embedded = bytes === undefined ? undefined : embeddedIPv4(bytes);
+    if (embedded !== undefined && METADATA.some((r) => inRange(embedded, r))) {
+      return this.#exactAddresses.some((x) => sameBytes(x, embedded))
+        ? undefined
+        : 'ipv4-embedded-metadata';
+    }
+    if (this.#allowAll) return undefined;
     if (bytes !== undefined && this.#allowRanges.some((r) => inRange(bytes, r))) return undefined;
     if (bytes !== undefined && bytes.length === 16) {
       const v4 = embeddedIPv4(bytes);
@@ -260,21 +330,26 @@ export class SsrfGuard {
     return classifyAddress(address);
   }
 
-  #refuse(host: string, address: string, reason: string): RagfreshError {
+  #refuse(host: string, address: string, reason: string, port?: number): RagfreshError {
+    const target = port === undefined ? host : formatHostPort(host, port);
+    const fix = /metadata/.test(reason)
+      ? `cloud metadata addresses open only when listed one by one: add "${address}" to ${this.#setting} if this is truly intended`
+      : `if this is intended, add "${target}" (or a CIDR such as "${address}/32") to ${this.#setting}`;
     return new RagfreshError(
       'SSRF_REFUSED',
-      `refusing to connect to ${host} (${address}: ${reason}); allow it with network.allow or network.allowPrivateNetworks if this is intended.`,
-      { scope: 'fetch', details: { host, address, reason } },
+      `refusing to connect to ${target} (${address}: ${reason}); ${fix}.`,
+      { scope: 'fetch', details: { host, address, reason, setting: this.#setting } },
     );
   }
 
   /** Resolves `hostname` and returns its addresses, or throws SSRF_REFUSED when any is refused. */
-  async resolve(hostname: string): Promise<readonly ResolvedAddress[]> {
+  async resolve(hostname: string, port?: number): Promise<readonly ResolvedAddress[]> {
     const host = bareHost(hostname);
     const literal = parseIp(host);
     if (literal !== undefined) {
-      const reason = this.#hostAllowed(host) ? undefined : this.refusal(host);
-      if (reason !== undefined) throw this.#refuse(host, host, reason);
+      const reason = this.refusal(host);
+      if (reason !== undefined && (/metadata/.test(reason) || !this.#hostAllowed(host, port)))
+        throw this.#refuse(host, host, reason, port);
       return [{ address: host, family: literal.length === 4 ? 4 : 6 }];
     }
     const addresses = await this.#resolver(host);
@@ -285,18 +360,28 @@ export class SsrfGuard {
         { scope: 'fetch' },
       );
     }
-    if (this.#allowAll || this.#hostAllowed(host)) return addresses;
+    const hostAllowed = this.#hostAllowed(host, port);
     // A host answering with any refused address is refused whole: mixed answers are a rebinding trick.
     for (const a of addresses) {
       const reason = this.refusal(a.address);
-      if (reason !== undefined) throw this.#refuse(host, a.address, reason);
+      if (reason === undefined) continue;
+      if (hostAllowed && !/metadata/.test(reason)) continue;
+      throw this.#refuse(host, a.address, reason, port);
     }
     return addresses;
   }
 
   /** `check` for a URL: resolves its host name and throws SSRF_REFUSED if it is not allowed. */
   async check(url: URL): Promise<readonly ResolvedAddress[]> {
-    return this.resolve(url.hostname);
+    const port =
+      url.port !== ''
+        ? Number(url.port)
+        : url.protocol === 'https:'
+          ? 443
+          : url.protocol === 'http:'
+            ? 80
+            : undefined;
+    return this.resolve(url.hostname, port);
   }
 
   /** A `net.connect` lookup hook connecting only to addresses that pass the policy. */
