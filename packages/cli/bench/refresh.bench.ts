@@ -1,153 +1,182 @@
-// pnpm bench:refresh — the refresh engine on the simulated web (default 2,000 pages on 20
-// hosts): cold ingest, a no-change refresh and a 1 %-edit refresh. The sim runs in this
-// process; each phase runs the engine in a child process so its CPU time and peak RSS are the
-// engine's alone. Runs built code (tsc -b first); Node strips this file's types.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+// pnpm bench:refresh — issue 11's acceptance benchmark. For each corpus size (default 1,000,
+// 5,000 and 20,000 simulated pages on 20 hosts): a cold ingest, a refresh with nothing
+// changed, and a refresh after editing 1 % of the pages, by ragfresh (through the CLI
+// package's public API, embedded LanceDB + SQLite state) and by a conventional LangChain.js
+// pipeline (langchain-phase.ts) on the same pages. The sim runs in this process; every phase
+// runs in its own child process, so its CPU and peak RSS are that phase's alone. Runs built
+// code (the script runs `tsc -b` first); Node strips the types of these files.
+//
+// SIZES=1000 (or --sizes=1000,5000) picks sizes; HOSTS, EDIT_SHARE, CLI_RUNS, LANGCHAIN=0
+// (ragfresh only), LC_CHUNK_SIZE / LC_CHUNK_OVERLAP tune the run.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type ChunkSnapshot, changedChunks } from './changed-chunks.ts';
+import type { LangChainPhaseInput, LangChainPhaseResult } from './langchain-phase.ts';
+import { diskBytes, measureStart, runPhaseProcess } from './phase-process.ts';
+import { benchConfig } from './ragfresh-config.ts';
+import type {
+  RagfreshInspectResult,
+  RagfreshPhaseInput,
+  RagfreshRefreshResult,
+} from './ragfresh-phase.ts';
+import {
+  detailsTable,
+  type RagfreshRound,
+  type RoundName,
+  type RoundRow,
+  resultsTable,
+  targetLines,
+} from './refresh-report.ts';
 
-const HOSTS = Number(process.env.HOSTS ?? 20);
-const PAGES = Number(process.env.PAGES ?? 100);
-const EDIT_SHARE = Number(process.env.EDIT_SHARE ?? 0.01);
-
-interface PhaseResult {
-  wallMs: number;
-  cpuMs: number;
-  peakRssMb: number;
-  counts: Record<string, number>;
-  chunkHashes: Record<string, string[]>;
+function option(name: string, fallback: string): string {
+  const flag = process.argv.find((a) => a.startsWith(`--${name.toLowerCase()}=`));
+  return flag?.slice(name.length + 3) ?? process.env[name.toUpperCase()] ?? fallback;
 }
 
-async function childPhase(dataDir: string, sitemaps: string[]): Promise<PhaseResult> {
-  const self = fileURLToPath(import.meta.url);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [self, '--child', dataDir, JSON.stringify(sitemaps)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.on('exit', (code) =>
-      code === 0
-        ? resolve(JSON.parse(out) as PhaseResult)
-        : reject(new Error(`phase exited ${code}`)),
-    );
-  });
+function positive(name: string, fallback: string): number {
+  const n = Number(option(name, fallback));
+  if (!(n > 0)) throw new Error(`${name} must be a positive number, got ${option(name, fallback)}`);
+  return n;
 }
 
-async function runChild(dataDir: string, sitemaps: string[]): Promise<void> {
-  const { HashingEmbeddings } = await import('@ragfresh/core');
-  const { openRuntime, resolveConfig } = await import('ragfresh');
-  let peak = process.memoryUsage().rss;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 25);
-  const config = resolveConfig({
-    userAgent: 'ragfresh-bench/0.1 (+https://example.org/bot)',
-    dataDir,
-    sources: sitemaps.map((s, i) => ({ id: `host-${i}`, sitemaps: [s] })),
-    embeddings: new HashingEmbeddings({ dimensions: 256 }),
-    fetch: {
-      minIntervalMs: 0,
-      allowPrivateNetworks: true,
-      globalConcurrency: 32,
-      perHostConcurrency: 4,
-    },
-  });
-  const rt = await openRuntime(config);
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const report = await rt.engine.refresh({ all: true });
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  const chunkHashes: Record<string, string[]> = {};
-  for (const s of config.sources) {
-    for await (const r of rt.state.listDocuments({ sourceId: s.id }))
-      chunkHashes[r.documentId] = [...(r.chunkHashes ?? [])];
-  }
-  await rt.close();
-  clearInterval(sampler);
-  peak = Math.max(peak, process.memoryUsage().rss);
-  const result: PhaseResult = {
-    wallMs,
-    cpuMs: (cpu.user + cpu.system) / 1000,
-    peakRssMb: peak / 1024 / 1024,
-    counts: { ...report.totals },
-    chunkHashes,
-  };
-  process.stdout.write(JSON.stringify(result));
-}
+const SIZES = option('SIZES', '1000,5000,20000')
+  .split(',')
+  .map((s) => Number(s.trim()));
+if (SIZES.some((s) => !Number.isSafeInteger(s) || s < 1))
+  throw new Error(
+    `SIZES must be a comma-separated list of page counts, got ${option('SIZES', '')}`,
+  );
+const HOSTS = positive('HOSTS', '20');
+const EDIT_SHARE = positive('EDIT_SHARE', '0.01');
+const CLI_RUNS = positive('CLI_RUNS', '5');
+const LANGCHAIN = option('LANGCHAIN', '1') !== '0';
+const LC_CHUNK_SIZE = positive('LC_CHUNK_SIZE', '1000');
+const LC_CHUNK_OVERLAP = Number(option('LC_CHUNK_OVERLAP', '200'));
 
-async function main(): Promise<void> {
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+const RAGFRESH_PHASE = here('./ragfresh-phase.ts');
+const LANGCHAIN_PHASE = here('./langchain-phase.ts');
+const CLI_BIN = here('../dist/bin.js');
+
+const progress = (msg: string) => process.stderr.write(`[bench:refresh] ${msg}\n`);
+
+async function benchSize(size: number): Promise<RoundRow[]> {
   const { startSimWeb } = await import('@ragfresh/sim');
-  const sim = await startSimWeb({
-    seed: 2026,
-    hosts: HOSTS,
-    pagesPerHost: PAGES,
-    markdownTwins: false,
-  });
-  const dataDir = mkdtempSync(join(tmpdir(), 'ragfresh-bench-refresh-'));
+  const pagesPerHost = Math.ceil(size / HOSTS);
+  const sim = await startSimWeb({ seed: 2026, hosts: HOSTS, pagesPerHost, markdownTwins: false });
+  const dir = mkdtempSync(join(tmpdir(), 'ragfresh-bench-refresh-'));
+  const dataDir = join(dir, 'data');
+  mkdirSync(dataDir);
   const sitemaps = sim.hosts().map((h) => `${sim.origin(h)}/sitemap.xml`);
+  const configPath = join(dir, 'ragfresh.config.json');
+  writeFileSync(configPath, JSON.stringify(benchConfig(dataDir, sitemaps), null, 2));
+  const rfInput = (mode: RagfreshPhaseInput['mode']): RagfreshPhaseInput => ({
+    mode,
+    dataDir,
+    sitemaps,
+  });
+  const lcInput: LangChainPhaseInput = {
+    statePath: join(dir, 'langchain-state.v8'),
+    sitemaps,
+    chunkSize: LC_CHUNK_SIZE,
+    chunkOverlap: LC_CHUNK_OVERLAP,
+  };
+  const urls = sim.urls();
+  const rows: RoundRow[] = [];
+  let rfBefore: ChunkSnapshot = {};
+  let lcBefore: ChunkSnapshot = {};
   try {
-    const cold = await childPhase(dataDir, sitemaps);
-    const same = await childPhase(dataDir, sitemaps);
-    // Edit 1 % of pages: one paragraph each, spread over every host.
-    const urls = sim.urls();
-    const step = Math.max(1, Math.round(1 / EDIT_SHARE));
-    const edited = urls.filter((_, i) => i % step === 0);
-    for (const [i, url] of edited.entries())
-      sim.mutate(url, 'edit', {
-        section: 0,
-        text: `Bench edit ${i}: the limit is now ${i + 7} requests.`,
-      });
-    const edit = await childPhase(dataDir, sitemaps);
-    // Chunks that really changed: chunk texts of the new versions not present before.
-    let changedChunks = 0;
-    for (const [doc, hashes] of Object.entries(edit.chunkHashes)) {
-      const before = new Set(same.chunkHashes[doc] ?? []);
-      changedChunks += new Set(hashes.filter((h) => !before.has(h))).size;
-    }
-    const rows: Array<[string, PhaseResult]> = [
-      ['cold ingest', cold],
-      ['no-change refresh', same],
-      [`${(EDIT_SHARE * 100).toFixed(0)} %-edit refresh`, edit],
-    ];
-    const pad = (s: string | number, n: number) => String(s).padStart(n);
-    console.log(
-      `\nrefresh engine on the simulated web: ${urls.length} pages on ${HOSTS} hosts (LanceDB, SQLite state, hashing embeddings 256-d)`,
-    );
-    console.log(
-      `node ${process.version}; sim in the parent process, engine in a child per phase\n`,
-    );
-    console.log(
-      '| phase              |  wall s |  CPU s | CPU % of cold | 200s | 304s | published | chunks embedded | store writes | peak RSS MiB |',
-    );
-    console.log(
-      '|--------------------|--------:|-------:|--------------:|-----:|-----:|----------:|----------------:|-------------:|-------------:|',
-    );
-    for (const [name, r] of rows) {
-      const c = r.counts;
-      console.log(
-        `| ${name.padEnd(18)} | ${pad((r.wallMs / 1000).toFixed(2), 7)} | ${pad((r.cpuMs / 1000).toFixed(2), 6)} | ${pad(((r.cpuMs / cold.cpuMs) * 100).toFixed(1), 13)} | ${pad(c.fetched200 ?? 0, 4)} | ${pad(c.notModified ?? 0, 4)} | ${pad(c.published ?? 0, 9)} | ${pad(c.chunksEmbedded ?? 0, 15)} | ${pad(c.storeWrites ?? 0, 12)} | ${pad(r.peakRssMb.toFixed(0), 12)} |`,
+    for (const round of ['cold', 'no-change', 'edit'] as const satisfies readonly RoundName[]) {
+      let editedPages = 0;
+      if (round === 'edit') {
+        // One paragraph of every 100th page (for 1 %), spread over every host.
+        const step = Math.max(1, Math.round(1 / EDIT_SHARE));
+        const edited = urls.filter((_, i) => i % step === 0);
+        for (const [i, url] of edited.entries())
+          sim.mutate(url, 'edit', {
+            section: 0,
+            text: `Bench edit ${i}: the limit is now ${i + 7} requests.`,
+          });
+        editedPages = edited.length;
+      }
+      const label = `${urls.length} pages, ${round}`;
+      progress(`${label}: ragfresh refresh`);
+      const refresh = await runPhaseProcess<RagfreshRefreshResult>(
+        RAGFRESH_PHASE,
+        rfInput('refresh'),
       );
+      progress(
+        `${label}: ragfresh ${(refresh.cpuMs / 1000).toFixed(1)} s CPU; inspecting the store`,
+      );
+      const inspect = await runPhaseProcess<RagfreshInspectResult>(
+        RAGFRESH_PHASE,
+        rfInput('inspect'),
+      );
+      if (inspect.chunks !== inspect.stateChunks)
+        progress(
+          `${label}: WARNING the published view holds ${inspect.chunks} chunks, the state records name ${inspect.stateChunks}`,
+        );
+      progress(`${label}: CLI start, ${CLI_RUNS} runs each of --help and status`);
+      const cliHelp = await measureStart([CLI_BIN, '--help'], CLI_RUNS);
+      const cliStatus = await measureStart(
+        [CLI_BIN, 'status', '--config', configPath],
+        CLI_RUNS,
+        [0, 3, 4],
+      );
+      const ragfresh: RagfreshRound = {
+        ...refresh,
+        inspect,
+        changedChunks: changedChunks(rfBefore, inspect.snapshot),
+        lanceBytes: diskBytes(join(dataDir, 'lancedb')),
+        stateBytes: ['', '-wal', '-shm', '-journal']
+          .map((s) => diskBytes(join(dataDir, `state.sqlite${s}`)))
+          .reduce((a, b) => a + b, 0),
+        rawBytes: diskBytes(join(dataDir, 'raw')),
+        cliHelp,
+        cliStatus,
+      };
+      rfBefore = inspect.snapshot;
+      let langchain: RoundRow['langchain'];
+      if (LANGCHAIN) {
+        progress(`${label}: LangChain pipeline`);
+        const lc = await runPhaseProcess<LangChainPhaseResult>(LANGCHAIN_PHASE, lcInput);
+        langchain = { ...lc, changedChunks: changedChunks(lcBefore, lc.snapshot) };
+        lcBefore = lc.snapshot;
+        progress(`${label}: LangChain ${(lc.cpuMs / 1000).toFixed(1)} s CPU`);
+      }
+      rows.push({
+        pages: urls.length,
+        round,
+        editedPages,
+        ragfresh,
+        ...(langchain === undefined ? {} : { langchain }),
+      });
     }
-    const noChangePct = (same.cpuMs / cold.cpuMs) * 100;
-    const editPct = (edit.cpuMs / cold.cpuMs) * 100;
-    console.log(
-      `\nedited pages: ${edited.length}; chunks that changed: ${changedChunks}; chunks embedded: ${edit.counts.chunksEmbedded}`,
-    );
-    console.log(
-      `targets: no-change CPU <= 3 % of cold: ${noChangePct.toFixed(1)} % ${noChangePct <= 3 ? 'met' : 'MISSED'}; 1 %-edit <= 5 %: ${editPct.toFixed(1)} % ${editPct <= 5 ? 'met' : 'MISSED'}; embedded = changed: ${edit.counts.chunksEmbedded === changedChunks ? 'met' : 'MISSED'}`,
-    );
   } finally {
     await sim.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
+  return rows;
 }
 
-if (process.argv[2] === '--child')
-  await runChild(process.argv[3]!, JSON.parse(process.argv[4]!) as string[]);
-else await main();
+const rows: RoundRow[] = [];
+for (const size of SIZES) rows.push(...(await benchSize(size)));
+
+console.log(
+  `\nrefresh engine vs a conventional LangChain.js pipeline on the simulated web (seed 2026, ${HOSTS} hosts; hashing embeddings, 256 dimensions; node ${process.version})`,
+);
+console.log(
+  'ragfresh: LanceDB + SQLite state; LangChain: fetch + linkedom + Readability + Turndown + ' +
+    `MarkdownTextSplitter (${LC_CHUNK_SIZE} chars, overlap ${LC_CHUNK_OVERLAP}) + index() into an in-memory store. ` +
+    'CPU = user+system of the phase process during the work; peak RSS = the phase process max RSS; ' +
+    'live = bytes of the published chunk rows (id + text + metadata JSON + float32 vector); ' +
+    'changed chunks = per document, chunk texts in the index now that were not before; CLI = median of ' +
+    `${CLI_RUNS} fresh processes, wall ms (CPU ms).\n`,
+);
+console.log(resultsTable(rows, EDIT_SHARE));
+console.log('\n');
+console.log(detailsTable(rows));
+console.log('\ntargets (issue 11):');
+for (const line of targetLines(rows)) console.log(line);

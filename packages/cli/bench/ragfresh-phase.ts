@@ -1,0 +1,97 @@
+// One phase of the refresh bench for ragfresh, in its own process (see refresh.bench.ts):
+// `refresh` runs one `refresh --all` through the CLI package's public API and reports its CPU
+// and peak RSS; `inspect` opens the same data dir read-only afterwards and reads what a reader
+// sees (the published epoch's chunks), so measuring the store never costs the refresh anything.
+import { FIELDS } from '@ragfresh/core';
+import { addChunk, type ChunkSnapshot } from './changed-chunks.ts';
+import { BENCH_DIMENSIONS, CountingEmbeddings } from './counting-embeddings.ts';
+import {
+  type PhaseCost,
+  peakRssMiB,
+  phaseInput,
+  startPhase,
+  writePhaseResult,
+} from './phase-process.ts';
+import { benchConfig } from './ragfresh-config.ts';
+
+export interface RagfreshPhaseInput {
+  readonly mode: 'refresh' | 'inspect';
+  readonly dataDir: string;
+  readonly sitemaps: readonly string[];
+}
+
+export interface RagfreshRefreshResult extends PhaseCost {
+  /** Texts sent to `embedDocuments`, counted by the bench's wrapper. */
+  readonly embedded: number;
+  /** The engine's own report totals, for reference only. */
+  readonly engineCounts: Record<string, number>;
+}
+
+export interface RagfreshInspectResult {
+  readonly snapshot: ChunkSnapshot;
+  readonly chunks: number;
+  /** Current chunks according to the state store's document records (a cross-check). */
+  readonly stateChunks: number;
+  /** Bytes of the current chunk rows: id + text + metadata JSON (UTF-8) + float32 vector. */
+  readonly liveBytes: number;
+  readonly epoch: number;
+}
+
+async function open(input: RagfreshPhaseInput, readOnly: boolean) {
+  const { openRuntime, resolveConfig } = await import('ragfresh');
+  const embeddings = new CountingEmbeddings();
+  const config = resolveConfig({ ...benchConfig(input.dataDir, input.sitemaps), embeddings });
+  const rt = await openRuntime(config, { readOnly });
+  return { rt, embeddings };
+}
+
+async function refresh(input: RagfreshPhaseInput): Promise<RagfreshRefreshResult> {
+  const { rt, embeddings } = await open(input, false);
+  const before = embeddings.documentsEmbedded;
+  const stop = startPhase();
+  const report = await rt.engine.refresh({ all: true });
+  const cost = stop();
+  const embedded = embeddings.documentsEmbedded - before;
+  await rt.close();
+  const engineCounts: Record<string, number> = {};
+  for (const [k, v] of Object.entries(report.totals as object))
+    if (typeof v === 'number') engineCounts[k] = v;
+  return { ...cost, peakRssMiB: peakRssMiB(), embedded, engineCounts };
+}
+
+async function inspect(input: RagfreshPhaseInput): Promise<RagfreshInspectResult> {
+  const { rt } = await open(input, true);
+  try {
+    let stateChunks = 0;
+    for (const source of rt.config.sources) {
+      for await (const record of rt.state.listDocuments({ sourceId: source.id }))
+        stateChunks += record.chunkHashes?.length ?? 0;
+    }
+    // What a reader gets: the published epoch's snapshot view, every chunk of it (k = all).
+    const epoch = await rt.connector.readEpoch();
+    const probe = await rt.embeddings.embedQuery('ragfresh bench snapshot probe');
+    let k = 2 * stateChunks + 16;
+    let hits = await rt.connector.query(probe, k, { view: { kind: 'epoch', epoch } });
+    while (hits.length >= k) {
+      k *= 2;
+      hits = await rt.connector.query(probe, k, { view: { kind: 'epoch', epoch } });
+    }
+    const snapshot: Record<string, string[]> = {};
+    let liveBytes = 0;
+    for (const hit of hits) {
+      const doc = String(hit.metadata[FIELDS.documentId]);
+      addChunk(snapshot, doc, hit.text);
+      liveBytes +=
+        Buffer.byteLength(hit.id) +
+        Buffer.byteLength(hit.text) +
+        Buffer.byteLength(JSON.stringify(hit.metadata)) +
+        4 * BENCH_DIMENSIONS;
+    }
+    return { snapshot, chunks: hits.length, stateChunks, liveBytes, epoch };
+  } finally {
+    await rt.close();
+  }
+}
+
+const input = phaseInput<RagfreshPhaseInput>();
+writePhaseResult(input.mode === 'refresh' ? await refresh(input) : await inspect(input));
