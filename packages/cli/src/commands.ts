@@ -8,14 +8,15 @@ import {
   provenanceOf,
   type ReviewItem,
 } from '@ragfresh/core';
+import type { RefreshReport } from '@ragfresh/engine';
 import type { ResolvedConfig } from './config.js';
-import type { RefreshReport } from './engine.js';
 import type { Runtime } from './runtime.js';
 import { EXIT, renderStatus, sourceStatuses, statusExitCode, table } from './status.js';
 
 export type Print = (text: string) => void;
 
-export const STARTER_CONFIG = `import { defineConfig } from 'ragfresh';
+export const STARTER_CONFIG = `// ragfresh/config loads only the config helpers, so \`ragfresh status\` starts fast.
+import { defineConfig } from 'ragfresh/config';
 
 export default defineConfig({
   // Sent on every request; robots.txt rules are matched against its first token.
@@ -118,7 +119,7 @@ export async function refreshCommand(
 }
 
 export async function statusCommand(
-  rt: Runtime,
+  rt: Pick<Runtime, 'config' | 'state'>,
   opts: { json: boolean },
   print: Print,
 ): Promise<number> {

@@ -10,9 +10,10 @@ import {
   RagfreshError,
   type UrlIdentityPolicy,
 } from '@ragfresh/core';
+import type { AcquisitionSetting } from '@ragfresh/engine';
 import { parseDuration } from './duration.js';
 
-export type AcquisitionSetting = 'raw' | 'rendered' | 'auto';
+export type { AcquisitionSetting } from '@ragfresh/engine';
 
 export interface SourceConfig {
   /** Stable id chosen by you; part of every documentId. Letters, digits, `_`, `.`, `-`. */

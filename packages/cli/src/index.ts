@@ -1,11 +1,27 @@
+// The engine is @ragfresh/engine; these names stay importable from `ragfresh`.
+export {
+  type DocumentEvent,
+  type EngineDeps,
+  type ExtractedDocument,
+  ExtractPipeline,
+  type ExtractPipelineOptions,
+  emptyCounts,
+  type NotTheDocument,
+  type PageContext,
+  type PageInput,
+  type PageOutcome,
+  type PagePipeline,
+  type PageRenderer,
+  type RefreshCounts,
+  RefreshEngine,
+  type RefreshReport,
+  type SourceReport,
+} from '@ragfresh/engine';
 export * from './commands.js';
 export * from './config.js';
 export * from './duration.js';
-export * from './engine.js';
-export * from './extract-pipeline.js';
 export * from './log.js';
 export * from './metrics.js';
-export * from './pipeline.js';
 export * from './runtime.js';
 export * from './status.js';
 export { watch } from './watch.js';

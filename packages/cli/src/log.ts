@@ -1,10 +1,7 @@
+import type { EngineLogger } from '@ragfresh/engine';
+
 /** Human progress on a TTY, JSON lines otherwise (cron, CI, log shippers). */
-export interface Logger {
-  info(event: string, fields?: Readonly<Record<string, unknown>>): void;
-  warn(event: string, fields?: Readonly<Record<string, unknown>>): void;
-  progress(label: string, done: number, total: number): void;
-  done(): void;
-}
+export type Logger = EngineLogger;
 
 export function createLogger(
   options: { json?: boolean; quiet?: boolean; stream?: NodeJS.WriteStream } = {},

@@ -9,13 +9,17 @@ import {
   RagfreshError,
   type StateStore,
 } from '@ragfresh/core';
+import {
+  type EngineSource,
+  ExtractPipeline,
+  type PagePipeline,
+  type PageRenderer,
+  RefreshEngine,
+} from '@ragfresh/engine';
 import { Fetcher, FileRawSnapshotStore, type RawSnapshotStore } from '@ragfresh/fetch';
 import type { ConnectorConfig, ResolvedConfig } from './config.js';
-import { type PageRenderer, RefreshEngine } from './engine.js';
-import { ExtractPipeline } from './extract-pipeline.js';
 import { type Logger, silentLogger } from './log.js';
 import { Metrics } from './metrics.js';
-import type { PagePipeline } from './pipeline.js';
 
 const FACTORIES: Record<ConnectorConfig['store'], string> = {
   lancedb: 'createLanceDbConnector',
@@ -162,7 +166,13 @@ export async function openRuntime(
     return launched;
   };
   const engine = new RefreshEngine({
-    config,
+    sources: config.sources satisfies readonly EngineSource[],
+    deletion: {
+      goneChecks: config.goneChecks,
+      minGoneAgeMs: config.minGoneAgeMs,
+      autoApprove: config.autoApproveDeletions,
+    },
+    concurrency: config.fetch?.globalConcurrency ?? 8,
     connector,
     state,
     publisher: publisher ?? readOnlyPublisher(),

@@ -1,6 +1,7 @@
 import type { DocumentRecord, DocumentStatus, StateStore } from '@ragfresh/core';
 import type { ResolvedConfig } from './config.js';
 import { formatDuration } from './duration.js';
+import { EXIT } from './exit.js';
 
 export interface SourceStatus {
   readonly sourceId: string;
@@ -165,13 +166,7 @@ export function renderStatus(statuses: readonly SourceStatus[]): string {
 }
 
 /** Exit codes a cron job or CI can alert on. */
-export const EXIT = Object.freeze({
-  ok: 0,
-  failure: 1,
-  usage: 2,
-  objectiveViolated: 3,
-  quarantined: 4,
-});
+export { EXIT } from './exit.js';
 
 export function statusExitCode(statuses: readonly SourceStatus[]): number {
   if (statuses.some((s) => s.state === 'quarantined')) return EXIT.quarantined;

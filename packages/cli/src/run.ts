@@ -1,0 +1,125 @@
+import { openStateStore } from '@ragfresh/core';
+import type { ParsedArgs } from './bin.js';
+import {
+  initCommand,
+  inspectCommand,
+  queryCommand,
+  refreshCommand,
+  reviewCommand,
+  statusCommand,
+} from './commands.js';
+import { loadConfig, type ResolvedConfig } from './config.js';
+import { EXIT } from './exit.js';
+import { createLogger, type Logger } from './log.js';
+
+type Print = (s: string) => void;
+
+const usage = (line: string): number => {
+  process.stderr.write(`ragfresh: ${line}\n`);
+  return EXIT.usage;
+};
+
+/** `status` reads the state store only: no store driver, tokenizer or parser is loaded. */
+async function status(config: ResolvedConfig, json: boolean, print: Print): Promise<number> {
+  const state = await openStateStore(config.state);
+  try {
+    return await statusCommand({ config, state }, { json }, print);
+  } finally {
+    await state.close();
+  }
+}
+
+/** Runs one command (after bin.ts parsed the arguments); loads the runtime only when needed. */
+export async function runCommand(parsed: ParsedArgs): Promise<number> {
+  const print: Print = (s) => process.stdout.write(`${s}\n`);
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  const json = values.json === true;
+  const log = createLogger({ quiet: values.quiet === true, ...(json ? { json: true } : {}) });
+  if (command === 'init') return initCommand(process.cwd(), print);
+  if (command === 'demo') {
+    const { runDemo } = await import('./demo.js');
+    return runDemo({ print, log });
+  }
+  const config = await loadConfig(values.config as string | undefined);
+  if (command === 'status') return status(config, json, print);
+  return withRuntime(config, parsed, log, print, command ?? '', rest);
+}
+
+async function withRuntime(
+  config: ResolvedConfig,
+  parsed: ParsedArgs,
+  log: Logger,
+  print: Print,
+  command: string,
+  rest: readonly string[],
+): Promise<number> {
+  const { values } = parsed;
+  const json = values.json === true;
+  const readOnly =
+    command === 'query' ||
+    command === 'inspect' ||
+    (command === 'review' && (rest[0] ?? 'list') === 'list');
+  const { openRuntime } = await import('./runtime.js');
+  const rt = await openRuntime(config, { log, readOnly });
+  try {
+    switch (command) {
+      case 'refresh':
+        return await refreshCommand(
+          rt,
+          {
+            all: values.all === true,
+            ...(values.source === undefined ? {} : { sources: values.source as string[] }),
+            json,
+          },
+          print,
+        );
+      case 'watch': {
+        const port =
+          values['metrics-port'] ??
+          (config.metricsPort === undefined ? undefined : String(config.metricsPort));
+        if (port !== undefined && !/^\d+$/.test(String(port)))
+          return usage(`--metrics-port ${String(port)} is not a port number; give an integer.`);
+        const { watch } = await import('./watch.js');
+        return await watch(rt, {
+          log,
+          print,
+          ...(port === undefined ? {} : { metricsPort: Number(port) }),
+        });
+      }
+      case 'review':
+        return await reviewCommand(
+          rt,
+          rest[0],
+          rest[1],
+          { by: String(values.by), json, all: values.all === true },
+          print,
+        );
+      case 'query': {
+        const question = rest.join(' ').trim();
+        const k = Number(values.k);
+        if (question === '' || !Number.isInteger(k) || k < 1)
+          return usage(
+            'query needs a question and a positive -k; e.g. ragfresh query "how much does it cost" -k 5.',
+          );
+        return await queryCommand(rt, question, { k, json }, print);
+      }
+      case 'inspect':
+        if (rest[0] === undefined)
+          return usage(
+            'inspect needs a URL; e.g. ragfresh inspect https://docs.example.org/pricing.',
+          );
+        return await inspectCommand(rt, rest[0], { json }, print);
+      case 'reextract': {
+        const r = await rt.engine.reextract();
+        print(
+          `re-extracted ${r.documents} documents from raw snapshots; ${r.republished} new versions published; ${r.counts.chunksEmbedded} chunks embedded.`,
+        );
+        return EXIT.ok;
+      }
+    }
+    return EXIT.usage;
+  } finally {
+    await rt.close();
+  }
+}

@@ -1,0 +1,115 @@
+import type { EmbeddingsInterface } from '@langchain/core/embeddings';
+import type { Connector, Publisher, StateStore } from '@ragfresh/core';
+import type { Fetcher, RawSnapshotStore } from '@ragfresh/fetch';
+import { Mutex } from './concurrency.js';
+import { emptyCounts, type RefreshCounts, type SourceReport } from './counts.js';
+import type { PagePipeline } from './extract.js';
+import {
+  DEFAULT_DELETION_POLICY,
+  type DeletionPolicy,
+  type EngineLogger,
+  type EngineMetrics,
+  type EngineSource,
+  type PageRenderer,
+  silentLogger,
+} from './types.js';
+
+/** Everything the engine is built from. Any `Connector` instance will do. */
+export interface EngineDeps {
+  readonly sources: readonly EngineSource[];
+  readonly connector: Connector;
+  readonly state: StateStore;
+  readonly publisher: Publisher;
+  readonly fetcher: Fetcher;
+  readonly pipeline: PagePipeline;
+  readonly embeddings: EmbeddingsInterface;
+  /** Raw snapshots, for re-extraction without network. */
+  readonly snapshots?: RawSnapshotStore;
+  readonly deletion?: DeletionPolicy;
+  readonly log?: EngineLogger;
+  readonly metrics?: EngineMetrics;
+  readonly now?: () => Date;
+  /** Documents per publish batch (shared by every source of a refresh). Default 25. */
+  readonly batchSize?: number;
+  /** Pages processed at once (fetch + extract). Default 8. */
+  readonly concurrency?: number;
+  /** Headless rendering for sources with `acquisition: 'rendered' | 'auto'` (launched lazily, once). */
+  readonly renderer?: () => Promise<PageRenderer>;
+}
+
+/**
+ * What every stage is handed: the engine's dependencies, its policies, its clock, logger and
+ * metrics, and the one publish lock. Stages take this instead of positional parameters.
+ */
+export class EngineContext {
+  readonly deps: EngineDeps;
+  readonly log: EngineLogger;
+  readonly deletion: DeletionPolicy;
+  readonly publishLock = new Mutex();
+  readonly batchSize: number;
+  readonly concurrency: number;
+  readonly renderer: (() => Promise<PageRenderer>) | undefined;
+  #rendering: Promise<PageRenderer> | undefined;
+
+  constructor(deps: EngineDeps) {
+    this.deps = deps;
+    this.log = deps.log ?? silentLogger;
+    this.deletion = deps.deletion ?? DEFAULT_DELETION_POLICY;
+    this.batchSize = deps.batchSize ?? 25;
+    this.concurrency = deps.concurrency ?? 8;
+    const launch = deps.renderer;
+    this.renderer =
+      launch === undefined
+        ? undefined
+        : () => {
+            this.#rendering ??= launch();
+            return this.#rendering;
+          };
+  }
+
+  now(): Date {
+    return this.deps.now?.() ?? new Date();
+  }
+
+  nowIso(): string {
+    return this.now().toISOString();
+  }
+
+  count(name: string, help: string, labels: Record<string, string> = {}, by = 1): void {
+    this.deps.metrics?.inc(name, help, labels, by);
+  }
+
+  gauge(name: string, help: string, labels: Record<string, string>, value: number): void {
+    this.deps.metrics?.set(name, help, labels, value);
+  }
+}
+
+/** One source's share of a refresh: its counts, alerts, events and coverage. */
+export class SourceRun {
+  readonly source: EngineSource;
+  readonly startedAt: string;
+  readonly counts: RefreshCounts = emptyCounts();
+  readonly alerts: string[] = [];
+  readonly events: { url: string; documentId: string; event: string; reasons: string[] }[] = [];
+  /** Coverage: stays true only while every listing was read and every page answered definitively. */
+  complete = true;
+
+  constructor(source: EngineSource, startedAt: string) {
+    this.source = source;
+    this.startedAt = startedAt;
+  }
+
+  event(url: string, documentId: string, event: string, reasons: readonly string[] = []): void {
+    this.events.push({ url, documentId, event, reasons: [...reasons] });
+  }
+
+  report(): SourceReport {
+    return {
+      sourceId: this.source.id,
+      complete: this.complete,
+      counts: this.counts,
+      alerts: this.alerts,
+      events: this.events,
+    };
+  }
+}

@@ -1,0 +1,78 @@
+/** Counts of one refresh, per source and in total. Every number is counted, never estimated. */
+export interface RefreshCounts {
+  urls: number;
+  fetched200: number;
+  notModified: number;
+  gone: number;
+  fetchErrors: number;
+  extracted: number;
+  notTheDocument: number;
+  unchangedContent: number;
+  validatorChurn: number;
+  candidates: number;
+  published: number;
+  rejected: number;
+  /** Candidates held twice because another document of their batch failed verification. */
+  held: number;
+  removed: number;
+  chunksEmbedded: number;
+  chunksReused: number;
+  storeWrites: number;
+  tombstonedSkipped: number;
+  reviewCreated: number;
+  /** Documents re-extracted from raw snapshots (pipeline change), without network. */
+  reextracted: number;
+}
+
+export function emptyCounts(): RefreshCounts {
+  return {
+    urls: 0,
+    fetched200: 0,
+    notModified: 0,
+    gone: 0,
+    fetchErrors: 0,
+    extracted: 0,
+    notTheDocument: 0,
+    unchangedContent: 0,
+    validatorChurn: 0,
+    candidates: 0,
+    published: 0,
+    rejected: 0,
+    held: 0,
+    removed: 0,
+    chunksEmbedded: 0,
+    chunksReused: 0,
+    storeWrites: 0,
+    tombstonedSkipped: 0,
+    reviewCreated: 0,
+    reextracted: 0,
+  };
+}
+
+/** Adds `from` into `into`, key by key. */
+export function addCounts(into: RefreshCounts, from: Readonly<RefreshCounts>): RefreshCounts {
+  for (const k of Object.keys(from) as (keyof RefreshCounts)[]) into[k] += from[k];
+  return into;
+}
+
+export interface DocumentEvent {
+  readonly url: string;
+  readonly documentId: string;
+  readonly event: string;
+  readonly reasons: readonly string[];
+}
+
+export interface SourceReport {
+  readonly sourceId: string;
+  readonly complete: boolean;
+  readonly counts: RefreshCounts;
+  readonly alerts: readonly string[];
+  readonly events: readonly DocumentEvent[];
+}
+
+export interface RefreshReport {
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly sources: readonly SourceReport[];
+  readonly totals: RefreshCounts;
+}

@@ -1,0 +1,78 @@
+import { errorMessage, documentId as makeDocumentId } from '@ragfresh/core';
+import { discoverLlmsTxt, discoverSitemap } from '@ragfresh/fetch';
+import type { EngineContext } from './context.js';
+import type { EngineSource } from './types.js';
+
+/** One URL to observe, with its identity computed once. */
+export interface InventoryEntry {
+  readonly url: string;
+  readonly documentId: string;
+  /** False for a known document that discovery no longer lists (re-checked for gone evidence). */
+  readonly listed: boolean;
+}
+
+export interface Inventory {
+  readonly entries: readonly InventoryEntry[];
+  /** documentIds that discovery listed in this run. */
+  readonly listed: ReadonlySet<string>;
+  /** Every sitemap read untruncated and every llms.txt readable. */
+  readonly complete: boolean;
+  /** Why coverage is incomplete, as per-source alerts. */
+  readonly problems: readonly string[];
+}
+
+async function discover(
+  ctx: EngineContext,
+  source: EngineSource,
+  signal: AbortSignal | undefined,
+): Promise<{ urls: string[]; problems: string[] }> {
+  const urls: string[] = [...(source.urls ?? [])];
+  const problems: string[] = [];
+  const opts = signal === undefined ? {} : { signal };
+  for (const sitemap of source.sitemaps ?? []) {
+    const found = await discoverSitemap(ctx.deps.fetcher, sitemap, opts);
+    for (const e of found.entries) urls.push(e.url);
+    if (found.truncated) problems.push(`sitemap-truncated: ${sitemap}`);
+    for (const f of found.failures) problems.push(`sitemap-unreadable: ${f.url} (${f.outcome})`);
+  }
+  for (const llms of source.llmsTxt ?? []) {
+    const found = await discoverLlmsTxt(ctx.deps.fetcher, llms, opts);
+    if (found.outcome !== 'ok') problems.push(`llms-txt-unreadable: ${llms} (${found.outcome})`);
+    for (const l of found.links) urls.push(l.url);
+  }
+  return { urls, problems };
+}
+
+/**
+ * The inventory stage: `urls` ∪ sitemap entries ∪ llms.txt links, collapsed by documentId
+ * (tracking-parameter variants are one document), plus every known live document of the
+ * source that discovery stopped listing — that is how a removed page accumulates gone
+ * evidence instead of silently going stale.
+ */
+export async function takeInventory(
+  ctx: EngineContext,
+  source: EngineSource,
+  signal?: AbortSignal,
+): Promise<Inventory> {
+  const { urls, problems } = await discover(ctx, source, signal);
+  const entries: InventoryEntry[] = [];
+  const listed = new Set<string>();
+  for (const url of urls) {
+    let documentId: string;
+    try {
+      documentId = makeDocumentId(source.id, url, source.identity);
+    } catch (err) {
+      problems.push(`bad-url: ${url} (${errorMessage(err)})`);
+      continue;
+    }
+    if (listed.has(documentId)) continue;
+    listed.add(documentId);
+    entries.push({ url, documentId, listed: true });
+  }
+  for await (const r of ctx.deps.state.listDocuments({ sourceId: source.id })) {
+    if (listed.has(r.documentId) || r.status === 'tombstoned' || r.currentVersionId === undefined)
+      continue;
+    entries.push({ url: r.url, documentId: r.documentId, listed: false });
+  }
+  return { entries, listed, complete: problems.length === 0, problems };
+}

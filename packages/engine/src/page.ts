@@ -1,0 +1,240 @@
+import type { DocumentRecord, Tombstone } from '@ragfresh/core';
+import type { OkResult } from '@ragfresh/fetch';
+import { type AcquireDeps, type Acquisition, acquirePage } from './acquire.js';
+import { classifyOutcome } from './classify.js';
+import type { EngineContext, SourceRun } from './context.js';
+import { embedNewChunks } from './embed.js';
+import { newRecord, recordDegraded, recordGone, recordGood } from './evidence.js';
+import type { ExtractedDocument, PageOutcome } from './extract.js';
+import type { InventoryEntry } from './inventory.js';
+import type { PublishQueue } from './publish.js';
+import { afterProposal, observeResurrection, proposeDeletion } from './review.js';
+
+/** One page of one source's run, with what the state already knows about it. */
+export interface PageTask {
+  readonly run: SourceRun;
+  readonly entry: InventoryEntry;
+  readonly base: DocumentRecord;
+  readonly known: boolean;
+}
+
+function acquireDeps(ctx: EngineContext, run: SourceRun): AcquireDeps {
+  return {
+    fetcher: ctx.deps.fetcher,
+    ...(ctx.renderer === undefined ? {} : { renderer: ctx.renderer }),
+    onRender: () =>
+      ctx.count('ragfresh_renders_total', 'Pages rendered in a headless browser.', {
+        source: run.source.id,
+      }),
+  };
+}
+
+function process(ctx: EngineContext, task: PageTask) {
+  const { source } = task.run;
+  return (input: Parameters<typeof ctx.deps.pipeline.process>[0], fetched: OkResult) =>
+    ctx.deps.pipeline.process(input, {
+      documentId: task.entry.documentId,
+      sourceId: source.id,
+      retrievedAt: fetched.fetchedAt,
+      ...(fetched.region === undefined ? {} : { region: fetched.region }),
+      ...(source.authority === undefined ? {} : { authority: source.authority }),
+      ...(fetched.lastModifiedAt === undefined ? {} : { sourceModifiedAt: fetched.lastModifiedAt }),
+    });
+}
+
+/**
+ * Observes one page: acquire (one conditional fetch; a 304 stops everything downstream),
+ * classify and extract (one parse), then either record the observation (evidence) or embed
+ * the new version and queue it for a shared publish batch. Returns whether the answer was
+ * definitive (counts toward complete coverage).
+ */
+export async function refreshPage(
+  ctx: EngineContext,
+  queue: PublishQueue,
+  entry: InventoryEntry,
+  run: SourceRun,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const { state } = ctx.deps;
+  const [record, tombstone] = await Promise.all([
+    state.getDocument(entry.documentId),
+    state.getTombstone(entry.documentId),
+  ]);
+  const task: PageTask = {
+    run,
+    entry,
+    base: record ?? newRecord(entry.documentId, run.source.id, entry.url),
+    known: record !== undefined,
+  };
+  if (tombstone !== undefined) return observeTombstoned(ctx, task, tombstone, signal);
+  const { source } = run;
+  const acquired = await acquirePage(
+    acquireDeps(ctx, run),
+    {
+      url: entry.url,
+      pipelineKey: ctx.deps.pipeline.pipelineKey,
+      sourceId: source.id,
+      ...(record?.validators === undefined ? {} : { validators: record.validators }),
+      ...(source.acquisition === undefined ? {} : { acquisition: source.acquisition }),
+      ...(source.markdownTwin === true ? { markdownTwin: true } : {}),
+      ...(source.proxy === undefined ? {} : { proxy: source.proxy }),
+      ...(signal === undefined ? {} : { signal }),
+    },
+    process(ctx, task),
+  );
+  ctx.count('ragfresh_fetches_total', 'Fetches by outcome.', {
+    source: source.id,
+    outcome: acquired.result.outcome,
+  });
+  return settlePage(ctx, queue, task, acquired);
+}
+
+async function settlePage(
+  ctx: EngineContext,
+  queue: PublishQueue,
+  task: PageTask,
+  acquired: Acquisition<PageOutcome>,
+): Promise<boolean> {
+  const { run, entry, base } = task;
+  switch (acquired.kind) {
+    case 'not-modified':
+      run.counts.notModified++;
+      await recordGood(ctx, base, {
+        validators: acquired.result.validators,
+        retrievedAt: acquired.result.fetchedAt,
+      });
+      run.event(entry.url, entry.documentId, 'not-modified');
+      return true;
+    case 'gone':
+      await onGone(ctx, task, acquired.result.status);
+      return true;
+    case 'failed':
+      run.counts.fetchErrors++;
+      if (acquired.result.outcome === 'off-host-redirect')
+        run.alerts.push(`off-host-redirect: ${entry.url} -> ${acquired.result.location}`);
+      await recordDegraded(ctx, base, [acquired.reason]);
+      run.event(entry.url, entry.documentId, 'degraded', [acquired.reason]);
+      return false;
+    case 'unreadable':
+      run.counts.fetched200++;
+      await onNotTheDocument(ctx, task, acquired.reasons, []);
+      return true;
+    case 'page': {
+      run.counts.fetched200++;
+      const verdict = classifyOutcome(entry.url, acquired.outcome);
+      if (verdict.kind === 'not-the-document')
+        await onNotTheDocument(ctx, task, verdict.reasons, verdict.alerts);
+      else await onDocument(ctx, queue, task, verdict.doc, acquired.result);
+      return true;
+    }
+  }
+}
+
+async function observeTombstoned(
+  ctx: EngineContext,
+  task: PageTask,
+  tombstone: Tombstone,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  // A tombstone blocks casual resurrection: observe (unconditionally), never extract or publish.
+  const acquired = await acquirePage(
+    { fetcher: ctx.deps.fetcher },
+    {
+      url: task.entry.url,
+      pipelineKey: ctx.deps.pipeline.pipelineKey,
+      sourceId: task.run.source.id,
+      ...(signal === undefined ? {} : { signal }),
+    },
+    () => ({ kind: 'observed' }),
+  );
+  const { run, entry } = task;
+  run.counts.tombstonedSkipped++;
+  if (acquired.kind === 'page') await observeResurrection(ctx, run, task.base);
+  run.event(entry.url, entry.documentId, 'tombstoned-skip', [`tombstoned: ${tombstone.reason}`]);
+  return acquired.kind === 'page' || acquired.kind === 'gone' || acquired.kind === 'not-modified';
+}
+
+async function onGone(ctx: EngineContext, task: PageTask, status: number): Promise<void> {
+  const { run, entry } = task;
+  run.counts.gone++;
+  const gone = await recordGone(ctx, task.base, status);
+  run.event(entry.url, entry.documentId, 'gone', [gone.reason]);
+  if (!gone.proposable) return;
+  const item = await proposeDeletion(
+    ctx,
+    { sourceId: run.source.id, documentId: entry.documentId, url: entry.url },
+    'confirmed-gone',
+    [`HTTP ${status} observed ${gone.goneCount} times since ${gone.goneSince}`],
+  );
+  await afterProposal(ctx, run, item);
+}
+
+async function onNotTheDocument(
+  ctx: EngineContext,
+  task: PageTask,
+  reasons: readonly string[],
+  alerts: readonly string[],
+): Promise<void> {
+  const { run, entry } = task;
+  run.counts.extracted++;
+  run.counts.notTheDocument++;
+  run.alerts.push(...alerts);
+  await recordDegraded(ctx, { ...task.base, goneCount: 0 }, reasons);
+  run.event(entry.url, entry.documentId, 'not-the-document', reasons);
+}
+
+async function onDocument(
+  ctx: EngineContext,
+  queue: PublishQueue,
+  task: PageTask,
+  doc: ExtractedDocument,
+  result: OkResult,
+): Promise<void> {
+  const { run, entry, base } = task;
+  run.counts.extracted++;
+  const before = base.validators;
+  const now = result.validators;
+  if (base.currentVersionId === doc.versionId) {
+    // The extracted text's hash decides: same version, nothing to embed or publish.
+    run.counts.unchangedContent++;
+    const moved =
+      before !== undefined &&
+      (before.etag !== now.etag || before.lastModified !== now.lastModified);
+    if (moved) run.counts.validatorChurn++;
+    await recordGood(ctx, base, {
+      validators: now,
+      retrievedAt: result.fetchedAt,
+      rawDigest: result.rawDigest,
+    });
+    run.event(entry.url, entry.documentId, moved ? 'validator-moved-content-did-not' : 'unchanged');
+    return;
+  }
+  if (
+    before?.etag !== undefined &&
+    before.etag === now.etag &&
+    base.contentHash !== undefined &&
+    base.contentHash !== doc.contentHash
+  ) {
+    // The reverse of churn: content changed under an unchanged validator, so 304s would hide edits.
+    run.alerts.push(`validator-stale: ${entry.url} changed content under the same ETag`);
+  }
+  const chunks = await embedNewChunks(ctx, doc, task.known ? base : undefined, run.counts);
+  run.counts.candidates++;
+  await queue.add({
+    run,
+    candidate: {
+      documentId: entry.documentId,
+      versionId: doc.versionId,
+      sourceId: run.source.id,
+      url: entry.url,
+      contentHash: doc.contentHash,
+      textChars: doc.text.length,
+      text: doc.text,
+      chunks,
+      retrievedAt: result.fetchedAt,
+      validators: now,
+      rawDigest: result.rawDigest,
+      ...(result.lastModifiedAt === undefined ? {} : { sourceModifiedAt: result.lastModifiedAt }),
+    },
+  });
+}

@@ -1,0 +1,109 @@
+import type { DocumentRecord } from '@ragfresh/core';
+import { decodeBody } from '@ragfresh/fetch';
+import type { EngineContext, SourceRun } from './context.js';
+import { embedNewChunks } from './embed.js';
+import type { PageOutcome } from './extract.js';
+import type { PublishQueue } from './publish.js';
+
+/** Which documents to re-extract: all with a raw snapshot, or only those cut under another pipeline key. */
+export type ReextractScope = 'all' | 'other-pipeline';
+
+async function candidates(
+  ctx: EngineContext,
+  run: SourceRun,
+  scope: ReextractScope,
+): Promise<DocumentRecord[]> {
+  const key = ctx.deps.pipeline.pipelineKey;
+  const out: DocumentRecord[] = [];
+  for await (const r of ctx.deps.state.listDocuments({ sourceId: run.source.id })) {
+    if (r.rawDigest === undefined || r.status === 'tombstoned' || r.currentVersionId === undefined)
+      continue;
+    if (
+      scope === 'other-pipeline' &&
+      (r.validators === undefined || r.validators.pipelineKey === key)
+    )
+      continue;
+    out.push(r);
+  }
+  return out;
+}
+
+/** Extracts one document again from its raw snapshot; undefined when no snapshot is kept. */
+async function fromSnapshot(
+  ctx: EngineContext,
+  run: SourceRun,
+  r: DocumentRecord,
+): Promise<{ outcome: PageOutcome; retrievedAt: string } | undefined> {
+  const raw = await ctx.deps.snapshots?.get(r.rawDigest!);
+  if (raw === undefined) return undefined;
+  const contentType = raw.meta.contentType ?? raw.meta.headers['content-type'] ?? 'text/html';
+  const retrievedAt = r.timestamps.retrievedAt ?? raw.meta.fetchedAt;
+  const outcome = await ctx.deps.pipeline.process(
+    {
+      text: decodeBody(raw.body, contentType).text,
+      contentType,
+      url: r.url,
+      finalUrl: raw.meta.finalUrl,
+      acquisition: /markdown/.test(contentType) ? 'markdown-twin' : 'raw',
+    },
+    {
+      documentId: r.documentId,
+      sourceId: run.source.id,
+      retrievedAt,
+      ...(raw.meta.region === undefined ? {} : { region: raw.meta.region }),
+      ...(run.source.authority === undefined ? {} : { authority: run.source.authority }),
+    },
+  );
+  return { outcome, retrievedAt };
+}
+
+/**
+ * The reextract stage: documents are extracted again from their raw snapshots, without
+ * network, and queued where the version changed. A document re-extracted from the same bytes
+ * keeps its validators, re-tagged with the current pipeline key, so the next conditional
+ * request can still be answered 304. Returns how many documents were re-extracted.
+ */
+export async function reextractSource(
+  ctx: EngineContext,
+  queue: PublishQueue,
+  run: SourceRun,
+  scope: ReextractScope,
+): Promise<number> {
+  if (ctx.deps.snapshots === undefined) return 0;
+  const key = ctx.deps.pipeline.pipelineKey;
+  let documents = 0;
+  for (const r of await candidates(ctx, run, scope)) {
+    const got = await fromSnapshot(ctx, run, r);
+    if (got === undefined) continue;
+    documents++;
+    run.counts.extracted++;
+    run.counts.reextracted++;
+    // Not extractable from raw (e.g. a page that needed rendering): the next fetch is a full one.
+    if (got.outcome.kind !== 'document') continue;
+    const validators =
+      r.validators === undefined ? undefined : { ...r.validators, pipelineKey: key };
+    if (got.outcome.versionId === r.currentVersionId) {
+      if (validators !== undefined) await ctx.deps.state.putDocument({ ...r, validators });
+      continue;
+    }
+    const doc = got.outcome;
+    const chunks = await embedNewChunks(ctx, doc, r, run.counts);
+    await queue.add({
+      run,
+      candidate: {
+        documentId: r.documentId,
+        versionId: doc.versionId,
+        sourceId: run.source.id,
+        url: r.url,
+        contentHash: doc.contentHash,
+        textChars: doc.text.length,
+        text: doc.text,
+        chunks,
+        retrievedAt: got.retrievedAt,
+        rawDigest: r.rawDigest!,
+        ...(validators === undefined ? {} : { validators }),
+      },
+    });
+  }
+  return documents;
+}

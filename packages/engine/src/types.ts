@@ -1,0 +1,68 @@
+import type { UrlIdentityPolicy } from '@ragfresh/core';
+
+/** How a source's pages are read: the raw response, a headless render, or a render only for an empty app shell. */
+export type AcquisitionSetting = 'raw' | 'rendered' | 'auto';
+
+/**
+ * A source as the engine needs it: what to list, how often it is due, how to read its pages.
+ * The CLI's resolved config satisfies it; any other host builds it directly.
+ */
+export interface EngineSource {
+  /** Stable id chosen by the user; the prefix of every documentId. */
+  readonly id: string;
+  readonly urls?: readonly string[];
+  readonly sitemaps?: readonly string[];
+  readonly llmsTxt?: readonly string[];
+  /** Label carried into provenance, e.g. `official`. */
+  readonly authority?: string;
+  /** Interval after which the source is due again. */
+  readonly everyMs: number;
+  /** A "frozen" alert is raised when nothing changed for longer than this. */
+  readonly expectedChangeMs?: number;
+  readonly acquisition?: AcquisitionSetting;
+  /** Prefer a page's Markdown twin (`page.md`). */
+  readonly markdownTwin?: boolean;
+  readonly proxy?: { readonly url: string; readonly region?: string };
+  readonly identity: UrlIdentityPolicy;
+}
+
+/** When gone evidence becomes a deletion proposal, and whether proposals skip review. */
+export interface DeletionPolicy {
+  /** 404/410 observations needed. */
+  readonly goneChecks: number;
+  /** Time those observations must span. */
+  readonly minGoneAgeMs: number;
+  /** Approve deletions without review (an explicit policy; default false). */
+  readonly autoApprove: boolean;
+}
+
+export const DEFAULT_DELETION_POLICY: DeletionPolicy = Object.freeze({
+  goneChecks: 3,
+  minGoneAgeMs: 172_800_000,
+  autoApprove: false,
+});
+
+type Fields = Readonly<Record<string, unknown>>;
+
+/** Where the engine reports progress; the CLI's logger satisfies it. */
+export interface EngineLogger {
+  info(event: string, fields?: Fields): void;
+  warn(event: string, fields?: Fields): void;
+  progress(label: string, done: number, total: number): void;
+  done(): void;
+}
+
+export const silentLogger: EngineLogger = { info() {}, warn() {}, progress() {}, done() {} };
+
+type Labels = Readonly<Record<string, string>>;
+
+/** Where the engine counts; the CLI's Prometheus registry satisfies it. */
+export interface EngineMetrics {
+  inc(name: string, help: string, labels?: Labels, by?: number): void;
+  set(name: string, help: string, labels: Labels, value: number): void;
+}
+
+/** What the engine needs from a headless browser (`@ragfresh/render`'s `Renderer` fits). */
+export interface PageRenderer {
+  render(url: string): Promise<{ readonly html: string; readonly finalUrl: string }>;
+}
