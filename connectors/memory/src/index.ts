@@ -254,6 +254,25 @@ export class MemoryConnector extends Connector {
     return hits.slice(0, k);
   }
 
+  protected override async _scan(
+    cursor: string | undefined,
+    pageSize: number,
+  ): Promise<{ chunks: ListedChunk[]; next?: string }> {
+    await tick();
+    // Ids in sorted order; the cursor is the last id of the previous page.
+    const ids = [...this.#chunks.keys()].sort();
+    let start = 0;
+    if (cursor !== undefined) {
+      while (start < ids.length && ids[start]! <= cursor) start++;
+    }
+    const page = ids.slice(start, start + pageSize);
+    const chunks = page.map((id) => {
+      const c = this.#chunks.get(id)!;
+      return { id: c.id, text: c.text, metadata: { ...c.metadata } };
+    });
+    return start + pageSize < ids.length ? { chunks, next: page[page.length - 1]! } : { chunks };
+  }
+
   protected async _close(): Promise<void> {}
 
   /** Number of stored chunks of any validity (tests and benchmarks). */

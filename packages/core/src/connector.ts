@@ -327,6 +327,26 @@ export abstract class Connector {
     for (const slice of slices(uniqueRefs(refs))) await this._deleteVersions(slice);
   }
 
+  /**
+   * Every stored chunk (any validity, no vectors), page by page: what reconciliation and
+   * state recovery read. Optional verb: connectors that cannot enumerate throw NOT_SUPPORTED.
+   */
+  async *scanChunks(options: { pageSize?: number } = {}): AsyncGenerator<ListedChunk[]> {
+    this.ensureOpen();
+    const pageSize = options.pageSize ?? 1_000;
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1)
+      throw this.error('INVALID_ARGUMENT', `pageSize must be a positive integer, got ${pageSize}.`);
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this._scan(cursor, pageSize);
+      if (page.chunks.length > 0) yield page.chunks;
+      if (page.next === undefined) return;
+      if (page.next === cursor)
+        throw this.error('INTERNAL', '_scan returned the same cursor twice; it must advance.');
+      cursor = page.next;
+    }
+  }
+
   /** Lists the chunks of one document (one version when given), sorted by ordinal. */
   async listChunks(
     documentId: string,
@@ -543,6 +563,23 @@ export abstract class Connector {
     const out: ListedChunk[] = [];
     for (const id of documentIds) out.push(...(await this._list(id, undefined, withEmbeddings)));
     return out;
+  }
+
+  /**
+   * One page of every stored chunk (any validity, vectors omitted), from `cursor` (undefined
+   * for the first page); `next` undefined on the last page. Cursors are opaque strings the
+   * connector chooses (an offset, the last id); pages may be shorter than `pageSize`. Chunks
+   * written during a scan may or may not appear. Default: NOT_SUPPORTED (then reconciliation
+   * finds no orphans and state recovery is impossible; say so in the connector's docs).
+   */
+  protected async _scan(
+    _cursor: string | undefined,
+    _pageSize: number,
+  ): Promise<{ readonly chunks: ListedChunk[]; readonly next?: string }> {
+    throw this.error(
+      'NOT_SUPPORTED',
+      `${this.store} cannot enumerate its chunks (no _scan hook); reconciliation and recovery need it.`,
+    );
   }
 
   /** Default: one `_deleteVersion` per version. Absent versions are a no-op. */

@@ -25,6 +25,10 @@ export const ERROR_CODES = [
   'GATE_REJECTED',
   'JOURNAL_CORRUPT',
   'STATE_CORRUPT',
+  /** The state store is empty or reset while the vector store holds published chunks. */
+  'STATE_LOST',
+  /** The vector store lost what the state calls current (deleted, reset or replaced). */
+  'STORE_LOST',
   'SSRF_REFUSED',
   'ROBOTS_DISALLOWED',
   'FETCH_FAILED',

@@ -9,6 +9,7 @@ export * from './model.js';
 export * from './provenance.js';
 export * from './publish/publisher.js';
 export * from './publish/verify.js';
+export * from './reconcile.js';
 export * from './retry.js';
 export * from './state/in-memory.js';
 export * from './state/index.js';

@@ -267,7 +267,15 @@ export class Publisher {
    */
   async publish(
     candidates: readonly PublishCandidate[],
-    options: { readonly removals?: readonly RemovalRequest[] } = {},
+    options: {
+      readonly removals?: readonly RemovalRequest[];
+      /**
+       * Documents whose current version is to be written again although the state already calls
+       * it current (the store lost it: reconciliation repair). Without this, such a candidate is
+       * `unchanged` and nothing is written.
+       */
+      readonly repair?: ReadonlySet<string>;
+    } = {},
   ): Promise<PublishReport> {
     await this.#renew();
     const t0 = performance.now();
@@ -301,7 +309,9 @@ export class Publisher {
         });
         continue;
       }
-      if (record?.currentVersionId === c.versionId) {
+      const repairing =
+        options.repair?.has(c.documentId) === true && record?.currentVersionId === c.versionId;
+      if (record?.currentVersionId === c.versionId && !repairing) {
         results.push({
           documentId: c.documentId,
           versionId: c.versionId,
@@ -311,7 +321,8 @@ export class Publisher {
         });
         continue;
       }
-      const reasons = this.#gate(c, record);
+      // A repair restores what was already accepted: the contract compared it once.
+      const reasons = repairing ? [] : this.#gate(c, record);
       if (reasons.length > 0) {
         await this.#markRejected(c, record, reasons);
         results.push({
@@ -333,10 +344,12 @@ export class Publisher {
           sourceId: c.sourceId,
           versionId: c.versionId,
           chunkIds: c.chunks.map((ch) => ch.chunkId),
-          ...(record?.currentVersionId === undefined
+          // A repaired version replaces nothing: its own ids are overwritten in place.
+          ...(record?.currentVersionId === undefined || repairing
             ? {}
             : { previousVersionId: record.currentVersionId }),
           action: 'publish',
+          ...(repairing ? { repair: true } : {}),
           url: c.url,
           contentHash: c.contentHash,
           textChars: c.textChars,
@@ -786,7 +799,9 @@ export class Publisher {
         if (d.previousVersionId !== undefined)
           reopen.push({ documentId: d.documentId, versionId: d.previousVersionId });
         const record = await this.state.getDocument(d.documentId);
-        if (record?.currentVersionId !== d.versionId)
+        // A repair's staged chunks carry the current version's own ids: delete them too, or
+        // they would surface half-written when a later batch reaches their epoch.
+        if (record?.currentVersionId !== d.versionId || d.repair === true)
           unstage.push({ documentId: d.documentId, versionId: d.versionId });
       } else {
         reopen.push({ documentId: d.documentId, versionId: d.versionId });

@@ -96,6 +96,8 @@ export interface JournalDocument {
   readonly previousVersionId?: string;
   /** `publish` stages a new version; `remove` retires the current one without replacement. */
   readonly action: 'publish' | 'remove';
+  /** A repair re-writes the version the state already calls current (see Publisher.publish). */
+  readonly repair?: boolean;
   /** Facts recorded on the document when the batch is rolled forward (publish only). */
   readonly url?: string;
   readonly contentHash?: string;
