@@ -35,6 +35,9 @@ export interface RagfreshInspectResult {
   /** Bytes of the current chunk rows: id + text + metadata JSON (UTF-8) + float32 vector. */
   readonly liveBytes: number;
   readonly epoch: number;
+  /** Where the resolved config put the LanceDB directory and the SQLite state file. */
+  readonly lancePath?: string;
+  readonly statePath?: string;
 }
 
 async function open(input: RagfreshPhaseInput, readOnly: boolean) {
@@ -87,7 +90,19 @@ async function inspect(input: RagfreshPhaseInput): Promise<RagfreshInspectResult
         Buffer.byteLength(JSON.stringify(hit.metadata)) +
         4 * BENCH_DIMENSIONS;
     }
-    return { snapshot, chunks: hits.length, stateChunks, liveBytes, epoch };
+    const connector = rt.config.connector;
+    const state = rt.config.state;
+    return {
+      snapshot,
+      chunks: hits.length,
+      stateChunks,
+      liveBytes,
+      epoch,
+      ...(connector.store === 'lancedb' && connector.path !== undefined
+        ? { lancePath: connector.path }
+        : {}),
+      ...(state.startsWith('sqlite:') ? { statePath: state.slice('sqlite:'.length) } : {}),
+    };
   } finally {
     await rt.close();
   }

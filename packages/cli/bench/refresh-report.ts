@@ -145,7 +145,13 @@ export function detailsTable(rows: readonly RoundRow[]): string {
       ]);
     }
   }
-  return table(header, out);
+  const straddled = rows.some(
+    (r) => r.langchain !== undefined && r.langchain.embedded > r.langchain.changedChunks,
+  );
+  const note = straddled
+    ? "\nLangChain embeds more than the changed chunks: index() cleans up per internal batch of 100 documents (its default batchSize), so a page whose chunks straddle two batches has its later chunks deleted by the first batch's incremental cleanup and re-added (re-embedded) by the next."
+    : '';
+  return table(header, out) + note;
 }
 
 /** "v ≤ L: met (headroom)" or "v > L: MISSED by (v − L), v/L ×". */
@@ -220,13 +226,12 @@ export function targetLines(rows: readonly RoundRow[]): string[] {
     if (same === undefined || cold === undefined) return undefined;
     return check(pct(same.ragfresh.cpuMs / cold.ragfresh.cpuMs), 2, ' %', 2);
   });
-  each('CLI start <= 300 ms (slowest median of --help and status, wall)', (p) => {
-    const worst = Math.max(
-      ...rows
-        .filter((r) => r.pages === p)
-        .flatMap((r) => [r.ragfresh.cliHelp.wallMs, r.ragfresh.cliStatus.wallMs]),
-    );
-    return check(worst, 300, ' ms', 0);
+  each('CLI start <= 300 ms (slowest median wall time of --help and status)', (p) => {
+    const starts = rows
+      .filter((r) => r.pages === p)
+      .flatMap((r) => [r.ragfresh.cliHelp, r.ragfresh.cliStatus]);
+    const worst = starts.reduce((a, b) => (b.wallMs > a.wallMs ? b : a));
+    return `${check(worst.wallMs, 300, ' ms', 0)} (that start used ${f(worst.cpuMs, 0)} ms CPU)`;
   });
   each('embeddings computed = changed chunks, every round', (p) => {
     const mine = rows.filter((r) => r.pages === p);

@@ -9,7 +9,7 @@
 // SIZES=1000 (or --sizes=1000,5000) picks sizes; HOSTS, EDIT_SHARE, CLI_RUNS, LANGCHAIN=0
 // (ragfresh only), LC_CHUNK_SIZE / LC_CHUNK_OVERLAP tune the run.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ChunkSnapshot, changedChunks } from './changed-chunks.ts';
@@ -129,10 +129,13 @@ async function benchSize(size: number): Promise<RoundRow[]> {
         ...refresh,
         inspect,
         changedChunks: changedChunks(rfBefore, inspect.snapshot),
-        lanceBytes: diskBytes(join(dataDir, 'lancedb')),
-        stateBytes: ['', '-wal', '-shm', '-journal']
-          .map((s) => diskBytes(join(dataDir, `state.sqlite${s}`)))
-          .reduce((a, b) => a + b, 0),
+        lanceBytes: inspect.lancePath === undefined ? Number.NaN : diskBytes(inspect.lancePath),
+        stateBytes:
+          inspect.statePath === undefined
+            ? Number.NaN
+            : ['', '-wal', '-shm', '-journal']
+                .map((suffix) => diskBytes(`${inspect.statePath}${suffix}`))
+                .reduce((a, b) => a + b, 0),
         rawBytes: diskBytes(join(dataDir, 'raw')),
         cliHelp,
         cliStatus,
@@ -161,11 +164,16 @@ async function benchSize(size: number): Promise<RoundRow[]> {
   return rows;
 }
 
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' / ');
+const loadAtStart = load();
 const rows: RoundRow[] = [];
 for (const size of SIZES) rows.push(...(await benchSize(size)));
 
 console.log(
-  `\nrefresh engine vs a conventional LangChain.js pipeline on the simulated web (seed 2026, ${HOSTS} hosts; hashing embeddings, 256 dimensions; node ${process.version})`,
+  `\nrefresh engine vs a conventional LangChain.js pipeline on the simulated web (seed 2026, ${HOSTS} hosts; hashing embeddings, 256 dimensions; node ${process.version}; load average 1/5/15 min ${loadAtStart} at the start, ${load()} at the end)`,
 );
 console.log(
   'ragfresh: LanceDB + SQLite state; LangChain: fetch + linkedom + Readability + Turndown + ' +
