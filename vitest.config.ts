@@ -7,6 +7,7 @@ export default defineConfig({
     include: [
       '{packages,connectors,examples}/*/test/**/*.test.ts',
       'conformance/test/**/*.test.ts',
+      'emulators/test/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     testTimeout: 60_000,

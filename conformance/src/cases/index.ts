@@ -7,6 +7,7 @@ import {
   metadataRoundTrip,
 } from './data.js';
 import { idsDeterministic } from './determinism.js';
+import { epochRace } from './epoch-race.js';
 import {
   deleteTombstone,
   epochShared,
@@ -34,6 +35,7 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   deleteTombstone,
   revertToEarlierVersion,
   epochShared,
+  epochRace,
   metadataRoundTrip,
   batchBeyondLimit,
   listByDocumentAndVersion,

@@ -1,9 +1,9 @@
+import type { JsonValue, StoreFixture, StoreTarget } from '@ragfresh/core';
 import {
   containerEngineAvailable,
   startContainer,
   startPineconeEmulator,
-} from '@ragfresh/conformance/emulators';
-import type { JsonValue, StoreFixture, StoreTarget } from '@ragfresh/core';
+} from '@ragfresh/emulators';
 import { createPineconeConnector, type PineconeConnectorOptions } from './connector.js';
 
 /**

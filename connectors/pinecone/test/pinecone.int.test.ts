@@ -1,6 +1,6 @@
 import { Pinecone } from '@pinecone-database/pinecone';
-import { type PineconeEmulator, startPineconeEmulator } from '@ragfresh/conformance/emulators';
 import { FIELDS, InMemoryStateStore, isRagfreshError, OPEN_EPOCH, Publisher } from '@ragfresh/core';
+import { type PineconeEmulator, startPineconeEmulator } from '@ragfresh/emulators';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createPineconeConnector,

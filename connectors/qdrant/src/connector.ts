@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import {
   Connector,
@@ -18,6 +19,8 @@ import {
   type StoredChunk,
   uuidV5,
   type ValidityPatch,
+  type VersionPatch,
+  type VersionRef,
   type ViewSelector,
   withRetry,
 } from '@ragfresh/core';
@@ -35,6 +38,14 @@ export const EPOCH_POINT_ID = uuidV5('ragfresh:epoch-pointer', RAGFRESH_UUID_NAM
 /** Payload key of the sentinel that marks it (`rf_sentinel: 'epoch'`). */
 export const EPOCH_SENTINEL_KEY = 'rf_sentinel';
 export const EPOCH_VALUE_KEY = 'rf_epoch';
+/** Payload key of the claim token the winning compare-and-set writes beside the epoch. */
+export const EPOCH_TOKEN_KEY = 'rf_epoch_token';
+/**
+ * Oldest server this connector runs against: `update_mode` (the insert-only pointer creation)
+ * exists from 1.17; an older server ignores the unknown field and overwrites (see
+ * docs/connectors/qdrant.md).
+ */
+export const MIN_SERVER_VERSION = '1.17.0';
 
 export interface QdrantConnectorOptions {
   /** Base URL of the Qdrant REST API, e.g. `http://127.0.0.1:6333`. */
@@ -49,6 +60,18 @@ export interface QdrantConnectorOptions {
   readonly maxWriteBatch?: number;
   /** Epoch the pointer starts at when this connector creates it (blue/green rebuilds). */
   readonly initialEpoch?: number;
+  /**
+   * Server-side wait per write, seconds (the `timeout` query parameter). With it, Qdrant may
+   * answer `status: wait_timeout` (accepted, not yet applied); the connector then retries the
+   * idempotent write until it reports `completed`. Default: none (the server then answers 408).
+   */
+  readonly writeTimeoutSeconds?: number;
+  /**
+   * Strict-mode settings for a collection `open` creates, as Qdrant Cloud sets them by
+   * default (`{ enabled: true, unindexed_filtering_retrieve: false, unindexed_filtering_update: false }`).
+   * Existing collections keep their own. Default: none.
+   */
+  readonly strictMode?: Schemas['StrictModeConfig'];
 }
 
 const meta = (field: string) => `${METADATA_KEY}.${field}`;
@@ -61,6 +84,8 @@ export const PAYLOAD_INDEXES: ReadonlyArray<readonly [string, 'keyword' | 'integ
   [meta(FIELDS.from), 'integer'],
   [meta(FIELDS.to), 'integer'],
   [meta(FIELDS.current), 'bool'],
+  // The epoch compare-and-set filters on it: strict mode refuses unindexed filtered updates.
+  [EPOCH_VALUE_KEY, 'integer'],
 ];
 
 type Condition = Schemas['Condition'];
@@ -111,7 +136,11 @@ export function classifyQdrantError(err: unknown): FailureClass {
   }
   if (err instanceof Error && err.name === 'QdrantClientTimeoutError')
     return { retry: true, reason: 'timeout' };
+  if (err instanceof WaitTimeout) return { retry: true, reason: 'wait_timeout' };
   const status = statusOf(err);
+  // 408: the server gave up waiting for the operation (StorageError::Timeout); it is retried
+  // like a client timeout, every ragfresh write being idempotent.
+  if (status === 408) return { retry: true, reason: 'HTTP 408' };
   if (status === 429) {
     const h = (err as { headers?: Headers }).headers;
     const after = retryAfterMs(h?.get?.('retry-after'));
@@ -127,6 +156,37 @@ export function classifyQdrantError(err: unknown): FailureClass {
   }
   if (isNetworkError(err)) return { retry: true, reason: 'connection lost' };
   return { retry: false };
+}
+
+/** A write the server accepted but had not applied when its `timeout` ran out. */
+class WaitTimeout extends Error {
+  constructor(what: string) {
+    super(`${what}: the server answered status wait_timeout (accepted, not yet applied)`);
+    this.name = 'WaitTimeout';
+  }
+}
+
+/** `major.minor.patch` ≥ `floor`. Unparseable versions are treated as too old. */
+export function versionAtLeast(version: string, floor: string): boolean {
+  const parse = (v: string) => /^v?(\d+)\.(\d+)\.(\d+)/.exec(v)?.slice(1).map(Number);
+  const a = parse(version);
+  const b = parse(floor)!;
+  if (a === undefined) return false;
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! > b[i]!;
+  return true;
+}
+
+/** One filter matching every chunk of any of the given versions (exact (document, version) pairs). */
+export function versionsFilter(refs: readonly VersionRef[]): Filter {
+  if (refs.length === 1) return scopeFilter(refs[0]!);
+  return {
+    should: refs.map((r) => ({
+      must: [
+        { key: meta(FIELDS.documentId), match: { value: r.documentId } },
+        { key: meta(FIELDS.versionId), match: { value: r.versionId } },
+      ],
+    })),
+  };
 }
 
 function errorText(err: unknown): string {
@@ -169,6 +229,10 @@ export class QdrantConnector extends Connector {
   readonly collection: string;
   readonly #retry: RetryPolicy;
   readonly #initialEpoch: number;
+  readonly #writeTimeout: number | undefined;
+  readonly #strictMode: Schemas['StrictModeConfig'] | undefined;
+  /** Server version read at open (`GET /`). */
+  serverVersion: string | undefined;
 
   constructor(options: QdrantConnectorOptions) {
     const batch = options.maxWriteBatch ?? 256;
@@ -194,6 +258,8 @@ export class QdrantConnector extends Connector {
     this.collection = options.collection;
     this.#retry = options.retry ?? {};
     this.#initialEpoch = options.initialEpoch ?? 0;
+    this.#writeTimeout = options.writeTimeoutSeconds;
+    this.#strictMode = options.strictMode;
     this.client = new QdrantClient({
       url: options.url,
       ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
@@ -220,7 +286,41 @@ export class QdrantConnector extends Connector {
     }
   }
 
+  /**
+   * Runs one idempotent write. A `wait_timeout` answer (accepted, not applied yet) is retried
+   * like a timeout: the write is not visible, so the call must not return yet.
+   */
+  async write(
+    what: string,
+    op: (
+      client: QdrantClient,
+      wait: { wait: true; timeout?: number },
+    ) => Promise<{ status?: string }>,
+  ): Promise<void> {
+    const wait =
+      this.#writeTimeout === undefined
+        ? { wait: true as const }
+        : { wait: true as const, timeout: this.#writeTimeout };
+    await this.call(what, async (c) => {
+      const r = await op(c, wait);
+      if (r.status === 'wait_timeout') throw new WaitTimeout(what);
+      return r;
+    });
+  }
+
+  async #checkServerVersion(): Promise<void> {
+    const info = await this.call('read server version', (c) => c.versionInfo());
+    this.serverVersion = info.version;
+    if (!versionAtLeast(info.version, MIN_SERVER_VERSION)) {
+      throw this.error(
+        'NOT_SUPPORTED',
+        `Qdrant server ${info.version} is older than ${MIN_SERVER_VERSION}: it ignores update_mode, so creating the epoch pointer could overwrite one another process advanced. Upgrade the server to ${MIN_SERVER_VERSION} or later.`,
+      );
+    }
+  }
+
   protected async _open(options: OpenOptions): Promise<void> {
+    await this.#checkServerVersion();
     const { exists } = await this.call('check collection', (c) =>
       c.collectionExists(this.collection),
     );
@@ -229,6 +329,7 @@ export class QdrantConnector extends Connector {
         await this.call('create collection', (c) =>
           c.createCollection(this.collection, {
             vectors: { size: options.dimensions, distance: 'Cosine' },
+            ...(this.#strictMode === undefined ? {} : { strict_mode_config: this.#strictMode }),
           }),
         );
       } catch (err) {
@@ -255,12 +356,8 @@ export class QdrantConnector extends Connector {
     }
     for (const [field, schema] of PAYLOAD_INDEXES) {
       if (info.payload_schema?.[field] !== undefined) continue;
-      await this.call(`create payload index ${field}`, (c) =>
-        c.createPayloadIndex(this.collection, {
-          field_name: field,
-          field_schema: schema,
-          wait: true,
-        }),
+      await this.write(`create payload index ${field}`, (c, wait) =>
+        c.createPayloadIndex(this.collection, { field_name: field, field_schema: schema, ...wait }),
       );
     }
     const [existing] = await this.call('read epoch pointer', (c) =>
@@ -274,9 +371,9 @@ export class QdrantConnector extends Connector {
     // insert_only: a pointer another process created meanwhile (and maybe advanced) is kept.
     const pointer = new Array<number>(options.dimensions).fill(0);
     pointer[0] = 1;
-    await this.call('create epoch pointer', (c) =>
+    await this.write('create epoch pointer', (c, wait) =>
       c.upsert(this.collection, {
-        wait: true,
+        ...wait,
         update_mode: 'insert_only',
         points: [
           {
@@ -295,8 +392,8 @@ export class QdrantConnector extends Connector {
       vector: [...c.embedding],
       payload: { [CONTENT_KEY]: c.text, [METADATA_KEY]: { ...c.metadata, [FIELDS.chunkId]: c.id } },
     }));
-    await this.call(`upsert ${points.length} points`, (c) =>
-      c.upsert(this.collection, { wait: true, points }),
+    await this.write(`upsert ${points.length} points`, (c, wait) =>
+      c.upsert(this.collection, { ...wait, points }),
     );
   }
 
@@ -305,21 +402,45 @@ export class QdrantConnector extends Connector {
     versionId: string,
     patch: ValidityPatch,
   ): Promise<void> {
+    await this.#patch([{ documentId, versionId }], patch);
+  }
+
+  /** One `set_payload` for every version given, all with the same patch. */
+  async #patch(refs: readonly VersionRef[], patch: ValidityPatch): Promise<void> {
     const payload: Record<string, number | boolean> = {};
     if (patch.to !== undefined) payload[FIELDS.to] = patch.to;
     if (patch.current !== undefined) payload[FIELDS.current] = patch.current;
     // key: 'metadata' merges into the nested object, so no other metadata field is touched.
-    await this.call('patch validity', (c) =>
+    await this.write(`patch validity of ${refs.length} version(s)`, (c, wait) =>
       c.setPayload(this.collection, {
-        wait: true,
+        ...wait,
         key: METADATA_KEY,
         payload,
-        filter: scopeFilter({ documentId, versionId }),
+        filter: versionsFilter(refs),
       }),
     );
   }
 
+  /** Versions sharing one patch value go out in one filtered `set_payload`. */
+  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+    const groups = new Map<string, { patch: ValidityPatch; refs: VersionRef[] }>();
+    for (const p of patches) {
+      const key = `${p.patch.to ?? ''}|${p.patch.current ?? ''}`;
+      let g = groups.get(key);
+      if (g === undefined) {
+        g = { patch: p.patch, refs: [] };
+        groups.set(key, g);
+      }
+      g.refs.push({ documentId: p.documentId, versionId: p.versionId });
+    }
+    for (const g of groups.values()) await this.#patch(g.refs, g.patch);
+  }
+
   protected async _readEpoch(): Promise<number> {
+    return this.#epochOf(await this.#readPointer());
+  }
+
+  async #readPointer(): Promise<{ payload?: Record<string, unknown> | null } | undefined> {
     const [point] = await this.call('read epoch', (c) =>
       c.retrieve(this.collection, {
         ids: [EPOCH_POINT_ID],
@@ -327,6 +448,10 @@ export class QdrantConnector extends Connector {
         with_vector: false,
       }),
     );
+    return point as { payload?: Record<string, unknown> | null } | undefined;
+  }
+
+  #epochOf(point: { payload?: Record<string, unknown> | null } | undefined): number {
     const value = point?.payload?.[EPOCH_VALUE_KEY];
     if (point === undefined)
       throw this.error(
@@ -342,13 +467,19 @@ export class QdrantConnector extends Connector {
     return value;
   }
 
+  /**
+   * Exclusive compare-and-set. Both racers of one move write the same `next`, so reading the
+   * value back proves nothing: the filtered `set_payload` also writes a token of this call, and
+   * only the call whose write matched `rf_epoch == expected` can leave its token there (Qdrant
+   * applies the filtered update of one point under the shard's update lock, in WAL order). A
+   * retry after a lost answer matches nothing and still reads back its own token.
+   */
   protected async _advanceEpoch(expected: number, next: number): Promise<void> {
-    // Conditional write: only a pointer still holding `expected` is changed. A retry after a
-    // lost answer matches nothing and the read-back below still sees `next`.
-    await this.call('advance epoch', (c) =>
+    const token = randomUUID();
+    await this.write('advance epoch', (c, wait) =>
       c.setPayload(this.collection, {
-        wait: true,
-        payload: { [EPOCH_VALUE_KEY]: next },
+        ...wait,
+        payload: { [EPOCH_VALUE_KEY]: next, [EPOCH_TOKEN_KEY]: token },
         filter: {
           must: [
             { has_id: [EPOCH_POINT_ID] },
@@ -357,31 +488,36 @@ export class QdrantConnector extends Connector {
         },
       }),
     );
-    const now = await this._readEpoch();
-    if (now !== next) {
+    const pointer = await this.#readPointer();
+    const now = this.#epochOf(pointer);
+    if (now !== next || pointer?.payload?.[EPOCH_TOKEN_KEY] !== token) {
       throw this.error(
         'EPOCH_CONFLICT',
-        `expected epoch ${expected} to move to ${next}, but the store holds ${now}; another publisher moved it.`,
+        `expected epoch ${expected} to move to ${next}, but the store holds ${now}${now === next ? ' written by another publisher' : ''}; another publisher moved it.`,
       );
     }
   }
 
   protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
-    await this.call('delete version', (c) =>
-      c.delete(this.collection, { wait: true, filter: scopeFilter({ documentId, versionId }) }),
-    );
+    await this.#deleteWhere('delete version', scopeFilter({ documentId, versionId }));
   }
 
   protected async _deleteDocuments(documentIds: readonly string[]): Promise<void> {
     for (let i = 0; i < documentIds.length; i += 100) {
       const any = documentIds.slice(i, i + 100);
-      await this.call('delete documents', (c) =>
-        c.delete(this.collection, {
-          wait: true,
-          filter: { must: [{ key: meta(FIELDS.documentId), match: { any } }] },
-        }),
-      );
+      await this.#deleteWhere('delete documents', {
+        must: [{ key: meta(FIELDS.documentId), match: { any } }],
+      });
     }
+  }
+
+  async #deleteWhere(what: string, filter: Filter): Promise<void> {
+    await this.write(what, (c, wait) => c.delete(this.collection, { ...wait, filter }));
+  }
+
+  /** One filtered delete for up to MAX_BATCH_REFS versions. */
+  protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
+    await this.#deleteWhere(`delete ${refs.length} version(s)`, versionsFilter(refs));
   }
 
   protected async _list(
@@ -389,7 +525,40 @@ export class QdrantConnector extends Connector {
     versionId: string | undefined,
     withEmbeddings: boolean,
   ): Promise<ListedChunk[]> {
-    const filter = scopeFilter({ documentId, ...(versionId === undefined ? {} : { versionId }) });
+    return this.#scroll(
+      scopeFilter({ documentId, ...(versionId === undefined ? {} : { versionId }) }),
+      withEmbeddings,
+    );
+  }
+
+  /** One paged scroll over every chunk of the given documents (`match.any`). */
+  protected override async _listMany(
+    documentIds: readonly string[],
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    return this.#scroll(
+      { must: [{ key: meta(FIELDS.documentId), match: { any: [...documentIds] } }] },
+      withEmbeddings,
+    );
+  }
+
+  /** Exact counts of many versions from one paged scroll of their (document, version) keys. */
+  protected override async _countMany(refs: readonly VersionRef[]): Promise<number[]> {
+    if (refs.length === 1) return [await this._count(refs[0]!.documentId, refs[0]!.versionId)];
+    const counts = new Map<string, number>();
+    // Only the metadata object travels (no text, no vector): a count, not a listing.
+    for (const c of await this.#scroll(versionsFilter(refs), false, [METADATA_KEY])) {
+      const key = `${c.metadata[FIELDS.documentId]}\u0000${c.metadata[FIELDS.versionId]}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return refs.map((r) => counts.get(`${r.documentId}\u0000${r.versionId}`) ?? 0);
+  }
+
+  async #scroll(
+    filter: Filter,
+    withEmbeddings: boolean,
+    withPayload: true | string[] = true,
+  ): Promise<ListedChunk[]> {
     const out: ListedChunk[] = [];
     let offset: Schemas['ExtendedPointId'] | undefined;
     for (;;) {
@@ -397,7 +566,7 @@ export class QdrantConnector extends Connector {
         c.scroll(this.collection, {
           filter,
           limit: 256,
-          with_payload: true,
+          with_payload: withPayload,
           with_vector: withEmbeddings,
           ...(offset === undefined ? {} : { offset }),
         }),

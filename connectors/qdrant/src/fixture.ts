@@ -1,9 +1,11 @@
+import type { JsonValue, StoreFixture, StoreTarget } from '@ragfresh/core';
 import {
+  CLOUD_STRICT_MODE,
   containerEngineAvailable,
+  type QdrantEmulatorOptions,
   startContainer,
   startQdrantEmulator,
-} from '@ragfresh/conformance/emulators';
-import type { JsonValue, StoreFixture, StoreTarget } from '@ragfresh/core';
+} from '@ragfresh/emulators';
 import { createQdrantConnector, type QdrantConnectorOptions } from './connector.js';
 
 /** Image the container target runs (`docker run -p 6333:6333 qdrant/qdrant:<tag>`). */
@@ -43,47 +45,64 @@ function target(
 }
 
 /**
- * Qdrant targets, in order: `--url` (a running server), a `qdrant/qdrant` container when
- * `docker info` succeeds, else the wire-level emulator from `@ragfresh/conformance/emulators`
- * (the only target that can inject faults). A child process given the spec reaches the same
- * server: the URL is part of the options.
+ * Strict mode for collections the suite creates on a real server when
+ * `RAGFRESH_QDRANT_STRICT=1`: Qdrant Cloud's default (unindexed filters refused).
  */
-export const fixture: StoreFixture = {
-  store: 'qdrant',
-  async start(options = {}): Promise<StoreTarget> {
-    if (options.url !== undefined) {
+function strictFromEnv(): Partial<QdrantConnectorOptions> {
+  return process.env.RAGFRESH_QDRANT_STRICT === '1' ? { strictMode: { ...CLOUD_STRICT_MODE } } : {};
+}
+
+/**
+ * Qdrant targets, in order: `--url` (a running server), a `qdrant/qdrant` container when
+ * `docker info` succeeds, else the wire-level emulator from `@ragfresh/emulators` (the only
+ * target that can inject faults) started with `emulator` options. A child process given the
+ * spec reaches the same server: the URL is part of the options.
+ */
+export function qdrantFixture(emulator: QdrantEmulatorOptions = {}): StoreFixture {
+  return {
+    store: 'qdrant',
+    async start(options = {}): Promise<StoreTarget> {
+      if (options.url !== undefined) {
+        return target(
+          'url',
+          `Qdrant at ${options.url} (given with --url)${strictFromEnv().strictMode ? ', strict mode' : ''}`,
+          options.url,
+          strictFromEnv(),
+          async () => {},
+        );
+      }
+      if (await containerEngineAvailable()) {
+        const c = await startContainer({
+          image: QDRANT_IMAGE,
+          ports: [6333],
+          ready: async (ports) => (await fetch(`http://127.0.0.1:${ports.get(6333)}/readyz`)).ok,
+        });
+        const url = `http://127.0.0.1:${c.ports.get(6333)}`;
+        return target(
+          'container',
+          `${QDRANT_IMAGE} container ${c.id.slice(0, 12)} at ${url}`,
+          url,
+          strictFromEnv(),
+          c.stop,
+        );
+      }
+      const running = await startQdrantEmulator(emulator);
+      const modes = [
+        `version ${emulator.version ?? '1.19.0'}`,
+        emulator.strictMode?.enabled ? 'strict mode' : 'no strict mode',
+      ];
       return target(
-        'url',
-        `Qdrant at ${options.url} (given with --url)`,
-        options.url,
-        {},
-        async () => {},
+        'emulator',
+        `ragfresh Qdrant wire emulator at ${running.url} (${modes.join(', ')}; no Qdrant engine, see docs/connectors/qdrant.md)`,
+        running.url,
+        // Injected timeouts hang until the client gives up: keep that short on the emulator.
+        { timeoutMs: 2_000, retry: { attempts: 8, baseDelayMs: 20, maxDelayMs: 2_000 } },
+        () => running.close(),
+        running.faults,
       );
-    }
-    if (await containerEngineAvailable()) {
-      const c = await startContainer({
-        image: QDRANT_IMAGE,
-        ports: [6333],
-        ready: async (ports) => (await fetch(`http://127.0.0.1:${ports.get(6333)}/readyz`)).ok,
-      });
-      const url = `http://127.0.0.1:${c.ports.get(6333)}`;
-      return target(
-        'container',
-        `${QDRANT_IMAGE} container ${c.id.slice(0, 12)} at ${url}`,
-        url,
-        {},
-        c.stop,
-      );
-    }
-    const emulator = await startQdrantEmulator();
-    return target(
-      'emulator',
-      `ragfresh Qdrant wire emulator at ${emulator.url} (no Qdrant engine; see docs/connectors/qdrant.md)`,
-      emulator.url,
-      // Injected timeouts hang until the client gives up: keep that short on the emulator.
-      { timeoutMs: 2_000, retry: { attempts: 8, baseDelayMs: 20, maxDelayMs: 2_000 } },
-      () => emulator.close(),
-      emulator.faults,
-    );
-  },
-};
+    },
+  };
+}
+
+/** The default target; its emulator runs in Qdrant Cloud's strict mode. */
+export const fixture: StoreFixture = qdrantFixture({ strictMode: CLOUD_STRICT_MODE });

@@ -1,5 +1,4 @@
 import { QdrantVectorStore } from '@langchain/qdrant';
-import { type QdrantEmulator, startQdrantEmulator } from '@ragfresh/conformance/emulators';
 import {
   chunkUuid,
   FIELDS,
@@ -9,6 +8,7 @@ import {
   OPEN_EPOCH,
   Publisher,
 } from '@ragfresh/core';
+import { type QdrantEmulator, startQdrantEmulator } from '@ragfresh/emulators';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createQdrantConnector,

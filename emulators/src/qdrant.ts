@@ -35,21 +35,70 @@ interface Collection {
   points: Map<string, Point>;
   indexes: Map<string, Json>;
   log: LaggedLog;
+  strict: StrictMode | undefined;
 }
+
+/** The strict-mode settings the emulator enforces (a subset of Qdrant's `StrictModeConfig`). */
+export interface StrictMode {
+  readonly enabled?: boolean;
+  readonly unindexed_filtering_retrieve?: boolean;
+  readonly unindexed_filtering_update?: boolean;
+}
+
+/** Qdrant Cloud's default for new collections (cloud/configure-cluster docs page). */
+export const CLOUD_STRICT_MODE: StrictMode = Object.freeze({
+  enabled: true,
+  unindexed_filtering_retrieve: false,
+  unindexed_filtering_update: false,
+});
 
 export interface QdrantEmulatorOptions {
   readonly port?: number;
   /** Seed of the fault PRNG. */
   readonly seed?: number;
-  /** Version reported by `GET /`. */
+  /**
+   * Version reported by `GET /` (default 1.19.0). Below 1.17.0 the emulator behaves like those
+   * servers: `update_mode` is an unknown field, ignored, so an `insert_only` upsert overwrites.
+   */
   readonly version?: string;
+  /**
+   * Strict mode given to every collection created without its own `strict_mode_config`, as
+   * Qdrant Cloud does (`CLOUD_STRICT_MODE`). Default: none (a self-hosted server's default).
+   */
+  readonly strictMode?: StrictMode;
 }
+
+/** A scripted answer for the next matching requests (`inject`). */
+export type QdrantInjection =
+  | {
+      /** 408 (server timeout), 403 (forbidden / write lock) or 429 (rate limit). */
+      readonly status: 408 | 403 | 429;
+      /** 429 only: send `Retry-After: <seconds>`; absent = no header, as Qdrant may answer. */
+      readonly retryAfterSeconds?: number;
+      readonly times?: number;
+      /** `METHOD /path/template` as counted in `requests`; absent = any request. */
+      readonly route?: string;
+    }
+  | {
+      /**
+       * The next waited writes take `delayMs` to apply. With a `timeout` query parameter shorter
+       * than that, the answer is 200 `status: wait_timeout`; without one, 408. Either way the
+       * write is applied once the delay passed (it was accepted into the WAL).
+       */
+      readonly slowWriteMs: number;
+      readonly times?: number;
+      readonly route?: string;
+    };
 
 export interface QdrantEmulator {
   readonly url: string;
   readonly faults: Faults;
   /** Number of requests served per `METHOD path-template`, for tests. */
   readonly requests: Map<string, number>;
+  /** Unknown body fields and query parameters ignored so far, as `Struct.field`. */
+  readonly ignoredFields: string[];
+  /** Scripts the answer of the next matching requests. */
+  inject(injection: QdrantInjection): void;
   close(): Promise<void>;
 }
 
@@ -71,8 +120,22 @@ function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Serde-style `deny_unknown_fields`: the body must be an object with only `allowed` keys. */
+/** Unknown fields the emulator ignored while serving the current request (see `fields`). */
+let ignoredSink: string[] = [];
+
+/**
+ * Serde's default for a struct: unknown fields are ignored (recorded in `ignoredFields`). In
+ * Qdrant 1.19 only `Filter` and the payload selectors deny unknown fields
+ * (lib/segment/src/types.rs, `#[serde(deny_unknown_fields)]`); use `denyFields` for those.
+ */
 function fields(v: unknown, allowed: readonly string[], what: string): JsonObject {
+  if (!isObject(v)) throw format(`invalid type: expected struct ${what}`);
+  for (const key of Object.keys(v)) if (!allowed.includes(key)) ignoredSink.push(`${what}.${key}`);
+  return v;
+}
+
+/** Serde's `deny_unknown_fields`: the object must have only `allowed` keys. */
+function denyFields(v: unknown, allowed: readonly string[], what: string): JsonObject {
   if (!isObject(v)) throw format(`invalid type: expected struct ${what}`);
   for (const key of Object.keys(v)) {
     if (!allowed.includes(key)) {
@@ -129,7 +192,7 @@ function valuesAt(payload: Json, key: string): Json[] {
 
 function validateFilter(v: unknown): void {
   if (v === null || v === undefined) return;
-  const f = fields(v, ['must', 'should', 'must_not', 'min_should'], 'Filter');
+  const f = denyFields(v, ['must', 'should', 'must_not', 'min_should'], 'Filter');
   for (const k of ['must', 'should', 'must_not'] as const) {
     for (const c of conditionList(f[k])) validateCondition(c);
   }
@@ -139,6 +202,17 @@ function validateFilter(v: unknown): void {
     if (typeof m.min_count !== 'number') throw format('missing field `min_count`');
   }
 }
+
+const FIELD_CONDITIONS = [
+  'match',
+  'range',
+  'geo_bounding_box',
+  'geo_radius',
+  'geo_polygon',
+  'values_count',
+  'is_empty',
+  'is_null',
+];
 
 function validateCondition(c: unknown): void {
   if (!isObject(c)) throw format('data did not match any variant of untagged enum Condition');
@@ -159,9 +233,7 @@ function validateCondition(c: unknown): void {
       'FieldCondition',
     );
     if (typeof fc.key !== 'string') throw format('invalid type for `key`, expected a string');
-    const present = Object.keys(fc).filter(
-      (k) => k !== 'key' && fc[k] !== null && fc[k] !== undefined,
-    );
+    const present = FIELD_CONDITIONS.filter((k) => fc[k] !== null && fc[k] !== undefined);
     if (present.length === 0) throw validation('At least one field condition must be specified');
     if (fc.match !== undefined && fc.match !== null) validateMatch(fc.match);
     if (fc.range !== undefined && fc.range !== null) {
@@ -295,6 +367,75 @@ function matchCondition(p: Point, c: Json): boolean {
   return matchFilter(p, cond);
 }
 
+const INDEX_FOR_VALUE = (v: Json): string[] =>
+  typeof v === 'string' ? ['keyword', 'uuid'] : typeof v === 'boolean' ? ['bool'] : ['integer'];
+
+/**
+ * The first filter key without a payload index able to serve its condition, with the index
+ * types that would (Qdrant's `one_unindexed_key`, lib/collection/src/operations/verification/mod.rs).
+ */
+function oneUnindexedKey(
+  c: Collection,
+  f: Json | undefined,
+): readonly [string, readonly string[]] | undefined {
+  if (!isObject(f)) return undefined;
+  const conds = [
+    ...conditionList(f.must),
+    ...conditionList(f.should),
+    ...conditionList(f.must_not),
+    ...(isObject(f.min_should) ? conditionList(f.min_should.conditions) : []),
+  ];
+  for (const cond of conds) {
+    if (!isObject(cond)) continue;
+    if ('must' in cond || 'should' in cond || 'must_not' in cond || 'min_should' in cond) {
+      const inner = oneUnindexedKey(c, cond);
+      if (inner) return inner;
+      continue;
+    }
+    if (typeof cond.key !== 'string') continue;
+    let types: string[] = [];
+    if (isObject(cond.match)) {
+      const m = cond.match;
+      const v =
+        'value' in m
+          ? m.value
+          : Array.isArray(m.any)
+            ? m.any[0]
+            : Array.isArray(m.except)
+              ? m.except[0]
+              : undefined;
+      types =
+        'text' in m || 'phrase' in m
+          ? ['text']
+          : v === undefined
+            ? ['keyword']
+            : INDEX_FOR_VALUE(v);
+    } else if (isObject(cond.range)) types = ['integer', 'float', 'datetime'];
+    else continue;
+    const schema = c.indexes.get(cond.key);
+    const type = isObject(schema) ? schema.type : schema;
+    if (!types.includes(type as string)) return [cond.key, types];
+  }
+  return undefined;
+}
+
+/** Strict mode: 400 on a filter key without a usable payload index. */
+function checkStrict(c: Collection, filter: Json | undefined, use: 'retrieve' | 'update'): void {
+  const strict = c.strict;
+  if (strict?.enabled !== true) return;
+  const allowed =
+    use === 'update' ? strict.unindexed_filtering_update : strict.unindexed_filtering_retrieve;
+  if (allowed !== false) return;
+  const missing = oneUnindexedKey(c, filter);
+  if (missing === undefined) return;
+  throw new HttpError(
+    400,
+    body(
+      `Bad request: Index required but not found for "${missing[0]}" of one of the following types: [${[...missing[1]].sort().join(', ')}]. Help: Create an index for this key or use a different filter.`,
+    ),
+  );
+}
+
 function selectPayload(
   p: Point,
   withPayload: Json | undefined,
@@ -315,14 +456,27 @@ function selectPayload(
 
 function pick(payload: JsonObject, keys: readonly string[]): JsonObject {
   const out: JsonObject = {};
-  for (const k of keys) if (k in payload) out[k] = structuredClone(payload[k] as Json);
+  for (const k of keys) {
+    const [head, ...rest] = k.split('.');
+    const v = payload[head!];
+    if (v === undefined) continue;
+    if (rest.length === 0 || !isObject(v)) out[head!] = structuredClone(v);
+    else out[head!] = { ...((out[head!] as JsonObject) ?? {}), ...pick(v, [rest.join('.')]) };
+  }
   return out;
 }
 
 function validateWithPayload(v: unknown): void {
   if (v === undefined || v === null || typeof v === 'boolean') return;
   if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return;
-  if (isObject(v) && (Array.isArray(v.include) || Array.isArray(v.exclude))) return;
+  if (isObject(v) && Array.isArray(v.include)) {
+    denyFields(v, ['include'], 'PayloadSelectorInclude');
+    return;
+  }
+  if (isObject(v) && Array.isArray(v.exclude)) {
+    denyFields(v, ['exclude'], 'PayloadSelectorExclude');
+    return;
+  }
   throw format('data did not match any variant of untagged enum WithPayloadInterface');
 }
 
@@ -394,10 +548,8 @@ const WRITE_QUERY = ['wait', 'ordering', 'timeout'];
 const READ_QUERY = ['consistency', 'timeout'];
 
 function checkQuery(req: EmulatorRequest, allowed: readonly string[]): void {
-  for (const key of req.query.keys()) {
-    if (!allowed.includes(key))
-      throw new HttpError(400, body(`Query deserialize error: unknown field \`${key}\``));
-  }
+  // actix's Query extractor ignores unknown parameters like any serde struct without deny.
+  for (const key of req.query.keys()) if (!allowed.includes(key)) ignoredSink.push(`query.${key}`);
   const wait = req.query.get('wait');
   if (wait !== null && wait !== 'true' && wait !== 'false') {
     throw new HttpError(
@@ -405,6 +557,12 @@ function checkQuery(req: EmulatorRequest, allowed: readonly string[]): void {
       body('Query deserialize error: provided string was not `true` or `false`'),
     );
   }
+}
+
+function atLeast(version: string, floor: readonly [number, number, number]): boolean {
+  const v = /^v?(\d+)\.(\d+)\.(\d+)/.exec(version)?.slice(1).map(Number) ?? [0, 0, 0];
+  for (let i = 0; i < 3; i++) if (v[i] !== floor[i]) return v[i]! > floor[i]!;
+  return true;
 }
 
 function updateResult(operationId: number, waited: boolean) {
@@ -419,14 +577,69 @@ export async function startQdrantEmulator(
   const requests = new Map<string, number>();
   let operationId = 0;
   const version = options.version ?? '1.19.0';
+  // `update_mode` arrived in 1.17 (lib/api/src/rest/schema.rs, PointsList.update_mode).
+  const knowsUpdateMode = atLeast(version, [1, 17, 0]);
+  const ignoredFields: string[] = [];
+  const injections: Array<QdrantInjection & { left: number }> = [];
+  let currentRoute = '';
+
+  function takeInjection(kind: 'status' | 'slow'): QdrantInjection | undefined {
+    const i = injections.findIndex(
+      (x) =>
+        ('status' in x ? kind === 'status' : kind === 'slow') &&
+        (x.route === undefined || x.route === currentRoute),
+    );
+    if (i < 0) return undefined;
+    const x = injections[i]!;
+    x.left -= 1;
+    if (x.left <= 0) injections.splice(i, 1);
+    return x;
+  }
 
   /** Applies a write now when `wait=true`, else after the injected visibility lag. */
   function write(c: Collection, req: EmulatorRequest, run: () => void): unknown {
     const waited = req.query.get('wait') === 'true';
+    const slow = waited ? takeInjection('slow') : undefined;
+    operationId += 1;
+    if (waited && (slow !== undefined || c.log.pending > 0)) {
+      // Accepted into the WAL, applied once the delay passed (and after every write before it,
+      // in WAL order); the wait gives up first.
+      const delayMs = slow !== undefined && 'slowWriteMs' in slow ? slow.slowWriteMs : 0;
+      c.log.apply(delayMs, run);
+      c.log.settle();
+      if (c.log.pending === 0) return updateResult(operationId, true);
+      const timeout = req.query.get('timeout');
+      if (timeout !== null) return { operation_id: operationId, status: 'wait_timeout' };
+      throw new HttpError(
+        408,
+        body('Timeout error: Update operation timed out on 1 out of 1 shards.'),
+      );
+    }
     c.log.apply(waited ? 0 : faults.visibilityLagMs, run);
     if (waited) c.log.settle();
-    operationId += 1;
     return updateResult(operationId, waited);
+  }
+
+  function handle(req: EmulatorRequest): unknown {
+    ignoredSink = [];
+    try {
+      return route(req);
+    } finally {
+      ignoredFields.push(...ignoredSink);
+    }
+  }
+
+  function injectedStatus(): void {
+    const x = takeInjection('status');
+    if (x === undefined || !('status' in x)) return;
+    if (x.status === 408) throw new HttpError(408, body('Timeout error: operation timed out'));
+    if (x.status === 403)
+      throw new HttpError(403, body('Forbidden: write operations are forbidden (locked)'));
+    throw new HttpError(
+      429,
+      body('Rate limiting exceeded: Write rate limit exceeded, retry later'),
+      x.retryAfterSeconds === undefined ? {} : { 'retry-after': String(x.retryAfterSeconds) },
+    );
   }
 
   function ok(result: unknown, t0: number) {
@@ -437,8 +650,11 @@ export async function startQdrantEmulator(
     const t0 = Date.now();
     const parts = req.path.split('/').filter(Boolean).map(decodeURIComponent);
     const m = req.method;
-    const count = (template: string) =>
-      requests.set(`${m} ${template}`, (requests.get(`${m} ${template}`) ?? 0) + 1);
+    const count = (template: string) => {
+      currentRoute = `${m} ${template}`;
+      requests.set(currentRoute, (requests.get(currentRoute) ?? 0) + 1);
+      injectedStatus();
+    };
 
     if (parts.length === 0 && m === 'GET') {
       count('/');
@@ -566,6 +782,7 @@ export async function startQdrantEmulator(
       checkQuery(req, READ_QUERY);
       const b = fields(req.body ?? {}, ['shard_key', 'filter', 'exact'], 'CountRequest');
       validateFilter(b.filter);
+      checkStrict(c, b.filter, 'retrieve');
       if (b.exact !== undefined && typeof b.exact !== 'boolean')
         throw format('invalid type for `exact`, expected a boolean');
       return ok(
@@ -624,6 +841,7 @@ export async function startQdrantEmulator(
         },
         wal_config: { wal_capacity_mb: 32, wal_segments_ahead: 0 },
         quantization_config: null,
+        strict_mode_config: (c.strict ?? { enabled: false }) as Json,
       },
       payload_schema: payloadSchema,
     };
@@ -682,6 +900,9 @@ export async function startQdrantEmulator(
       points: new Map(),
       indexes: new Map(),
       log: new LaggedLog(),
+      strict: (isObject(b.strict_mode_config) ? b.strict_mode_config : options.strictMode) as
+        | StrictMode
+        | undefined,
     });
     return true;
   }
@@ -748,7 +969,10 @@ export async function startQdrantEmulator(
     if (b.shard_key !== undefined && b.shard_key !== null)
       throw wrongInput('Shard key specified, but collection is not sharded');
     validateFilter(b.update_filter);
-    const mode = b.update_mode ?? 'upsert';
+    checkStrict(c, b.update_filter, 'update');
+    // Servers before 1.17 do not know update_mode: serde ignores it and the upsert overwrites.
+    if (!knowsUpdateMode && 'update_mode' in b) ignoredSink.push('PointsList.update_mode');
+    const mode = (knowsUpdateMode ? b.update_mode : undefined) ?? 'upsert';
     if (!['upsert', 'insert_only', 'update_only'].includes(mode as string)) {
       throw format(
         `unknown variant \`${String(mode)}\`, expected one of \`upsert\`, \`insert_only\`, \`update_only\``,
@@ -795,6 +1019,7 @@ export async function startQdrantEmulator(
         ids.map((id) => c.points.get(idKey(id))).filter((p): p is Point => p !== undefined);
     }
     validateFilter(b.filter);
+    checkStrict(c, b.filter, 'update');
     return () => [...c.points.values()].filter((p) => matchFilter(p, b.filter));
   }
 
@@ -842,6 +1067,7 @@ export async function startQdrantEmulator(
       'ScrollRequest',
     );
     validateFilter(b.filter);
+    checkStrict(c, b.filter, 'retrieve');
     validateWithPayload(b.with_payload);
     validateWithVector(b.with_vector);
     if (b.order_by !== undefined && b.order_by !== null)
@@ -886,6 +1112,7 @@ export async function startQdrantEmulator(
     if (b.using !== undefined && b.using !== null)
       throw wrongInput(`Vector with name ${String(b.using)} is not configured in this collection`);
     validateFilter(b.filter);
+    checkStrict(c, b.filter, 'retrieve');
     validateWithPayload(b.with_payload);
     validateWithVector(b.with_vector);
     const limit = b.limit ?? 10;
@@ -938,7 +1165,7 @@ export async function startQdrantEmulator(
             ? 'Too many requests: rate limit exceeded'
             : 'Service internal error: injected by the ragfresh emulator',
         ),
-      handle: route,
+      handle,
     },
     faults,
     options.port,
@@ -947,6 +1174,10 @@ export async function startQdrantEmulator(
     url: running.url,
     faults,
     requests,
+    ignoredFields,
+    inject(injection) {
+      injections.push({ ...injection, left: injection.times ?? 1 });
+    },
     close: () => running.close(),
   };
 }

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type QdrantEmulator, startQdrantEmulator } from '../../src/emulators/index.js';
+import { type QdrantEmulator, startQdrantEmulator } from '../src/index.js';
 
 let emu: QdrantEmulator;
 let n = 0;
@@ -65,23 +65,31 @@ describe('Qdrant emulator: requests the service refuses', () => {
     expect(got.json.result.map((p: { id: unknown }) => p.id)).toEqual([7, U1]);
   });
 
-  it('refuses unknown fields, wrong vector sizes, malformed JSON, unknown query parameters and missing collections', async () => {
+  it('ignores unknown body fields and query parameters (serde default), refuses them in Filter, wrong vector sizes, malformed JSON and missing collections', async () => {
     const c = await collection();
-    const unknown = await call('PUT', `/collections/${c}/points`, { points: [], extra: 1 });
-    expect(unknown.status).toBe(400);
-    expect(unknown.json.status.error).toMatch(/unknown field `extra`/);
+    const before = emu.ignoredFields.length;
+    const unknown = await call('PUT', `/collections/${c}/points?wait=true&wiat=true`, {
+      points: [],
+      extra: 1,
+    });
+    expect(unknown.status).toBe(200);
+    expect(emu.ignoredFields.slice(before)).toEqual(['query.wiat', 'PointsList.extra']);
+    const filterField = await call('POST', `/collections/${c}/points/count`, {
+      filter: { must: [], extra: 1 },
+    });
+    expect(filterField.status).toBe(400);
+    expect(filterField.json.status.error).toMatch(/unknown field `extra`/);
+    // An unknown key in a FieldCondition is ignored, leaving a condition with nothing to test.
     const badFilter = await call('POST', `/collections/${c}/points/count`, {
       filter: { must: [{ key: 'a', matches: { value: 1 } }] },
     });
-    expect(badFilter.status).toBe(400);
+    expect(badFilter.status).toBe(422);
     const dims = await call('PUT', `/collections/${c}/points`, { points: [point(1, [1, 0], {})] });
     expect(dims.status).toBe(400);
     expect(dims.json.status.error).toMatch(/expected dim: 3, got 2/);
     const malformed = await call('PUT', `/collections/${c}/points`, undefined, '{"points": [');
     expect(malformed.status).toBe(400);
     expect(malformed.json.status.error).toMatch(/^Format error in JSON body/);
-    const query = await call('PUT', `/collections/${c}/points?wiat=true`, { points: [] });
-    expect(query.status).toBe(400);
     const missing = await call('POST', '/collections/nope/points/count', {});
     expect(missing.status).toBe(404);
     expect(missing.json.status.error).toBe("Not found: Collection `nope` doesn't exist!");

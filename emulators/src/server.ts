@@ -97,6 +97,11 @@ export class LaggedLog {
     while (this.#pending.length > 0 && this.#pending[0]!.at <= now) this.#pending.shift()!.run();
   }
 
+  /** Writes accepted but not applied yet. */
+  get pending(): number {
+    return this.#pending.length;
+  }
+
   /** Applies everything at once (tests and shutdown). */
   flush(): void {
     while (this.#pending.length > 0) this.#pending.shift()!.run();

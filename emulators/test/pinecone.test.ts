@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type PineconeEmulator, startPineconeEmulator } from '../../src/emulators/index.js';
+import { type PineconeEmulator, startPineconeEmulator } from '../src/index.js';
 
 let emu: PineconeEmulator;
 let host: string;

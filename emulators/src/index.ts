@@ -4,5 +4,12 @@ export {
   type PineconeEmulatorOptions,
   startPineconeEmulator,
 } from './pinecone.js';
-export { type QdrantEmulator, type QdrantEmulatorOptions, startQdrantEmulator } from './qdrant.js';
+export {
+  CLOUD_STRICT_MODE,
+  type QdrantEmulator,
+  type QdrantEmulatorOptions,
+  type QdrantInjection,
+  type StrictMode,
+  startQdrantEmulator,
+} from './qdrant.js';
 export { type FaultDecision, Faults, seededRandom } from './server.js';
