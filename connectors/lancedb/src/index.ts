@@ -32,7 +32,7 @@ export interface LanceDbConnectorOptions {
    */
   readonly compactAtFragments?: number;
   /**
-   * How long a replaced table version is kept before cleanup removes its files (default 60 s).
+   * How long a replaced table version is kept before cleanup removes its files (default 10 s).
    * A reader holds the version it started a query on; this is how long such a query may run.
    */
   readonly retainVersionsMs?: number;
@@ -61,7 +61,7 @@ export const METADATA_COLUMN = 'metadata';
 export const DOCUMENT_INDEX = 'rf_doc_idx';
 
 const DEFAULT_COMPACT_AT_FRAGMENTS = 32;
-const DEFAULT_RETAIN_VERSIONS_MS = 60_000;
+const DEFAULT_RETAIN_VERSIONS_MS = 10_000;
 /** The one-row epoch table gains a fragment per advance; compact it this often. */
 const EPOCH_COMPACT_EVERY = 64;
 
@@ -323,9 +323,9 @@ export class LanceDbConnector extends Connector {
    * it is best-effort: a conflict with another process's commit skips this round.
    */
   async #optimize(table: lancedb.Table): Promise<void> {
-    const retain = this.#options.retainVersionsMs ?? DEFAULT_RETAIN_VERSIONS_MS;
     try {
-      const done = await table.optimize({ cleanupOlderThan: new Date(Date.now() - retain) });
+      const cleanupOlderThan = await this.#cleanupCutoff(table);
+      const done = await table.optimize({ cleanupOlderThan });
       const m = this.#maintenance;
       if (table === this.#table) {
         m.optimizations += 1;
@@ -337,6 +337,22 @@ export class LanceDbConnector extends Connector {
     } catch {
       // A concurrent commit won; the next round compacts.
     }
+  }
+
+  /**
+   * Lance removes versions *created* before the cutoff, but a reader holds a version from when
+   * it became current until its query ends, i.e. until it was *replaced* plus a query's length.
+   * So the cutoff is the creation time of the version that was current `retainVersionsMs` ago:
+   * it and everything after it stay; what was replaced before then goes.
+   */
+  async #cleanupCutoff(table: lancedb.Table): Promise<Date> {
+    const horizon = Date.now() - (this.#options.retainVersionsMs ?? DEFAULT_RETAIN_VERSIONS_MS);
+    let cutoff: number | undefined;
+    for (const v of await table.listVersions()) {
+      const created = v.timestamp.getTime();
+      if (created <= horizon && (cutoff === undefined || created > cutoff)) cutoff = created;
+    }
+    return new Date(cutoff === undefined ? horizon : cutoff - 1);
   }
 
   /**
