@@ -8,7 +8,7 @@ import type { AcquisitionSetting, PageRenderer } from './types.js';
 export interface AcquireRequest {
   readonly url: string;
   /** Current pipeline key: validators recorded under another one are not sent. */
-  readonly pipelineKey: string;
+  readonly pipelineKey?: string;
   /** Stored validators for a conditional request (omit for an unconditional one). */
   readonly validators?: FetchValidators;
   readonly sourceId?: string;
@@ -71,7 +71,7 @@ export function describeFailure(r: FetchResult): string {
 
 function fetchOptions(req: AcquireRequest) {
   return {
-    pipelineKey: req.pipelineKey,
+    ...(req.pipelineKey === undefined ? {} : { pipelineKey: req.pipelineKey }),
     ...(req.validators === undefined ? {} : { validators: req.validators }),
     ...(req.sourceId === undefined ? {} : { sourceId: req.sourceId }),
     ...(req.markdownTwin === true ? { markdownTwin: true } : {}),

@@ -1,6 +1,7 @@
 import { Document } from '@langchain/core/documents';
 import { type Chunk, FIELDS, type StateStore } from '@ragfresh/core';
-import { pagePipelineKey, preparePage, tiktokenCounter } from '@ragfresh/extract';
+import { acquirePage, chunkingFor } from '@ragfresh/engine';
+import { preparePage } from '@ragfresh/extract';
 import { mapOrdered } from './concurrency.js';
 import { type LiveFetchOptions, READER_FIELDS } from './fields.js';
 
@@ -42,12 +43,11 @@ export async function liveRefresh(
   state: Pick<StateStore, 'getDocument'> | undefined,
 ): Promise<Document[]> {
   const now = (options.now ?? (() => new Date()))();
-  const counter = tiktokenCounter(options.encoding ?? 'cl100k_base');
-  const chunking = {
-    counter,
+  const { counter, maxTokens, pipelineKey } = chunkingFor({
+    ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
     ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
-  };
-  const pipelineKey = pagePipelineKey(chunking);
+  });
+  const chunking = { counter, ...(maxTokens === undefined ? {} : { maxTokens }) };
   const byDoc = new Map<string, Document[]>();
   for (const d of docs) {
     const id = d.metadata[FIELDS.documentId];
@@ -80,23 +80,36 @@ export async function liveRefresh(
     }
     try {
       const validators = record?.validators;
-      const result = await options.fetcher.fetch(url, {
-        // Validators are used under the pipeline key they were recorded with (the engine's).
-        ...(validators === undefined
-          ? { pipelineKey }
-          : {
-              validators,
-              ...(validators.pipelineKey === undefined
-                ? {}
-                : { pipelineKey: validators.pipelineKey }),
-            }),
-        ...(record?.sourceId === undefined ? {} : { sourceId: record.sourceId }),
-      });
-      if (result.outcome === 'not-modified') {
-        outcomes.set(docId, { kind: 'revalidated', at: result.fetchedAt });
+      const sourceId = String(m[FIELDS.sourceId] ?? record?.sourceId ?? docId.split(':')[0]);
+      // The engine's acquire step; validators are used under the pipeline key they were
+      // recorded with (the engine's), so a 304 confirms the stored copy without a parse.
+      const acquired = await acquirePage(
+        { fetcher: options.fetcher },
+        {
+          url,
+          ...(validators === undefined
+            ? { pipelineKey }
+            : {
+                validators,
+                ...(validators.pipelineKey === undefined
+                  ? {}
+                  : { pipelineKey: validators.pipelineKey }),
+              }),
+          ...(record?.sourceId === undefined ? {} : { sourceId: record.sourceId }),
+        },
+        (input, fetched) =>
+          preparePage(
+            input,
+            { documentId: docId, sourceId, retrievedAt: fetched.fetchedAt },
+            chunking,
+          ),
+      );
+      if (acquired.kind === 'not-modified') {
+        outcomes.set(docId, { kind: 'revalidated', at: acquired.result.fetchedAt });
         return;
       }
-      if (result.outcome !== 'ok') {
+      if (acquired.kind !== 'page') {
+        const { result } = acquired;
         outcomes.set(docId, {
           kind: 'failed',
           at: result.fetchedAt,
@@ -104,21 +117,7 @@ export async function liveRefresh(
         });
         return;
       }
-      const page = preparePage(
-        {
-          text: result.text,
-          contentType: result.contentType,
-          url,
-          finalUrl: result.finalUrl,
-          acquisition: result.acquisition,
-        },
-        {
-          documentId: docId,
-          sourceId: String(m[FIELDS.sourceId] ?? record?.sourceId ?? docId.split(':')[0]),
-          retrievedAt: result.fetchedAt,
-        },
-        chunking,
-      );
+      const { result, outcome: page } = acquired;
       if (page.kind === 'not-the-document') {
         outcomes.set(docId, {
           kind: 'failed',

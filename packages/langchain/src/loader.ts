@@ -13,14 +13,9 @@ import {
   RagfreshError,
   type UrlIdentityPolicy,
 } from '@ragfresh/core';
-import {
-  type PreparedDocument,
-  pagePipelineKey,
-  preparePage,
-  type TiktokenEncodingName,
-  tiktokenCounter,
-} from '@ragfresh/extract';
-import { discoverSitemap, type Fetcher, type FetchResult } from '@ragfresh/fetch';
+import { acquirePage, type Chunking, chunkingFor } from '@ragfresh/engine';
+import { type PreparedDocument, preparePage, type TiktokenEncodingName } from '@ragfresh/extract';
+import { discoverSitemap, type Fetcher } from '@ragfresh/fetch';
 import { mapOrdered } from './concurrency.js';
 
 /**
@@ -121,8 +116,7 @@ export class RagfreshLoader extends BaseDocumentLoader {
   readonly options: RagfreshLoaderOptions;
   /** URLs of the last run that yielded nothing, with reasons. */
   skipped: SkippedPage[] = [];
-  readonly #counter: ReturnType<typeof tiktokenCounter>;
-  readonly #pipelineKey: string;
+  readonly #chunking: Chunking;
 
   constructor(options: RagfreshLoaderOptions) {
     super();
@@ -143,16 +137,15 @@ export class RagfreshLoader extends BaseDocumentLoader {
       });
     }
     this.options = options;
-    this.#counter = tiktokenCounter(options.encoding ?? 'cl100k_base');
-    this.#pipelineKey = pagePipelineKey({
-      counter: this.#counter,
+    this.#chunking = chunkingFor({
+      ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
       ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
     });
   }
 
   /** Extractor/chunker/schema versions and token budget; validators are recorded under it. */
   get pipelineKey(): string {
-    return this.#pipelineKey;
+    return this.#chunking.pipelineKey;
   }
 
   async load(): Promise<Document[]> {
@@ -236,36 +229,40 @@ export class RagfreshLoader extends BaseDocumentLoader {
     } catch (err) {
       return { url, reasons: [`invalid-url: ${(err as Error).message}`] };
     }
-    const result: FetchResult = await this.options.fetcher.fetch(url, {
-      pipelineKey: this.#pipelineKey,
-      sourceId: this.options.sourceId,
-      ...(this.options.markdownTwin === true ? { markdownTwin: true } : {}),
-      ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
-    });
-    if (result.outcome !== 'ok') {
+    const { counter, maxTokens, pipelineKey } = this.#chunking;
+    // The engine's acquire step: one conditional fetch, one parse (classification first).
+    const acquired = await acquirePage(
+      { fetcher: this.options.fetcher },
+      {
+        url,
+        pipelineKey,
+        sourceId: this.options.sourceId,
+        ...(this.options.markdownTwin === true ? { markdownTwin: true } : {}),
+        ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
+      },
+      (input, fetched) =>
+        preparePage(
+          input,
+          {
+            documentId: docId,
+            sourceId: this.options.sourceId,
+            retrievedAt: fetched.fetchedAt,
+            ...(fetched.region === undefined ? {} : { region: fetched.region }),
+            ...(this.options.authority === undefined ? {} : { authority: this.options.authority }),
+            ...(fetched.lastModifiedAt === undefined
+              ? {}
+              : { sourceModifiedAt: fetched.lastModifiedAt }),
+          },
+          { counter, ...(maxTokens === undefined ? {} : { maxTokens }) },
+        ),
+    );
+    if (acquired.kind === 'unreadable')
+      return { url, documentId: docId, reasons: acquired.reasons };
+    if (acquired.kind !== 'page') {
+      const { result } = acquired;
       return { url, documentId: docId, reasons: [`${result.outcome}: HTTP ${result.status}`] };
     }
-    const page = preparePage(
-      {
-        text: result.text,
-        contentType: result.contentType,
-        url,
-        finalUrl: result.finalUrl,
-        acquisition: result.acquisition,
-      },
-      {
-        documentId: docId,
-        sourceId: this.options.sourceId,
-        retrievedAt: result.fetchedAt,
-        ...(result.region === undefined ? {} : { region: result.region }),
-        ...(this.options.authority === undefined ? {} : { authority: this.options.authority }),
-        ...(result.lastModifiedAt === undefined ? {} : { sourceModifiedAt: result.lastModifiedAt }),
-      },
-      {
-        counter: this.#counter,
-        ...(this.options.maxTokens === undefined ? {} : { maxTokens: this.options.maxTokens }),
-      },
-    );
+    const { result, outcome: page } = acquired;
     if (page.kind === 'not-the-document') return { url, documentId: docId, reasons: page.reasons };
     return {
       url,

@@ -1,2 +1,1 @@
-export * from './acquire.js';
 export * from './browser.js';

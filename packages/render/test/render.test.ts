@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extractPage } from '@ragfresh/extract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acquireHtml, looksLikeAppShell, Renderer, render } from '../src/index.js';
+import { Renderer, render } from '../src/index.js';
 
 const SHELL = `<!doctype html><html><head><title>Widget docs</title>
 <script defer src="/bundle.js"></script></head>
@@ -59,45 +59,6 @@ describe('render', () => {
     expect(result.html).toContain('<h1>Rendered heading</h1>');
     expect(extractPage(result.html).markdown).toContain('inserted by JavaScript after a fetch');
   });
-
-  it('the raw shell is recognised as an empty app shell, the static page is not', async () => {
-    const raw = await (await fetch(`${base}/app`)).text();
-    expect(looksLikeAppShell(raw)?.code).toBe('EMPTY_APP_SHELL');
-    expect(looksLikeAppShell(STATIC)).toBeUndefined();
-  });
 });
 
-describe('acquireHtml', () => {
-  it('auto renders the app shell and records mode "rendered" with the reason', async () => {
-    const got = await acquireHtml(`${base}/app`, { mode: 'auto', renderer, timeoutMs: 20_000 });
-    expect(got.mode).toBe('rendered');
-    expect(got.renderedBecause.map((r) => r.code)).toEqual(['EMPTY_APP_SHELL']);
-    expect(got.html).toContain('Rendered heading');
-  });
-
-  it('auto keeps a server-rendered page raw', async () => {
-    const got = await acquireHtml(`${base}/static`, { mode: 'auto', renderer });
-    expect(got.mode).toBe('raw');
-    expect(got.status).toBe(200);
-    expect(got.renderedBecause).toEqual([]);
-    expect(got.html).toBe(STATIC);
-  });
-
-  it('raw never renders, even an app shell', async () => {
-    const got = await acquireHtml(`${base}/app`, { mode: 'raw', renderer });
-    expect(got.mode).toBe('raw');
-    expect(got.html).not.toContain('Rendered heading');
-  });
-
-  it('rendered always renders', async () => {
-    const got = await acquireHtml(`${base}/static`, { mode: 'rendered', renderer });
-    expect(got.mode).toBe('rendered');
-    expect(got.html).toContain('Static page');
-  });
-
-  it('refuses an unknown mode with INVALID_ARGUMENT', async () => {
-    await expect(
-      acquireHtml(`${base}/static`, { mode: 'headless' as never }),
-    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-  });
-});
+// The raw/rendered/auto decision lives in @ragfresh/engine (`acquirePage`), tested there.

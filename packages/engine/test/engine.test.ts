@@ -1,0 +1,163 @@
+import { documentId, FIELDS } from '@ragfresh/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EngineSource, ExtractPipeline, type RefreshEngine } from '../src/index.js';
+import { type Harness, harness, source } from './harness.js';
+
+/** Versions visible in the current view of one document. */
+async function view(h: Harness, docId: string): Promise<string[]> {
+  const epoch = await h.connector.readEpoch();
+  const listed = await h.connector.listChunks(docId);
+  const visible = listed.filter(
+    (c) => Number(c.metadata[FIELDS.from]) <= epoch && epoch < Number(c.metadata[FIELDS.to]),
+  );
+  return [...new Set(visible.map((c) => String(c.metadata[FIELDS.versionId])))];
+}
+
+/** Counts state-store writes per document while `fn` runs. */
+async function writesDuring(h: Harness, fn: () => Promise<unknown>): Promise<Map<string, number>> {
+  const writes = new Map<string, number>();
+  const put = h.state.putDocument.bind(h.state);
+  h.state.putDocument = async (r) => {
+    writes.set(r.documentId, (writes.get(r.documentId) ?? 0) + 1);
+    return put(r);
+  };
+  try {
+    await fn();
+  } finally {
+    h.state.putDocument = put;
+  }
+  return writes;
+}
+
+describe('refresh engine on the memory connector and in-memory state', () => {
+  let h: Harness;
+  let sources: EngineSource[];
+  let engine: RefreshEngine;
+  let pagesA: string[];
+  let pagesB: string[];
+  const all = () => [
+    ...pagesA.map((u) => documentId('a', u)),
+    ...pagesB.map((u) => documentId('b', u)),
+  ];
+
+  beforeAll(async () => {
+    h = await harness({ hosts: 2, pagesPerHost: 4 });
+    const [hostA, hostB] = h.sim.hosts();
+    pagesA = h.sim.urls(hostA!);
+    pagesB = h.sim.urls(hostB!);
+    sources = [source('a', pagesA), source('b', pagesB)];
+    engine = h.engine(sources, {
+      deletion: { goneChecks: 2, minGoneAgeMs: 0, autoApprove: false },
+    });
+  });
+  afterAll(() => h.stop());
+
+  it('cold: every page of every due source goes through one shared publish batch; the publisher records validators and raw digest, once', async () => {
+    let report!: Awaited<ReturnType<RefreshEngine['refresh']>>;
+    const writes = await writesDuring(h, async () => {
+      report = await engine.refresh({ all: true });
+    });
+    const n = pagesA.length + pagesB.length;
+    expect(report.totals.published).toBe(n);
+    expect(report.sources.map((s) => [s.sourceId, s.counts.published, s.complete])).toEqual([
+      ['a', pagesA.length, true],
+      ['b', pagesB.length, true],
+    ]);
+    // One batch (batchSize 25) holding the pages of both sources, in arrival order.
+    expect(h.batches.length).toBe(1);
+    expect([...h.batches[0]!].sort()).toEqual([...pagesA.map(() => 'a'), ...pagesB.map(() => 'b')]);
+    for (const id of all()) {
+      const r = await h.state.getDocument(id);
+      expect(r?.validators?.etag ?? r?.validators?.lastModified).toBeDefined();
+      expect(r?.rawDigest).toMatch(/^[0-9a-f]{64}$/);
+      expect(r?.lastGoodAt).toBeDefined();
+      // The publisher's roll-forward write is the only one: the engine does not write it back.
+      expect(writes.get(id)).toBe(1);
+    }
+  });
+
+  it('unchanged: every page answers 304; nothing is parsed, embedded or published; one evidence write per document', async () => {
+    const embedded = h.embeddings.texts;
+    const batches = h.batches.length;
+    let report!: Awaited<ReturnType<RefreshEngine['refresh']>>;
+    const writes = await writesDuring(h, async () => {
+      report = await engine.refresh({ all: true });
+    });
+    expect(report.totals).toMatchObject({
+      notModified: pagesA.length + pagesB.length,
+      extracted: 0,
+      candidates: 0,
+      chunksEmbedded: 0,
+      storeWrites: 0,
+    });
+    expect(h.embeddings.texts).toBe(embedded);
+    expect(h.batches.length).toBe(batches);
+    expect([...writes.values()].every((w) => w === 1)).toBe(true);
+    expect(writes.size).toBe(all().length);
+  });
+
+  it('one edit on each host is published in one shared batch, re-embedding only new chunk texts', async () => {
+    h.sim.mutate(pagesA[1]!, 'edit', { section: 0 });
+    h.sim.mutate(pagesB[2]!, 'edit', { section: 0 });
+    const before = h.batches.length;
+    const report = await engine.refresh({ all: true });
+    expect(report.totals.published).toBe(2);
+    expect(h.batches.slice(before).map((b) => [...b].sort())).toEqual([['a', 'b']]);
+    expect(report.totals.chunksEmbedded).toBeGreaterThan(0);
+    expect(report.totals.chunksReused).toBeGreaterThan(0);
+    expect(report.sources.map((s) => s.counts.notModified)).toEqual([
+      pagesA.length - 1,
+      pagesB.length - 1,
+    ]);
+  });
+
+  it('an outage keeps the last good version current and marks the document degraded', async () => {
+    const id = documentId('a', pagesA[2]!);
+    const current = (await h.state.getDocument(id))!.currentVersionId!;
+    h.sim.mutate(pagesA[2]!, 'outage', { retryAfter: 1 });
+    const report = await engine.refresh({ sourceIds: ['a'] });
+    expect(report.sources[0]!.complete).toBe(false);
+    expect(report.sources[0]!.counts.fetchErrors).toBe(1);
+    const r = await h.state.getDocument(id);
+    expect(r?.status).toBe('degraded');
+    expect(r?.statusReasons[0]).toMatch(/^server-error: HTTP 5/);
+    expect(await view(h, id)).toEqual([current]);
+    h.sim.mutate(pagesA[2]!, 'restore');
+  });
+
+  it('a 404 seen goneChecks times becomes a review item; deletion happens only on approval', async () => {
+    const url = pagesB[3]!;
+    const id = documentId('b', url);
+    h.sim.mutate(url, 'delete404');
+    await engine.refresh({ sourceIds: ['b'] });
+    expect(await h.state.getReviewItem(`delete:${id}`)).toBeUndefined();
+    const second = await engine.refresh({ sourceIds: ['b'] });
+    expect(second.sources[0]!.counts.reviewCreated).toBe(1);
+    expect((await view(h, id)).length).toBe(1);
+    expect(await engine.approve(`delete:${id}`, 'tester')).toBe(true);
+    expect(await view(h, id)).toEqual([]);
+    expect((await h.state.getTombstone(id))?.approvedBy).toBe('tester');
+    // A tombstoned page is observed, never published again.
+    h.sim.mutate(url, 'restore');
+    const after = await engine.refresh({ sourceIds: ['b'] });
+    expect(after.sources[0]!.counts.tombstonedSkipped).toBe(1);
+    expect(await view(h, id)).toEqual([]);
+  });
+
+  it('a pipeline-key change re-extracts from raw snapshots without downloading, keeps validators re-tagged, then revalidates with 304s', async () => {
+    const pipeline = new ExtractPipeline({ maxTokens: 90 });
+    const next = h.engine(sources, { pipeline });
+    h.sim.clearLog();
+    const report = await next.refresh({ sourceIds: ['a'] });
+    const counts = report.sources[0]!.counts;
+    expect(counts.reextracted).toBe(pagesA.length);
+    expect(counts.published).toBe(pagesA.length);
+    expect(counts.notModified).toBe(pagesA.length);
+    expect(counts.fetched200).toBe(0);
+    expect(h.sim.log().filter((e) => e.status === 200).length).toBe(0);
+    for (const u of pagesA) {
+      const r = await h.state.getDocument(documentId('a', u));
+      expect(r?.validators?.pipelineKey).toBe(pipeline.pipelineKey);
+    }
+  });
+});

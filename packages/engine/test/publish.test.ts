@@ -1,0 +1,103 @@
+import type { DocumentPublishResult, PublishCandidate, Publisher } from '@ragfresh/core';
+import { describe, expect, it } from 'vitest';
+import { EngineContext, PublishQueue, SourceRun } from '../src/index.js';
+import { source } from './harness.js';
+
+function candidate(documentId: string, sourceId: string): PublishCandidate {
+  return {
+    documentId,
+    versionId: `v-${documentId}`,
+    sourceId,
+    url: `https://a.example/${documentId}`,
+    contentHash: 'h',
+    textChars: 10,
+    chunks: [],
+  };
+}
+
+/** A publisher whose answers are scripted per call. */
+function scriptedPublisher(script: ((ids: string[]) => DocumentPublishResult['outcome'][])[]) {
+  const calls: string[][] = [];
+  const publisher = {
+    async publish(cands: readonly PublishCandidate[]) {
+      const ids = cands.map((c) => c.documentId);
+      calls.push(ids);
+      const outcomes = (script[calls.length - 1] ?? ((x: string[]) => x.map(() => 'published')))(
+        ids,
+      );
+      return {
+        batchId: String(calls.length),
+        targetEpoch: calls.length,
+        epoch: calls.length,
+        stagedChunks: 0,
+        retiredChunks: 0,
+        timingsMs: {},
+        documents: cands.map((c, i) => ({
+          documentId: c.documentId,
+          versionId: c.versionId,
+          outcome: outcomes[i]!,
+          reasons: outcomes[i] === 'verify-failed' ? ['verify-failed: count 0 of 1'] : [],
+          chunks: 0,
+        })),
+      };
+    },
+  };
+  return { publisher: publisher as unknown as Publisher, calls };
+}
+
+function context(publisher: Publisher, batchSize: number): EngineContext {
+  return new EngineContext({ batchSize, publisher, sources: [] } as never);
+}
+
+describe('publish queue: shared batches across sources', () => {
+  it('fills batches with documents of several sources, in arrival order', async () => {
+    const { publisher, calls } = scriptedPublisher([]);
+    const ctx = context(publisher, 3);
+    const a = new SourceRun(source('a', []), 't');
+    const b = new SourceRun(source('b', []), 't');
+    const queue = new PublishQueue(ctx);
+    for (const [i, run] of [a, b, a, b, b].entries())
+      await queue.add({ run, candidate: candidate(`d${i}`, run.source.id) });
+    await queue.drain();
+    expect(calls).toEqual([
+      ['d0', 'd1', 'd2'],
+      ['d3', 'd4'],
+    ]);
+    expect(a.counts.published).toBe(2);
+    expect(b.counts.published).toBe(3);
+  });
+
+  it('a held candidate is published again in a following batch, once', async () => {
+    const { publisher, calls } = scriptedPublisher([
+      (ids) => ids.map((id) => (id === 'bad' ? 'verify-failed' : 'held')),
+      (ids) => ids.map(() => 'published'),
+    ]);
+    const ctx = context(publisher, 3);
+    const run = new SourceRun(source('a', []), 't');
+    const queue = new PublishQueue(ctx);
+    for (const id of ['ok1', 'bad', 'ok2']) await queue.add({ run, candidate: candidate(id, 'a') });
+    await queue.drain();
+    expect(calls).toEqual([
+      ['ok1', 'bad', 'ok2'],
+      ['ok1', 'ok2'],
+    ]);
+    expect(run.counts).toMatchObject({ published: 2, rejected: 1, held: 0 });
+    expect(run.events.map((e) => `${e.documentId}:${e.event}`)).toEqual([
+      'bad:quarantined',
+      'ok1:published',
+      'ok2:published',
+    ]);
+  });
+
+  it('held twice is not dropped silently: counted and reported, never retried a third time', async () => {
+    const heldAll = (ids: string[]) => ids.map(() => 'held' as const);
+    const { publisher, calls } = scriptedPublisher([heldAll, heldAll, heldAll]);
+    const run = new SourceRun(source('a', []), 't');
+    const queue = new PublishQueue(context(publisher, 2));
+    await queue.add({ run, candidate: candidate('x', 'a') });
+    await queue.drain();
+    expect(calls).toEqual([['x'], ['x']]);
+    expect(run.counts.held).toBe(1);
+    expect(run.events.map((e) => e.event)).toEqual(['held']);
+  });
+});
