@@ -54,6 +54,65 @@ describe('what the broken connectors are caught with', () => {
   });
 });
 
+describe('broken batch hooks are caught by the batched-form cases', () => {
+  it('first-patch-only: the batch patch closes one replaced version; core confirm refuses the promotion', {
+    timeout: 60_000,
+  }, async () => {
+    const broken = BROKEN_CONNECTORS.find((b) => b.kind === 'first-patch-only')!;
+    const report = await runSuite({
+      fixture: broken.fixture,
+      cases: ['batch-hooks-agree', 'promotion-epoch-readers'],
+    });
+    const agree = report.cases.find((c) => c.id === 'batch-hooks-agree');
+    const readers = report.cases.find((c) => c.id === 'promotion-epoch-readers');
+    expect(agree?.status).toBe('failed');
+    expect(agree?.failures.some((f) => f.startsWith('after patchValidityMany'))).toBe(true);
+    // The single-version form is honest: only the batch form is blamed.
+    expect(agree?.failures.some((f) => f.startsWith('after patchValidity,'))).toBe(false);
+    // Publishing through core: the confirm step sees the replaced versions still in the view.
+    expect(readers?.status).toBe('failed');
+    expect(readers?.failures.some((f) => /after promotion to epoch \d+/.test(f))).toBe(true);
+  });
+
+  it('document-count: the batch count is wrong beside another version; a replacement fails verification', {
+    timeout: 60_000,
+  }, async () => {
+    const broken = BROKEN_CONNECTORS.find((b) => b.kind === 'document-count')!;
+    const report = await runSuite({
+      fixture: broken.fixture,
+      cases: ['batch-hooks-agree', 'shorter-replacement'],
+    });
+    const agree = report.cases.find((c) => c.id === 'batch-hooks-agree');
+    const shorter = report.cases.find((c) => c.id === 'shorter-replacement');
+    expect(agree?.observations.counts).toEqual([7, 7, 2, 5, 2, 2, 7, 0, 7]);
+    expect(agree?.failures.some((f) => f.includes('countChunks one by one [4, 3, 2, 5'))).toBe(
+      true,
+    );
+    expect(shorter?.status).toBe('failed');
+  });
+
+  it('the honest reference passes the batched-form cases with the expected counts', {
+    timeout: 60_000,
+  }, async () => {
+    const report = await runSuite({
+      fixture: memoryFixture,
+      cases: ['batch-hooks-agree', 'batch-verify-fail-holds', 'identical-chunk-texts'],
+    });
+    expect(report.cases.map((c) => [c.id, c.status, c.failures])).toEqual(
+      report.cases.map((c) => [c.id, 'passed', []]),
+    );
+    expect(report.cases[0]?.observations.counts).toEqual([4, 3, 2, 5, 2, 2, 0, 0, 4]);
+    expect(report.cases[1]?.observations.outcomes).toEqual([
+      'held',
+      'verify-failed',
+      'held',
+      'held',
+      'held',
+    ]);
+    expect(report.cases[1]?.observations.batchChunksVisible).toBe(0);
+  });
+});
+
 /** The memory connector under another manifest: the suite's expectations follow the manifest alone. */
 function memoryDeclaring(capabilities: Partial<ConnectorCapabilities>): StoreFixture {
   return {

@@ -7,6 +7,8 @@ import {
   readValidity,
   type StoredChunk,
   type ValidityPatch,
+  type VersionPatch,
+  type VersionRef,
 } from '@ragfresh/core';
 
 /**
@@ -183,5 +185,35 @@ export class LeakyRetireConnector extends MemoryConnector {
       .filter((c) => Number(c.metadata[FIELDS.ordinal]) >= 4)
       .map((c) => ({ id: c.id, text: c.text, metadata: c.metadata, embedding: c.embedding ?? [] }));
     if (keep.length > 0) await this._upsert(keep);
+  }
+}
+
+/**
+ * (6) `_patchValidityMany` applies only the first patch of each call: a batch's promotion
+ * closes one replaced version, so the others stay open next to their successors.
+ */
+export class FirstPatchOnlyConnector extends MemoryConnector {
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-first-patch-only' } });
+  }
+  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+    const first = patches[0];
+    if (first !== undefined)
+      await this._patchValidity(first.documentId, first.versionId, first.patch);
+  }
+}
+
+/**
+ * (7) `_countMany` counts every stored chunk of the document, whatever the version: right for
+ * a new document, wrong as soon as an old or staged version sits beside the one asked for.
+ */
+export class DocumentCountConnector extends MemoryConnector {
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-document-count' } });
+  }
+  protected override async _countMany(refs: readonly VersionRef[]): Promise<number[]> {
+    const out: number[] = [];
+    for (const r of refs) out.push((await this._list(r.documentId, undefined, false)).length);
+    return out;
   }
 }

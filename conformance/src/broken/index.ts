@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Connector, StoreFixture, StoreTarget } from '@ragfresh/core';
 import {
+  DocumentCountConnector,
   DuplicatingUpsertConnector,
+  FirstPatchOnlyConnector,
   FlagsAsEpochConnector,
   LaggingIndexConnector,
   LeakyRetireConnector,
@@ -11,7 +13,9 @@ import {
 } from './connectors.js';
 
 export {
+  DocumentCountConnector,
   DuplicatingUpsertConnector,
+  FirstPatchOnlyConnector,
   FlagsAsEpochConnector,
   LAGGING_INDEX_MS,
   LaggingIndexConnector,
@@ -25,6 +29,8 @@ const CONNECTORS = {
   'duplicating-upsert': DuplicatingUpsertConnector,
   'lagging-index': LaggingIndexConnector,
   'leaky-retire': LeakyRetireConnector,
+  'first-patch-only': FirstPatchOnlyConnector,
+  'document-count': DocumentCountConnector,
 } as const;
 
 export type BrokenKind = keyof typeof CONNECTORS;
@@ -107,5 +113,19 @@ export const BROKEN_CONNECTORS: readonly BrokenConnector[] = Object.freeze([
     breaks: 'deletes only the first page (4 chunks) of a version: retirement leaves chunks stored',
     caughtBy: 'retire-after-grace',
     fixture: brokenFixture('leaky-retire'),
+  },
+  {
+    kind: 'first-patch-only',
+    breaks:
+      'the batch validity patch applies only the first patch of each call: a promoted batch leaves replaced versions open',
+    caughtBy: 'batch-hooks-agree',
+    fixture: brokenFixture('first-patch-only'),
+  },
+  {
+    kind: 'document-count',
+    breaks:
+      'the batch count counts every version of the document, not the one asked for: verification of a replacement fails',
+    caughtBy: 'batch-hooks-agree',
+    fixture: brokenFixture('document-count'),
   },
 ]);

@@ -1,4 +1,5 @@
 import type { ConformanceCase } from '../types.js';
+import { batchCases } from './batch.js';
 import { crashCases } from './crash.js';
 import {
   batchBeyondLimit,
@@ -40,6 +41,7 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   batchBeyondLimit,
   listByDocumentAndVersion,
   largeDocument,
+  ...batchCases,
   ...crashCases,
   sentinelIsolated,
 ]);

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   Connector,
@@ -12,6 +12,8 @@ import {
   RagfreshError,
   type StoredChunk,
   type ValidityPatch,
+  type VersionPatch,
+  type VersionRef,
 } from '@ragfresh/core';
 
 export interface MemoryConnectorOptions {
@@ -40,6 +42,9 @@ export const MEMORY_CAPABILITIES: ConnectorCapabilities = {
   epochInStore: true,
   idForm: 'chunk-id',
 };
+
+/** Epoch claim files kept beside a persisted index; older ones are removed as the epoch moves. */
+const EPOCH_CLAIMS_KEPT = 64;
 
 /** Yield to the event loop so concurrent readers interleave with writes, as with a real store. */
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -169,6 +174,20 @@ export class MemoryConnector extends Connector {
     versionId: string,
     patch: ValidityPatch,
   ): Promise<void> {
+    await this.#patchChunks(documentId, versionId, patch);
+    this.#persist();
+  }
+
+  /**
+   * One pass for the whole batch, still one chunk per tick: concurrent flag readers interleave
+   * with the flip chunk by chunk (the conformance suite relies on it to show `overlap`).
+   */
+  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+    for (const p of patches) await this.#patchChunks(p.documentId, p.versionId, p.patch);
+    this.#persist();
+  }
+
+  async #patchChunks(documentId: string, versionId: string, patch: ValidityPatch): Promise<void> {
     for (const c of this.#ofDocument(documentId)) {
       if (c.metadata[FIELDS.versionId] !== versionId) continue;
       await tick();
@@ -177,27 +196,56 @@ export class MemoryConnector extends Connector {
       if (patch.current !== undefined) metadata[FIELDS.current] = patch.current;
       this.#set({ ...c, metadata });
     }
-    this.#persist();
   }
 
   protected async _readEpoch(): Promise<number> {
     await tick();
-    return this.#epoch;
+    return this.#sharedEpoch();
   }
 
+  /**
+   * With a persist path, the epoch is shared by every instance on that path (another process,
+   * or a second connector in this one): it lives in `<path>.epoch`, and each move from E is
+   * claimed by creating `<path>.claim-E` exclusively (`wx`), so of two racers exactly one wins.
+   */
   protected async _advanceEpoch(expected: number, next: number): Promise<void> {
     await tick();
-    if (this.#epoch !== expected) {
-      throw new RagfreshError(
-        'EPOCH_CONFLICT',
-        `published epoch is ${this.#epoch}, expected ${expected}; another publisher moved it.`,
-        {
-          scope: this.store,
-        },
-      );
+    const current = this.#sharedEpoch();
+    if (current !== expected) throw this.#conflict(current, expected);
+    if (this.#persistPath !== undefined) {
+      try {
+        mkdirSync(dirname(this.#persistPath), { recursive: true });
+        writeFileSync(`${this.#persistPath}.claim-${expected}`, String(next), { flag: 'wx' });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+          throw this.#conflict(this.#sharedEpoch(), expected);
+        throw err;
+      }
+      const tmp = `${this.#persistPath}.epoch.${process.pid}.tmp`;
+      writeFileSync(tmp, String(next));
+      renameSync(tmp, `${this.#persistPath}.epoch`);
+      rmSync(`${this.#persistPath}.claim-${expected - EPOCH_CLAIMS_KEPT}`, { force: true });
     }
     this.#epoch = next;
     this.#persist();
+  }
+
+  #sharedEpoch(): number {
+    if (this.#persistPath === undefined) return this.#epoch;
+    try {
+      this.#epoch = Number(readFileSync(`${this.#persistPath}.epoch`, 'utf8'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    return this.#epoch;
+  }
+
+  #conflict(current: number, expected: number): RagfreshError {
+    return new RagfreshError(
+      'EPOCH_CONFLICT',
+      `published epoch is ${current}, expected ${expected}; another publisher moved it.`,
+      { scope: this.store },
+    );
   }
 
   protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
@@ -214,12 +262,38 @@ export class MemoryConnector extends Connector {
     this.#persist();
   }
 
+  protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
+    await tick();
+    for (const r of refs) {
+      for (const c of this.#ofDocument(r.documentId)) {
+        if (c.metadata[FIELDS.versionId] === r.versionId) this.#delete(c.id);
+      }
+    }
+    this.#persist();
+  }
+
   protected async _list(
     documentId: string,
     versionId: string | undefined,
     withEmbeddings: boolean,
   ): Promise<ListedChunk[]> {
     await tick();
+    return this.#listed(documentId, versionId, withEmbeddings);
+  }
+
+  protected override async _listMany(
+    documentIds: readonly string[],
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    await tick();
+    return documentIds.flatMap((id) => this.#listed(id, undefined, withEmbeddings));
+  }
+
+  #listed(
+    documentId: string,
+    versionId: string | undefined,
+    withEmbeddings: boolean,
+  ): ListedChunk[] {
     const out: ListedChunk[] = [];
     for (const c of this.#ofDocument(documentId)) {
       if (versionId !== undefined && c.metadata[FIELDS.versionId] !== versionId) continue;
@@ -230,6 +304,16 @@ export class MemoryConnector extends Connector {
       );
     }
     return out;
+  }
+
+  protected override async _countMany(refs: readonly VersionRef[]): Promise<number[]> {
+    await tick();
+    return refs.map((r) => {
+      let n = 0;
+      for (const c of this.#ofDocument(r.documentId))
+        if (c.metadata[FIELDS.versionId] === r.versionId) n++;
+      return n;
+    });
   }
 
   protected async _query(
