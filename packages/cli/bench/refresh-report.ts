@@ -149,7 +149,7 @@ export function detailsTable(rows: readonly RoundRow[]): string {
     (r) => r.langchain !== undefined && r.langchain.embedded > r.langchain.changedChunks,
   );
   const note = straddled
-    ? "\nLangChain embeds more than the changed chunks: index() cleans up per internal batch of 100 documents (its default batchSize), so a page whose chunks straddle two batches has its later chunks deleted by the first batch's incremental cleanup and re-added (re-embedded) by the next."
+    ? "\n\nLangChain embeds more than the changed chunks: index() cleans up per internal batch of 100 documents (its default batchSize), so a page whose chunks straddle two batches has its later chunks deleted by the first batch's incremental cleanup and re-added (re-embedded) by the next."
     : '';
   return table(header, out) + note;
 }
@@ -159,7 +159,8 @@ function check(value: number, limit: number, unit: string, digits: number): stri
   const v = `${f(value, digits)}${unit}`;
   const l = `${f(limit, digits)}${unit}`;
   if (value <= limit) return `${v} <= ${l}: met`;
-  return `${v} > ${l}: MISSED by ${f(value - limit, digits)}${unit} (${f(value / limit, 2)}x the target)`;
+  const over = `${f(value - limit, digits)}${unit === ' %' ? ' points' : unit}`;
+  return `${v} > ${l}: MISSED by ${over} (${f(value / limit, 2)}x the target)`;
 }
 
 const pct = (x: number) => x * 100;
