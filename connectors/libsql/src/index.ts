@@ -436,11 +436,12 @@ export class LibSqlConnector extends Connector {
   #listed(row: Row, withEmbeddings: boolean): ListedChunk {
     const metadata = JSON.parse(String(row.metadata)) as FlatMetadata;
     const base = { id: String(row.id), text: String(row.content), metadata };
-    return withEmbeddings ? { ...base, embedding: JSON.parse(String(row.vec)) as number[] } : base;
+    return withEmbeddings ? { ...base, embedding: decodeF32(row.vec) } : base;
   }
 
   #columnsFor(withEmbeddings: boolean): string {
-    return `id, content, metadata${withEmbeddings ? ', vector_extract(embedding) AS vec' : ''}`;
+    // The raw blob, not vector_extract(): its text form keeps only 6 significant digits.
+    return `id, content, metadata${withEmbeddings ? ', embedding AS vec' : ''}`;
   }
 
   protected async _list(
@@ -535,6 +536,15 @@ export class LibSqlConnector extends Connector {
     this.#client = undefined;
     client?.close();
   }
+}
+
+/** An F32_BLOB is little-endian float32 values (libSQL appends no type byte for F32). */
+function decodeF32(blob: unknown): number[] {
+  const bytes = blob instanceof ArrayBuffer ? new Uint8Array(blob) : (blob as Uint8Array);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out: number[] = [];
+  for (let i = 0; i + 4 <= bytes.byteLength; i += 4) out.push(view.getFloat32(i, true));
+  return out;
 }
 
 function placeholders(n: number): string {
