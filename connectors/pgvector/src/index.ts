@@ -13,6 +13,8 @@ import {
   RagfreshError,
   type StoredChunk,
   type ValidityPatch,
+  type VersionPatch,
+  type VersionRef,
   type ViewSelector,
 } from '@ragfresh/core';
 import pg from 'pg';
@@ -539,6 +541,56 @@ export class PgVectorConnector extends Connector {
     });
   }
 
+  /**
+   * Every patch of the call in one UPDATE (one statement, so one commit): rows of a named
+   * version get its `rf_to`/`rf_current`; a `current: true` also clears rf_current on the
+   * document's other versions, as `_patchValidity` does. When a row meets both its own patch and
+   * a clear from another version of its document, the later patch in the list wins, exactly as
+   * the same patches applied one by one. Only `metadata` changes, so the updates stay HOT.
+   */
+  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+    const docs: string[] = [];
+    const versions: string[] = [];
+    const patchJson: string[] = [];
+    const makesCurrent: boolean[] = [];
+    for (const p of patches) {
+      const set: Record<string, number | boolean> = {};
+      if (p.patch.to !== undefined) set[FIELDS.to] = p.patch.to;
+      if (p.patch.current !== undefined) set[FIELDS.current] = p.patch.current;
+      docs.push(p.documentId);
+      versions.push(p.versionId);
+      patchJson.push(JSON.stringify(set));
+      makesCurrent.push(p.patch.current === true);
+    }
+    await this.#query(
+      'patching validity',
+      `WITH p AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::boolean[])
+           WITH ORDINALITY AS p(doc, version, patch, makes_current, ord)
+       ), x AS (
+         SELECT t.id, own.patch, own.ord AS own_ord,
+                (SELECT max(c.ord) FROM p c
+                  WHERE c.doc = t.rf_doc AND c.version <> t.rf_version AND c.makes_current) AS clear_ord
+           FROM ${this.#t} t
+           LEFT JOIN p own ON own.doc = t.rf_doc AND own.version = t.rf_version
+          WHERE t.rf_doc = ANY($1::text[])
+       )
+       UPDATE ${this.#t} t
+          SET metadata = CASE
+                -- Cleared, unless the row's own patch sets rf_current after the clear.
+                WHEN x.clear_ord IS NOT NULL
+                     AND (x.own_ord IS NULL OR x.own_ord < x.clear_ord
+                          OR NOT (x.patch ? 'rf_current'))
+                  THEN jsonb_set(t.metadata || coalesce(x.patch, '{}'::jsonb), '{rf_current}', 'false'::jsonb)
+                ELSE t.metadata || x.patch END
+         FROM x
+        WHERE t.id = x.id
+          AND (x.own_ord IS NOT NULL
+               OR (x.clear_ord IS NOT NULL AND t.metadata->>'rf_current' = 'true'))`,
+      [docs, versions, patchJson, makesCurrent],
+    );
+  }
+
   protected async _readEpoch(): Promise<number> {
     const res = await this.#query<{ epoch: number }>(
       'reading the epoch',
@@ -576,6 +628,16 @@ export class PgVectorConnector extends Connector {
       'deleting a version',
       `DELETE FROM ${this.#t} WHERE rf_doc = $1 AND rf_version = $2`,
       [documentId, versionId],
+    );
+  }
+
+  protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
+    await this.#query(
+      'deleting versions',
+      `DELETE FROM ${this.#t} t
+        USING unnest($1::text[], $2::text[]) AS r(doc, version)
+        WHERE t.rf_doc = r.doc AND t.rf_version = r.version`,
+      [refs.map((r) => r.documentId), refs.map((r) => r.versionId)],
     );
   }
 
@@ -622,6 +684,32 @@ export class PgVectorConnector extends Connector {
       [documentId, versionId],
     );
     return res.rows[0]?.n ?? 0;
+  }
+
+  protected override async _listMany(
+    documentIds: readonly string[],
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    const res = await this.#query<ChunkRow>(
+      'listing chunks',
+      `SELECT id::text AS id, text, metadata${withEmbeddings ? ', embedding::text AS embedding' : ''} FROM ${this.#t} WHERE rf_doc = ANY($1::text[])`,
+      [[...documentIds]],
+    );
+    return res.rows.map((r) => this.#listed(r));
+  }
+
+  /** One count per ref, in order (a ref with no rows counts 0 through the outer join). */
+  protected override async _countMany(refs: readonly VersionRef[]): Promise<number[]> {
+    const res = await this.#query<{ n: number }>(
+      'counting chunks',
+      `SELECT count(t.id)::int AS n
+         FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(doc, version, ord)
+         LEFT JOIN ${this.#t} t ON t.rf_doc = r.doc AND t.rf_version = r.version
+        GROUP BY r.ord
+        ORDER BY r.ord`,
+      [refs.map((r) => r.documentId), refs.map((r) => r.versionId)],
+    );
+    return res.rows.map((r) => r.n);
   }
 
   protected async _query(
