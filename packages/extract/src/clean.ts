@@ -94,10 +94,13 @@ export function cleanDocument(doc: DomDocument): CleanStats {
 
   const body = doc.body;
   if (!body) return stats;
-  // mdBook-style `<a href><h2>Title</h2></a>`: the heading is content, the link is not.
+  // mdBook-style `<a href="#x"><h2>Title</h2></a>`: an in-page link around nothing but a
+  // heading is a permalink; the heading is content. (A link to another page around a heading
+  // stays: a card of a link grid, rendered as `## [Title](url)`.)
   for (const h of elements(body.querySelectorAll('a h1, a h2, a h3, a h4, a h5, a h6'))) {
     const a = h.closest('a');
-    if (!a?.parentNode) continue;
+    if (!a?.parentNode || !(a.getAttribute('href') ?? '').startsWith('#')) continue;
+    if (textOf(a) !== textOf(h)) continue;
     while (a.firstChild) a.parentNode.insertBefore(a.firstChild, a);
     a.remove();
   }

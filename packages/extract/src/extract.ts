@@ -69,7 +69,7 @@ const ARTICLE_LD =
   /"@type"\s*:\s*(?:"(?:News|Blog|Scholarly|Tech|Report|Opinion|Analysis|Review)?Article"|"BlogPosting"|"LiveBlogPosting"|\[[^\]]*"(?:News|Blog)?Article")/;
 
 const DISCUSSION_LD =
-  /"@type"\s*:\s*(?:"(?:QAPage|DiscussionForumPosting|WebSite|CollectionPage|ItemList|Product|FAQPage|TechArticle|APIReference)"|\[[^\]]*"(?:QAPage|DiscussionForumPosting|CollectionPage|Product|TechArticle|APIReference)")/;
+  /"@type"\s*:\s*(?:"(?:QAPage|DiscussionForumPosting|CollectionPage|Product|TechArticle|APIReference)"|\[[^\]]*"(?:QAPage|DiscussionForumPosting|CollectionPage|Product|TechArticle|APIReference)")/;
 
 /**
  * The page declares itself a thread, a collection, a product or a technical reference
@@ -184,9 +184,9 @@ function containsNode(outer: DomElement, inner: DomElement): boolean {
 }
 
 /** Chrome inside a content root: landmarks other than main, TOCs, sidebars, hidden elements. */
-export function stripNonContent(el: DomElement): DomElement {
+export function stripNonContent(el: DomElement, hidden = true): DomElement {
   for (const junk of elements(el.querySelectorAll(NOT_CONTENT))) junk.remove();
-  removeHidden(el);
+  if (hidden) removeHidden(el);
   return el;
 }
 
@@ -432,7 +432,7 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
   if (!root) {
     const body = parseDocument(html).body;
     if (body) {
-      root = stripNonContent(body);
+      root = stripNonContent(body, strategy !== 'readability');
       method = 'body';
     }
   }

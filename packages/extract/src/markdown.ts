@@ -176,13 +176,35 @@ function addTables(service: TurndownService): void {
   });
 }
 
+/**
+ * Text of a code block. Highlighters that draw each line as a block element (`<span
+ * class="line">` holding token spans, or one `<div>` a line) leave no newline characters in
+ * the text: such line wrappers are joined with newlines.
+ */
+export function codeText(pre: DomElement): string {
+  const text = pre.textContent ?? '';
+  if (text.includes('\n')) return text;
+  let holder: DomElement = pre;
+  while (holder.children.length === 1 && holder.firstElementChild)
+    holder = holder.firstElementChild;
+  const lines = Array.from(holder.children);
+  if (lines.length < 2) return text;
+  const tag = lines[0]!.nodeName;
+  if (!lines.every((l) => l.nodeName === tag)) return text;
+  if (tag !== 'DIV' && !lines.every((l) => l.children.length > 0 || (l.textContent ?? '') === ''))
+    return text;
+  return lines.map((l) => l.textContent ?? '').join('\n');
+}
+
 function addCode(service: TurndownService): void {
   service.addRule('rfPre', {
     filter: (node) => node.nodeName === 'PRE',
     replacement: (_content, node) => {
       const pre = node as unknown as DomElement;
       const lang = languageOfPre(pre) ?? '';
-      const code = (pre.textContent ?? '').replace(/\r\n?/g, '\n').replace(/^\n+|\n+$/g, '');
+      const code = codeText(pre)
+        .replace(/\r\n?/g, '\n')
+        .replace(/^\n+|\n+$/g, '');
       if (code.trim() === '') return '';
       const fence = fenceFor(code);
       return `\n\n${fence}${lang}\n${code}\n${fence}\n\n`;
@@ -273,6 +295,13 @@ function addCleanup(service: TurndownService): void {
       const text = content.replace(/\s*\n\s*/g, ' ').trim();
       if (text === '') return '';
       if (href === '' || href.startsWith('#') || /^javascript:/i.test(href)) return content;
+      // A link around a heading (a card title): the heading line stays a heading, linked.
+      const heading = /^(#{1,6}) (.+)$/m.exec(content.trim());
+      if (heading && content.trim().startsWith('#')) {
+        const rest = content.trim().slice(heading[0].length).trim();
+        const url = href.replace(/[()\s]/g, encodeURIComponent);
+        return `\n\n${heading[1]} [${heading[2]}](${url})\n\n${rest === '' ? '' : `${rest}\n\n`}`;
+      }
       return `[${text}](${href.replace(/[()\s]/g, encodeURIComponent)})`;
     },
   });

@@ -68,11 +68,14 @@ export function revealStreamedContent(doc: DomDocument): number {
 /**
  * A CSS utility class (Tailwind and the like: `overflow-hidden`, `scroll-mt-20`, `md:hidden`,
  * `w-1/2`) describes looks, not what the element is; Readability's class patterns read
- * `hidden`, `scroll`, `extra` in such names as boilerplate. Recognised by shape: a colon,
- * a digit, a slash or brackets, or a CSS property name as the first word.
+ * `hidden`, `scroll`, `extra` in such names as boilerplate. Recognised by shape: a variant
+ * prefix (`md:`), brackets, a numeric or scale value at the end (`mt-20`, `w-1/2`, `h-full`),
+ * or a scrolling/overflow property as the first word (`overflow-hidden`, `scroll-smooth`; the
+ * ones Readability misreads — `text-description` is a name, not a utility). Component names with a digit
+ * inside (`layout__2-sidebars`) are not utilities: their words still mean something.
  */
 const UTILITY_TOKEN =
-  /[:[\]/]|\d|^-?(?:overflow|scroll|overscroll|whitespace|visibility|display|text|bg|border|rounded|shadow|opacity|transition|transform|cursor|select|pointer-events|sr)-/;
+  /^[a-z0-9-]+:|[[\]]|^-?[a-z]+(?:-[a-z]+)*-(?:\d+(?:\.\d+)?|\d+\/\d+|px|full|auto|screen|none)$|^-?(?:overflow|overscroll|scroll|snap|visibility|whitespace)-[a-z]/;
 
 /** Elements whose whole job is content: their classes are never a reason to drop them. */
 const CONTENT_TAGS = new Set([
@@ -133,6 +136,17 @@ export function protectContent(doc: DomDocument): ProtectStats {
       stats.panels++;
     }
   }
+  // Tab panels and other alternatives (a hidden sibling shaped like a visible one): one is
+  // shown at a time, all of them are the document (code samples per language, say).
+  for (const el of elements(
+    body.querySelectorAll('[hidden], [style*="none"], [role="tabpanel"]'),
+  )) {
+    if (el.getAttribute('role') !== 'tabpanel' && !(isHiddenElement(el) && hasVisibleTwin(el)))
+      continue;
+    if (el.closest('nav, header, footer, aside')) continue;
+    unhide(el);
+    stats.panels++;
+  }
   for (const el of elements(body.querySelectorAll('*'))) {
     const tag = el.nodeName;
     if (/^H[1-6]$/.test(tag)) el.setAttribute(LEVEL_ATTR, tag.charAt(1));
@@ -158,6 +172,23 @@ export function protectContent(doc: DomDocument): ProtectStats {
     }
   }
   return stats;
+}
+
+function hasVisibleTwin(el: DomElement): boolean {
+  const cls = el.getAttribute('class') ?? '';
+  if (cls.trim() === '') return false;
+  const parent = el.parentElement;
+  if (!parent) return false;
+  for (const sib of Array.from(parent.children)) {
+    if (
+      sib !== el &&
+      sib.nodeName === el.nodeName &&
+      sib.getAttribute('class') === cls &&
+      !isHiddenElement(sib)
+    )
+      return true;
+  }
+  return false;
 }
 
 /** Removes CSS- or attribute-hidden elements from an extracted root (chrome kept out of view). */
