@@ -33,7 +33,7 @@ async function status(config: ResolvedConfig, json: boolean, print: Print): Prom
 export async function runCommand(parsed: ParsedArgs): Promise<number> {
   const print: Print = (s) => process.stdout.write(`${s}\n`);
   const { values, positionals } = parsed;
-  const [command, ...rest] = positionals;
+  const [command] = positionals;
   const json = values.json === true;
   const log = createLogger({ quiet: values.quiet === true, ...(json ? { json: true } : {}) });
   if (command === 'init') return initCommand(process.cwd(), print);
@@ -43,18 +43,20 @@ export async function runCommand(parsed: ParsedArgs): Promise<number> {
   }
   const config = await loadConfig(values.config as string | undefined);
   if (command === 'status') return status(config, json, print);
-  return withRuntime(config, parsed, log, print, command ?? '', rest);
+  return withRuntime({ config, parsed, log, print });
 }
 
-async function withRuntime(
-  config: ResolvedConfig,
-  parsed: ParsedArgs,
-  log: Logger,
-  print: Print,
-  command: string,
-  rest: readonly string[],
-): Promise<number> {
+/** One command that needs the runtime (store, fetcher, engine). */
+interface RuntimeCommand {
+  readonly config: ResolvedConfig;
+  readonly parsed: ParsedArgs;
+  readonly log: Logger;
+  readonly print: Print;
+}
+
+async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Promise<number> {
   const { values } = parsed;
+  const [command, ...rest] = parsed.positionals;
   const json = values.json === true;
   const readOnly =
     command === 'query' ||

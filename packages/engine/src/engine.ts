@@ -106,12 +106,13 @@ export class RefreshEngine {
     for (const [run, inv] of inventories)
       for (const entry of inv.entries) work.push({ run, entry });
     const done = new Map<SourceRun, number>();
-    await mapLimit(work, ctx.concurrency, async ({ run, entry }) => {
+    await mapLimit(work, ctx.concurrency, async (page) => {
+      const { run } = page;
       if (signal?.aborted) {
         run.complete = false;
         return;
       }
-      if (!(await refreshPage(ctx, queue, entry, run, signal))) run.complete = false;
+      if (!(await refreshPage(ctx, queue, page, signal))) run.complete = false;
       const n = (done.get(run) ?? 0) + 1;
       done.set(run, n);
       ctx.log.progress(run.source.id, n, run.counts.urls);

@@ -51,10 +51,10 @@ function process(ctx: EngineContext, task: PageTask) {
 export async function refreshPage(
   ctx: EngineContext,
   queue: PublishQueue,
-  entry: InventoryEntry,
-  run: SourceRun,
+  page: { readonly run: SourceRun; readonly entry: InventoryEntry },
   signal?: AbortSignal,
 ): Promise<boolean> {
+  const { run, entry } = page;
   const { state } = ctx.deps;
   const [record, tombstone] = await Promise.all([
     state.getDocument(entry.documentId),
