@@ -125,6 +125,32 @@ describe('refresh engine on the memory connector and in-memory state', () => {
     h.sim.mutate(pagesA[2]!, 'restore');
   });
 
+  it('validators moved, content did not: counted, nothing embedded or published; a consent wall degrades and keeps the version', async () => {
+    const churn = pagesA[3]!;
+    const wall = pagesB[1]!;
+    const wallId = documentId('b', wall);
+    const wallVersion = (await h.state.getDocument(wallId))!.currentVersionId!;
+    h.sim.mutate(churn, 'timestampChurn');
+    h.sim.mutate(wall, 'consentWall');
+    const embedded = h.embeddings.texts;
+    const batches = h.batches.length;
+    const report = await engine.refresh({ all: true });
+    expect(report.totals).toMatchObject({
+      unchangedContent: 1,
+      validatorChurn: 1,
+      notTheDocument: 1,
+      candidates: 0,
+    });
+    expect(h.embeddings.texts).toBe(embedded);
+    expect(h.batches.length).toBe(batches);
+    const r = await h.state.getDocument(wallId);
+    expect(r?.status).toBe('degraded');
+    expect(r?.statusReasons.join(' ')).toMatch(/consent/i);
+    expect(await view(h, wallId)).toEqual([wallVersion]);
+    h.sim.mutate(churn, 'restore');
+    h.sim.mutate(wall, 'restore');
+  });
+
   it('a 404 seen goneChecks times becomes a review item; deletion happens only on approval', async () => {
     const url = pagesB[3]!;
     const id = documentId('b', url);
