@@ -12,6 +12,8 @@ import {
   RagfreshError,
   type StoredChunk,
   type ValidityPatch,
+  type VersionPatch,
+  type VersionRef,
 } from '@ragfresh/core';
 import {
   ChromaClient,
@@ -43,6 +45,8 @@ const EPOCH_CLAIMS_KEPT = 64;
 /** Upper bound of one HTTP write body, well below the server's payload limit. */
 const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
 const PAGE = 1000;
+/** Page of the metadata-only reads of the batch hooks: a batch of 100 documents in one `get`. */
+const BATCH_PAGE = 10_000;
 
 const COLLECTION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{1,510}[A-Za-z0-9]$/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -100,10 +104,40 @@ export function chromaWhere(
   return { $and: clauses };
 }
 
+/**
+ * Chroma `where` selecting exactly the listed (document, version) pairs. Not
+ * `rf_doc $in docs AND rf_version $in versions`: that is the cross product, and a versionId is
+ * a content hash, so two documents with the same text share one and would match each other's
+ * pairs. One `$and` per document (`rf_version $in` its versions), joined by `$or`; Chroma wants
+ * at least two entries in `$and`/`$or`, so a single document stands alone.
+ */
+export function chromaVersionsWhere(refs: readonly VersionRef[]): Where {
+  const byDocument = new Map<string, string[]>();
+  for (const r of refs) {
+    const versions = byDocument.get(r.documentId) ?? [];
+    versions.push(r.versionId);
+    byDocument.set(r.documentId, versions);
+  }
+  const groups = [...byDocument].map(([documentId, versions]): Where => {
+    const doc: Where = { [FIELDS.documentId]: { $eq: documentId } };
+    const version: Where =
+      versions.length === 1
+        ? { [FIELDS.versionId]: { $eq: versions[0]! } }
+        : { [FIELDS.versionId]: { $in: versions } };
+    return { $and: [doc, version] };
+  });
+  if (groups.length === 0) throw new RangeError('chromaVersionsWhere needs at least one ref');
+  return groups.length === 1 ? groups[0]! : { $or: groups };
+}
+
 function errorName(err: unknown): string {
   return typeof err === 'object' && err !== null && 'name' in err
     ? String((err as { name: unknown }).name)
     : '';
+}
+
+function versionKey(documentId: string, versionId: string): string {
+  return `${documentId}\u0000${versionId}`;
 }
 
 function chunkBytes(c: StoredChunk): number {
@@ -397,6 +431,98 @@ export class ChromaConnector extends Connector {
     }
   }
 
+  /** Ids and metadata of every chunk `where` selects: one `get` per page of BATCH_PAGE. */
+  async #metadataOf(
+    what: string,
+    where: Where,
+  ): Promise<Array<{ id: string; metadata: Metadata }>> {
+    const collection = this.#main();
+    const out: Array<{ id: string; metadata: Metadata }> = [];
+    for (let offset = 0; ; offset += BATCH_PAGE) {
+      const page = await this.#call(what, () =>
+        collection.get({ where, include: ['metadatas'], limit: BATCH_PAGE, offset }),
+      );
+      page.ids.forEach((id, i) => {
+        out.push({ id, metadata: page.metadatas[i] ?? {} });
+      });
+      if (page.ids.length < BATCH_PAGE) return out;
+    }
+  }
+
+  /**
+   * One `get` of the versions' ids (exact pairs), then one `update` carrying each id's own
+   * change (split only at the server's max batch size). Chroma's update merges metadata keys,
+   * so, as in `_patchValidity`, nothing but rf_to / rf_current is rewritten.
+   */
+  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+    const collection = this.#main();
+    const change = new Map<string, Record<string, number | boolean>>();
+    for (const p of patches) {
+      const c: Record<string, number | boolean> = {};
+      if (p.patch.to !== undefined) c[FIELDS.to] = p.patch.to;
+      if (p.patch.current !== undefined) c[FIELDS.current] = p.patch.current;
+      change.set(versionKey(p.documentId, p.versionId), c);
+    }
+    const rows = await this.#metadataOf(
+      `listing ${patches.length} versions to patch`,
+      chromaVersionsWhere(patches),
+    );
+    const ids: string[] = [];
+    const metadatas: Array<Record<string, number | boolean>> = [];
+    for (const r of rows) {
+      const c = change.get(
+        versionKey(String(r.metadata[FIELDS.documentId]), String(r.metadata[FIELDS.versionId])),
+      );
+      if (c === undefined) continue;
+      ids.push(r.id);
+      metadatas.push({ ...c });
+    }
+    for (let i = 0; i < ids.length; i += this.#serverMaxBatch) {
+      const part = ids.slice(i, i + this.#serverMaxBatch);
+      const partMetadatas = metadatas.slice(i, i + this.#serverMaxBatch);
+      await this.#call(`patching validity of ${patches.length} versions`, () =>
+        collection.update({ ids: part, metadatas: partMetadatas }),
+      );
+    }
+  }
+
+  protected override async _countMany(refs: readonly VersionRef[]): Promise<number[]> {
+    const counts = new Map<string, number>(
+      refs.map((r) => [versionKey(r.documentId, r.versionId), 0]),
+    );
+    for (const r of await this.#metadataOf(
+      `counting ${refs.length} versions`,
+      chromaVersionsWhere(refs),
+    )) {
+      const key = versionKey(
+        String(r.metadata[FIELDS.documentId]),
+        String(r.metadata[FIELDS.versionId]),
+      );
+      const n = counts.get(key);
+      if (n !== undefined) counts.set(key, n + 1);
+    }
+    return refs.map((r) => counts.get(versionKey(r.documentId, r.versionId)) ?? 0);
+  }
+
+  protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
+    await this.#call(`deleting ${refs.length} versions`, () =>
+      this.#main().delete({ where: chromaVersionsWhere(refs) }),
+    );
+  }
+
+  protected override async _listMany(
+    documentIds: readonly string[],
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    return this.#listWhere(
+      `listing ${documentIds.length} documents`,
+      documentIds.length === 1
+        ? { [FIELDS.documentId]: { $eq: documentIds[0]! } }
+        : { [FIELDS.documentId]: { $in: [...documentIds] } },
+      withEmbeddings,
+    );
+  }
+
   async #claims(): Promise<Array<{ id: string; epoch: number; token: string }>> {
     const got = await this.#call('reading the published epoch', () =>
       this.#epochs().get({ include: ['metadatas'] }),
@@ -485,11 +611,19 @@ export class ChromaConnector extends Connector {
     versionId: string | undefined,
     withEmbeddings: boolean,
   ): Promise<ListedChunk[]> {
-    const collection = this.#main();
     const where = chromaWhere(versionId === undefined ? { documentId } : { documentId, versionId });
+    return this.#listWhere(`listing ${documentId}`, where, withEmbeddings);
+  }
+
+  async #listWhere(
+    what: string,
+    where: Where | undefined,
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    const collection = this.#main();
     const out: ListedChunk[] = [];
     for (let offset = 0; ; offset += PAGE) {
-      const page = await this.#call(`listing ${documentId}`, () =>
+      const page = await this.#call(what, () =>
         collection.get({
           ...(where === undefined ? {} : { where }),
           include: withEmbeddings
