@@ -265,16 +265,21 @@ describe('lancedb document index and maintenance', () => {
   it('cleans up versions older than retainVersionsMs and keeps a reader on a retained version working', async () => {
     const retained = await openConnector({ compactAtFragments: 0 });
     const dropped = await openConnector({ compactAtFragments: 0, retainVersionsMs: 0 });
-    const results: { versionsAfter: number; oldReader: string }[] = [];
+    const results: { pinnedKept: boolean; oldReader: string }[] = [];
     for (const c of [retained, dropped]) {
-      for (let d = 0; d < 4; d++)
+      for (let d = 0; d < 4; d++) {
+        // Versions a few ms apart, so "current at the cutoff" is never a tie on the clock.
+        await new Promise((r) => setTimeout(r, 10));
         await c.upsert(makeChunks({ documentId: `d:${d}`, versionId: 'v1', count: 2, from: 1 }));
+      }
       // A reader pinned to the version before the last write (as a query in flight is).
       const raw = await rawTable(c);
       const pinned = (await raw.table.version()) - 1;
       await raw.table.checkout(pinned);
       await c.maintain();
-      const versionsAfter = (await (await rawTable(c)).table.listVersions()).length;
+      const fresh = await rawTable(c);
+      const pinnedKept = (await fresh.table.listVersions()).some((v) => v.version === pinned);
+      fresh.close();
       let oldReader: string;
       try {
         oldReader = `${(await raw.table.query().select(['id']).toArray()).length} rows`;
@@ -282,16 +287,14 @@ describe('lancedb document index and maintenance', () => {
         oldReader = 'failed';
       }
       raw.close();
-      results.push({ versionsAfter, oldReader });
+      results.push({ pinnedKept, oldReader });
       expect(await c.countChunksMany([{ documentId: 'd:3', versionId: 'v1' }])).toEqual([2]);
     }
-    // Default retention: nothing recent removed, the pinned reader still reads its 6 rows.
-    expect(results[0]).toMatchObject({ oldReader: '6 rows' });
-    expect(results[0]!.versionsAfter).toBeGreaterThan(4);
-    // The control: with no retention only the newest version survives and the pinned reader
-    // loses its files, so the check above can fail.
-    expect(results[1]!.versionsAfter).toBeLessThanOrEqual(2);
-    expect(results[1]!.oldReader).toBe('failed');
+    // Default retention: the pinned version and its files stay; its reader reads its 6 rows.
+    expect(results[0]).toEqual({ pinnedKept: true, oldReader: '6 rows' });
+    // The control: with no retention cleanup removes the pinned version, so the check above
+    // can fail. (Whether the pinned reader then errors depends on what Lance has cached.)
+    expect(results[1]!.pinnedKept).toBe(false);
     expect(dropped.maintenanceStats.versionsRemoved).toBeGreaterThan(0);
   });
 });
