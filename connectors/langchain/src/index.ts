@@ -1,1 +1,537 @@
-export {};
+import { Document } from '@langchain/core/documents';
+import type { VectorStoreInterface } from '@langchain/core/vectorstores';
+import {
+  Connector,
+  type ConnectorCapabilities,
+  chunkUuid,
+  FIELDS,
+  type FlatMetadata,
+  type FlatValue,
+  isRagfreshError,
+  type ListedChunk,
+  type OpenOptions,
+  type QueryFilter,
+  type QueryHit,
+  type RagfreshError,
+  type StoredChunk,
+  type ValidityPatch,
+  type VersionPatch,
+  type VersionRef,
+  type Visibility,
+} from '@ragfresh/core';
+import { type EpochStore, fileEpochStore } from './epoch.js';
+import {
+  type Condition,
+  FILTER_DIALECTS,
+  type FilterDialect,
+  type FilterDialectName,
+} from './filters.js';
+
+export { type EpochStore, fileEpochStore } from './epoch.js';
+export {
+  type Condition,
+  chromaFilters,
+  FILTER_DIALECTS,
+  type FilterDialect,
+  type FilterDialectName,
+  memoryFilters,
+} from './filters.js';
+
+/** Metadata key holding a copy of the chunk's vector (base64 float32, little-endian). */
+export const VECTOR_FIELD = 'rf_vec';
+
+export interface LangChainConnectorOptions {
+  /** The LangChain vector store, or a factory called once by `open`. */
+  readonly store:
+    | VectorStoreInterface
+    | (() => VectorStoreInterface | Promise<VectorStoreInterface>);
+  /** How this store's class takes a metadata filter: a built-in dialect name or your own. */
+  readonly filters: FilterDialectName | FilterDialect;
+  /** Where the published epoch lives: a file path (see `fileEpochStore`) or your own EpochStore. */
+  readonly epoch: string | EpochStore;
+  /**
+   * What the store's `addVectors(vectors, docs, { ids })` does with an id it already holds:
+   * `replaces` it in place (Chroma, Qdrant, Pinecone, PGVectorStore...), or `appends` a second
+   * copy (MemoryVectorStore). Default `appends`: the connector deletes the ids first, which is
+   * correct for both but makes every rewrite briefly remove the chunk (promotion `gap`).
+   */
+  readonly upsert?: 'replaces' | 'appends';
+  /** What the store guarantees after a write. Default `{ mode: 'eventual', maxLagMs: 5000 }`. */
+  readonly visibility?: Visibility;
+  /** Chunks per `addVectors` call. Default 100. */
+  readonly maxWriteBatch?: number;
+  /** `k` used to list a document's chunks by a filtered similarity search. Default 10 000. */
+  readonly listLimit?: number;
+  /** Ids handed to the store: the readable chunk id (default) or its UUID v5 (stores that require UUIDs). */
+  readonly idForm?: 'chunk-id' | 'uuid';
+}
+
+/** Manifest for a set of options: the guarantees follow from the store's declared behaviour. */
+export function langchainCapabilities(
+  options: Pick<LangChainConnectorOptions, 'upsert' | 'visibility' | 'maxWriteBatch' | 'idForm'>,
+): ConnectorCapabilities {
+  return {
+    store: 'langchain',
+    // In-place replacement never hides a chunk while its rf_to is patched, so epoch readers see
+    // old or new; delete-then-add hides it for a moment: never both, sometimes neither.
+    promotion: options.upsert === 'replaces' ? 'snapshot' : 'gap',
+    // Flags are rewritten in two store calls. In place: every `current: true` before any
+    // `current: false` (briefly both, never neither). Delete-then-add hides a flagged chunk while
+    // it is rewritten anyway, so there the order is reversed (briefly neither, never both).
+    flagPromotion: options.upsert === 'replaces' ? 'overlap' : 'gap',
+    visibility: options.visibility ?? { mode: 'eventual', maxLagMs: 5000 },
+    maxWriteBatch: options.maxWriteBatch ?? 100,
+    epochInStore: false,
+    idForm: options.idForm ?? 'chunk-id',
+    epochClaim: 'exclusive',
+  };
+}
+
+function encodeVector(v: readonly number[]): string {
+  return Buffer.from(new Float32Array(v).buffer).toString('base64');
+}
+
+function decodeVector(s: unknown): number[] | undefined {
+  if (typeof s !== 'string') return undefined;
+  const bytes = Buffer.from(s, 'base64');
+  return Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, Math.floor(bytes.length / 4)));
+}
+
+function cosine(a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * (b[i] ?? 0);
+    na += a[i]! * a[i]!;
+    nb += (b[i] ?? 0) * (b[i] ?? 0);
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Held {
+  readonly listed: ListedChunk;
+  readonly embedding: number[];
+}
+
+/**
+ * Basic-tier connector over any LangChain `VectorStore`: it needs only `addVectors`,
+ * `delete({ ids })` and a filtered `similaritySearchVectorWithScore`. What that costs compared
+ * to a native connector is in the README.
+ */
+export class LangChainConnector extends Connector {
+  readonly #options: LangChainConnectorOptions;
+  readonly #filters: FilterDialect;
+  readonly #epoch: EpochStore;
+  readonly #listLimit: number;
+  #store: VectorStoreInterface | undefined;
+
+  constructor(options: LangChainConnectorOptions) {
+    super(langchainCapabilities(options));
+    if (options.store === undefined || options.store === null) {
+      throw this.error(
+        'INVALID_CONFIG',
+        'store is required: a LangChain VectorStore or a factory returning one.',
+      );
+    }
+    const filters =
+      typeof options.filters === 'string' ? FILTER_DIALECTS[options.filters] : options.filters;
+    if (filters === undefined || typeof filters.build !== 'function') {
+      throw this.error(
+        'INVALID_CONFIG',
+        `filters ${JSON.stringify(options.filters)} is unknown; use ${Object.keys(FILTER_DIALECTS).join(' or ')}, or pass { name, build(conditions) } for your store's filter language.`,
+      );
+    }
+    if (
+      options.upsert !== undefined &&
+      options.upsert !== 'replaces' &&
+      options.upsert !== 'appends'
+    ) {
+      throw this.error(
+        'INVALID_CONFIG',
+        `upsert must be 'replaces' or 'appends', got ${JSON.stringify(options.upsert)}.`,
+      );
+    }
+    if (typeof options.epoch !== 'string' && typeof options.epoch?.compareAndSet !== 'function') {
+      throw this.error(
+        'INVALID_CONFIG',
+        'epoch is required: a file path for the published epoch (the store cannot hold it), or an EpochStore.',
+      );
+    }
+    const listLimit = options.listLimit ?? 10_000;
+    if (!Number.isSafeInteger(listLimit) || listLimit < 1) {
+      throw this.error('INVALID_CONFIG', `listLimit must be a positive integer, got ${listLimit}.`);
+    }
+    this.#options = options;
+    this.#filters = filters;
+    this.#epoch = typeof options.epoch === 'string' ? fileEpochStore(options.epoch) : options.epoch;
+    this.#listLimit = listLimit;
+  }
+
+  /** The store, once `open` resolved it. */
+  get vectorStore(): VectorStoreInterface | undefined {
+    return this.#store;
+  }
+
+  get epochStore(): EpochStore {
+    return this.#epoch;
+  }
+
+  #translate(err: unknown, doing: string): RagfreshError {
+    if (isRagfreshError(err)) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    const code = String(
+      (err as { code?: unknown; cause?: { code?: unknown } } | null)?.code ??
+        (err as { cause?: { code?: unknown } })?.cause?.code ??
+        '',
+    );
+    if (
+      /ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EAI_AGAIN/.test(code) ||
+      /fetch failed|ECONNREFUSED|Failed to connect/i.test(message)
+    ) {
+      return this.error(
+        'STORE_UNREACHABLE',
+        `cannot reach the ${this.#filters.name} store while ${doing} (${message}); start it or fix its address.`,
+        err,
+      );
+    }
+    if (/not implemented/i.test(message) && doing.startsWith('deleting')) {
+      return this.error(
+        'NOT_SUPPORTED',
+        `the store's class does not implement delete({ ids }) (${message}); the LangChain tier needs it to replace and retire chunks.`,
+        err,
+      );
+    }
+    return this.error(
+      'STORE_REJECTED',
+      `the ${this.#filters.name} store rejected ${doing} (${message}).`,
+      err,
+    );
+  }
+
+  async #call<T>(doing: string, fn: (store: VectorStoreInterface) => Promise<T>): Promise<T> {
+    const store = this.#store;
+    if (store === undefined)
+      throw this.error('NOT_OPEN', 'connector is not open; call open({ dimensions }) first.');
+    try {
+      return await fn(store);
+    } catch (err) {
+      throw this.#translate(err, doing);
+    }
+  }
+
+  #storeId(chunkId: string): string {
+    return this.capabilities.idForm === 'uuid' ? chunkUuid(chunkId) : chunkId;
+  }
+
+  protected async _open(_options: OpenOptions): Promise<void> {
+    const s = this.#options.store;
+    try {
+      this.#store = typeof s === 'function' ? await s() : s;
+    } catch (err) {
+      throw this.#translate(err, 'creating the store');
+    }
+    for (const method of ['addVectors', 'delete', 'similaritySearchVectorWithScore'] as const) {
+      if (typeof (this.#store as unknown as Record<string, unknown>)[method] !== 'function') {
+        throw this.error(
+          'INVALID_CONFIG',
+          `store has no ${method}(); pass a LangChain VectorStore.`,
+        );
+      }
+    }
+    await this.#epochRead();
+  }
+
+  async #epochRead(): Promise<number> {
+    try {
+      return await this.#epoch.read();
+    } catch (err) {
+      throw this.#translate(err, `reading the epoch from ${this.#epoch.description}`);
+    }
+  }
+
+  /** Writes whole chunks; with `appends` stores, deletes their ids first. */
+  async #write(chunks: readonly StoredChunk[]): Promise<void> {
+    if (chunks.length === 0) return;
+    const ids = chunks.map((c) => this.#storeId(c.id));
+    if (this.#options.upsert !== 'replaces') {
+      await this.#call('deleting chunks before rewriting them', (s) => s.delete({ ids }));
+    }
+    const docs = chunks.map(
+      (c, i) =>
+        new Document({
+          id: ids[i]!,
+          pageContent: c.text,
+          metadata: {
+            [FIELDS.chunkId]: c.id,
+            ...c.metadata,
+            [VECTOR_FIELD]: encodeVector(c.embedding),
+          },
+        }),
+    );
+    await this.#call('writing chunks', (s) =>
+      s.addVectors(
+        chunks.map((c) => [...c.embedding]),
+        docs,
+        { ids },
+      ),
+    );
+  }
+
+  protected async _upsert(chunks: readonly StoredChunk[]): Promise<void> {
+    for (const c of chunks) {
+      const readable = c.metadata[FIELDS.chunkId];
+      if (readable !== undefined && readable !== c.id) {
+        throw this.error(
+          'INVALID_METADATA',
+          `chunk ${c.id} carries ${FIELDS.chunkId}=${JSON.stringify(readable)}; they must agree.`,
+        );
+      }
+      if (VECTOR_FIELD in c.metadata) {
+        throw this.error(
+          'INVALID_METADATA',
+          `chunk ${c.id} carries ${VECTOR_FIELD}, which this connector reserves for the vector copy.`,
+        );
+      }
+    }
+    await this.#write(chunks);
+  }
+
+  /** Every stored chunk matching `conditions`, by a filtered search with k = listLimit. */
+  async #find(conditions: readonly Condition[]): Promise<Held[]> {
+    const probe = new Array<number>(this.dimensions ?? 1).fill(0);
+    probe[0] = 1;
+    const filter = this.#filters.build(conditions);
+    const results = await this.#call('listing chunks', (s) =>
+      s.similaritySearchVectorWithScore(probe, this.#listLimit, filter as never),
+    );
+    if (results.length >= this.#listLimit) {
+      throw this.error(
+        'STORE_REJECTED',
+        `a listing reached listLimit (${this.#listLimit} chunks), so it may be incomplete; raise listLimit.`,
+      );
+    }
+    const seen = new Map<string, Held>();
+    for (const [doc] of results) {
+      const held = this.#held(doc.metadata, doc.pageContent);
+      seen.set(held.listed.id, held);
+    }
+    return [...seen.values()];
+  }
+
+  #held(raw: Record<string, unknown>, text: string): Held {
+    const metadata: Record<string, FlatValue> = {};
+    for (const [k, v] of Object.entries(raw)) {
+      if (
+        k !== VECTOR_FIELD &&
+        (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')
+      )
+        metadata[k] = v;
+    }
+    const chunkId = String(metadata[FIELDS.chunkId] ?? '');
+    return {
+      listed: { id: this.#storeId(chunkId), text, metadata: metadata as FlatMetadata },
+      embedding: decodeVector(raw[VECTOR_FIELD]) ?? [],
+    };
+  }
+
+  #out(h: Held, withEmbeddings: boolean): ListedChunk {
+    return withEmbeddings ? { ...h.listed, embedding: h.embedding } : h.listed;
+  }
+
+  protected async _list(
+    documentId: string,
+    versionId: string | undefined,
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    const conditions: Condition[] = [{ field: FIELDS.documentId, op: 'eq', value: documentId }];
+    if (versionId !== undefined)
+      conditions.push({ field: FIELDS.versionId, op: 'eq', value: versionId });
+    return (await this.#find(conditions)).map((h) => this.#out(h, withEmbeddings));
+  }
+
+  async #findDocuments(documentIds: readonly string[]): Promise<Held[]> {
+    return this.#find([{ field: FIELDS.documentId, op: 'in', value: [...new Set(documentIds)] }]);
+  }
+
+  protected override async _listMany(
+    documentIds: readonly string[],
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    return (await this.#findDocuments(documentIds)).map((h) => this.#out(h, withEmbeddings));
+  }
+
+  protected override async _countMany(refs: readonly VersionRef[]): Promise<number[]> {
+    const counts = new Map<string, number>();
+    for (const h of await this.#findDocuments(refs.map((r) => r.documentId))) {
+      const key = `${h.listed.metadata[FIELDS.documentId]}\u0000${h.listed.metadata[FIELDS.versionId]}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return refs.map((r) => counts.get(`${r.documentId}\u0000${r.versionId}`) ?? 0);
+  }
+
+  protected override async _count(documentId: string, versionId: string): Promise<number> {
+    return (await this._countMany([{ documentId, versionId }]))[0] ?? 0;
+  }
+
+  protected async _patchValidity(
+    documentId: string,
+    versionId: string,
+    patch: ValidityPatch,
+  ): Promise<void> {
+    await this._patchValidityMany([{ documentId, versionId, patch }]);
+  }
+
+  /**
+   * LangChain has no metadata update: a patch rewrites each chunk with its stored vector copy,
+   * in two store calls ordered by the declared flagPromotion (see langchainCapabilities).
+   */
+  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+    const held = await this.#findDocuments(patches.map((p) => p.documentId));
+    const byVersion = new Map(patches.map((p) => [`${p.documentId}\u0000${p.versionId}`, p.patch]));
+    const first: StoredChunk[] = [];
+    const second: StoredChunk[] = [];
+    for (const h of held) {
+      const m = h.listed.metadata;
+      const patch = byVersion.get(`${m[FIELDS.documentId]}\u0000${m[FIELDS.versionId]}`);
+      if (patch === undefined) continue;
+      const metadata: Record<string, FlatValue> = { ...m };
+      if (patch.to !== undefined) metadata[FIELDS.to] = patch.to;
+      if (patch.current !== undefined) metadata[FIELDS.current] = patch.current;
+      const chunk: StoredChunk = {
+        id: String(m[FIELDS.chunkId]),
+        text: h.listed.text,
+        embedding: h.embedding,
+        metadata,
+      };
+      const early =
+        this.capabilities.flagPromotion === 'overlap'
+          ? patch.current !== false
+          : patch.current !== true;
+      (early ? first : second).push(chunk);
+    }
+    for (const phase of [first, second]) {
+      for (let i = 0; i < phase.length; i += this.capabilities.maxWriteBatch) {
+        await this.#write(phase.slice(i, i + this.capabilities.maxWriteBatch));
+      }
+      await this.#awaitVisible(phase);
+    }
+  }
+
+  /** On eventual stores, waits until a listing shows what was just written (read your writes). */
+  async #awaitVisible(chunks: readonly StoredChunk[]): Promise<void> {
+    const v = this.capabilities.visibility;
+    if (v.mode === 'immediate' || chunks.length === 0) return;
+    const want = new Map(chunks.map((c) => [this.#storeId(c.id), c.metadata]));
+    const deadline = Date.now() + v.maxLagMs * 2 + 1000;
+    for (let wait = 25; ; wait = Math.min(wait * 2, 250)) {
+      const seen = await this.#findDocuments([
+        ...new Set(chunks.map((c) => String(c.metadata[FIELDS.documentId]))),
+      ]);
+      const ok = [...want].every(([id, m]) => {
+        const got = seen.find((h) => h.listed.id === id)?.listed.metadata;
+        return (
+          got !== undefined &&
+          got[FIELDS.to] === m[FIELDS.to] &&
+          got[FIELDS.current] === m[FIELDS.current]
+        );
+      });
+      if (ok) return;
+      if (Date.now() > deadline) {
+        throw this.error(
+          'STORE_REJECTED',
+          `rewritten chunks were not visible within ${v.maxLagMs * 2 + 1000} ms; raise visibility.maxLagMs to what the store really needs.`,
+        );
+      }
+      await sleep(wait);
+    }
+  }
+
+  protected async _readEpoch(): Promise<number> {
+    return this.#epochRead();
+  }
+
+  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
+    let moved: boolean;
+    try {
+      moved = await this.#epoch.compareAndSet(expected, next);
+    } catch (err) {
+      throw this.#translate(err, `advancing the epoch in ${this.#epoch.description}`);
+    }
+    if (!moved) {
+      const now = await this.#epochRead();
+      throw this.error(
+        'EPOCH_CONFLICT',
+        `published epoch is ${now}, expected ${expected}; another publisher moved it. Reload state and retry.`,
+      );
+    }
+  }
+
+  async #deleteHeld(held: readonly Held[]): Promise<void> {
+    if (held.length === 0) return;
+    const ids = held.map((h) => h.listed.id);
+    await this.#call('deleting chunks', (s) => s.delete({ ids }));
+  }
+
+  protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
+    await this._deleteVersions([{ documentId, versionId }]);
+  }
+
+  protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
+    const wanted = new Set(refs.map((r) => `${r.documentId}\u0000${r.versionId}`));
+    const held = await this.#findDocuments(refs.map((r) => r.documentId));
+    await this.#deleteHeld(
+      held.filter((h) =>
+        wanted.has(
+          `${h.listed.metadata[FIELDS.documentId]}\u0000${h.listed.metadata[FIELDS.versionId]}`,
+        ),
+      ),
+    );
+  }
+
+  protected async _deleteDocuments(documentIds: readonly string[]): Promise<void> {
+    await this.#deleteHeld(await this.#findDocuments(documentIds));
+  }
+
+  protected async _query(
+    vector: readonly number[],
+    k: number,
+    filter: QueryFilter,
+  ): Promise<QueryHit[]> {
+    const conditions: Condition[] = [];
+    if (filter.view.kind === 'epoch') {
+      conditions.push({ field: FIELDS.from, op: 'lte', value: filter.view.epoch });
+      conditions.push({ field: FIELDS.to, op: 'gt', value: filter.view.epoch });
+    } else if (filter.view.kind === 'flag') {
+      conditions.push({ field: FIELDS.current, op: 'eq', value: true });
+    }
+    for (const [field, value] of [
+      [FIELDS.documentId, filter.documentId],
+      [FIELDS.versionId, filter.versionId],
+      [FIELDS.sourceId, filter.sourceId],
+    ] as const) {
+      if (value !== undefined) conditions.push({ field, op: 'eq', value });
+    }
+    const built = this.#filters.build(conditions);
+    const results = await this.#call('querying', (s) =>
+      s.similaritySearchVectorWithScore([...vector], k, built as never),
+    );
+    // Stores disagree on what their score means (similarity, distance); the vector copy gives
+    // one cosine score for all of them.
+    const hits = results.map(([doc]) => {
+      const h = this.#held(doc.metadata, doc.pageContent);
+      return { ...h.listed, score: cosine(vector, h.embedding) };
+    });
+    return hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  protected async _close(): Promise<void> {
+    this.#store = undefined;
+  }
+}
+
+export function createLangChainConnector(options: LangChainConnectorOptions): LangChainConnector {
+  return new LangChainConnector(options);
+}
