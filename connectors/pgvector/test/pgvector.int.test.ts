@@ -311,18 +311,15 @@ describe('writes', () => {
       ]);
     };
     const state = async (prefix: string) =>
-      (await c.listChunksMany([`${prefix}:x`, `${prefix}:y`]))
-        .entries()
-        .toArray()
-        .map(([doc, rows]) => [
-          doc.split(':')[1],
-          rows.map((r) => [
-            r.metadata[FIELDS.versionId],
-            r.metadata[FIELDS.ordinal],
-            r.metadata[FIELDS.to],
-            r.metadata[FIELDS.current],
-          ]),
-        ]);
+      [...(await c.listChunksMany([`${prefix}:x`, `${prefix}:y`]))].map(([doc, rows]) => [
+        doc.split(':')[1],
+        rows.map((r) => [
+          r.metadata[FIELDS.versionId],
+          r.metadata[FIELDS.ordinal],
+          r.metadata[FIELDS.to],
+          r.metadata[FIELDS.current],
+        ]),
+      ]);
     for (let i = 0; i < lists.length; i++) {
       await seed(`many${i}`);
       await seed(`one${i}`);
