@@ -13,7 +13,6 @@ import {
   type EmulatorRequest,
   Faults,
   HttpError,
-  LaggedLog,
   Reply,
   type RunningServer,
   startJsonServer,
@@ -36,16 +35,56 @@ interface Index {
   metric: 'cosine' | 'euclidean' | 'dotproduct';
   cloud: string;
   region: string;
-  namespaces: Map<string, Map<string, Vector>>;
-  log: LaggedLog;
+  namespaces: Map<string, Namespace>;
   server: RunningServer;
+}
+
+type Store = Map<string, Vector>;
+type ReadPath = 'fetch' | 'list' | 'query';
+
+/**
+ * One namespace: a write log with one LSN counter (Pinecone's "check data freshness" page: a
+ * monotonically increasing LSN per namespace) and one materialised view per read path, each
+ * catching up with the log after its own lag, in log order.
+ */
+interface Namespace {
+  lsn: number;
+  log: Array<{ lsn: number; at: number; apply: (m: Store) => void }>;
+  views: Record<ReadPath, { store: Store; applied: number }>;
+}
+
+/** Lags of the read paths of one namespace, ms after a write was acknowledged. */
+export interface PineconeLags {
+  readonly fetchMs?: number;
+  readonly listMs?: number;
+  readonly queryMs?: number;
 }
 
 export interface PineconeEmulatorOptions {
   readonly port?: number;
   readonly seed?: number;
-  /** When false, update-by-metadata-filter is refused as on indexes that lack it (default true). */
-  readonly updateByFilter?: boolean;
+  /**
+   * Update by metadata filter: `true` (default; serverless on API 2025-04 and later), or the
+   * HTTP status an index without it answers (`400`, `404`, `501`); `false` = 400.
+   */
+  readonly updateByFilter?: boolean | 400 | 404 | 501;
+  /**
+   * Lags per read path, for every namespace or per namespace name. Default: every path lags by
+   * the fault layer's `visibilityLagMs`. `queryMs` > `fetchMs` models an index whose query path
+   * trails fetch (nothing in Pinecone's docs says they become fresh together).
+   */
+  readonly lags?: PineconeLags | ((namespace: string) => PineconeLags);
+  /** Send the LSN headers (`x-pinecone-request-lsn` on writes, `x-pinecone-max-indexed-lsn` on queries). Default true; false in Local mode. */
+  readonly lsnHeaders?: boolean;
+  /** Namespaces per index; a write that would create one more is refused (400). Default unlimited. */
+  readonly maxNamespaces?: number;
+  /**
+   * `local-2025-01`: behave like Pinecone Local, which speaks API 2025-01 — the control plane
+   * refuses the 2026-07 schema-only create body (it needs `dimension`, `metric`, `spec`) and
+   * answers with 2025-01 index models; no LSN headers; writes visible at once;
+   * update by filter refused (with `updateByFilter`'s status, default 501).
+   */
+  readonly mode?: 'serverless' | 'local-2025-01';
 }
 
 export interface PineconeEmulator {
@@ -59,6 +98,8 @@ export interface PineconeEmulator {
 }
 
 export const PINECONE_LIMITS = Object.freeze({
+  /** Largest query response (Pinecone's query-data docs: "Max result size 4MB"). */
+  queryResultBytes: 4 * 1024 * 1024,
   metadataBytes: 40_960,
   upsertVectors: 1_000,
   requestBytes: 2 * 1024 * 1024,
@@ -245,7 +286,9 @@ export async function startPineconeEmulator(
   const faults = new Faults(options.seed ?? 1);
   const indexes = new Map<string, Index>();
   const requests = new Map<string, number>();
-  const updateByFilter = options.updateByFilter ?? true;
+  const local = options.mode === 'local-2025-01';
+  const updateByFilter = options.updateByFilter ?? (local ? 501 : true);
+  const lsnHeaders = options.lsnHeaders ?? !local;
   const count = (key: string) => requests.set(key, (requests.get(key) ?? 0) + 1);
 
   function requireKey(req: EmulatorRequest, plane: 'control' | 'data'): void {
@@ -257,6 +300,19 @@ export async function startPineconeEmulator(
   }
 
   function model(ix: Index) {
+    if (local) {
+      // API 2025-01 IndexModel: dimension / metric / spec at the top level.
+      return {
+        name: ix.name,
+        dimension: ix.dimension,
+        metric: ix.metric,
+        host: ix.server.url.replace(/^https?:\/\//, ''),
+        spec: { serverless: { cloud: ix.cloud, region: ix.region } },
+        status: { ready: true, state: 'Ready' },
+        deletion_protection: 'disabled',
+        vector_type: 'dense',
+      };
+    }
     return {
       name: ix.name,
       host: ix.server.url,
@@ -289,12 +345,51 @@ export async function startPineconeEmulator(
       cloud,
       region,
       namespaces: new Map(),
-      log: new LaggedLog(),
       server: undefined as unknown as RunningServer,
     };
     ix.server = await startJsonServer(dataHandlers(ix), faults);
     indexes.set(name, ix);
     return ix;
+  }
+
+  /** Pinecone Local's create: the API 2025-01 body `{ name, dimension, metric, spec }`. */
+  async function createLocalIndex(b: JsonObject): Promise<unknown> {
+    for (const k of Object.keys(b)) {
+      if (
+        ![
+          'name',
+          'dimension',
+          'metric',
+          'spec',
+          'deletion_protection',
+          'tags',
+          'vector_type',
+        ].includes(k)
+      )
+        throw control(400, 'INVALID_ARGUMENT', `Bad request: unknown field \`${k}\` (API 2025-01)`);
+    }
+    const name = b.name;
+    if (typeof name !== 'string' || !INDEX_NAME.test(name))
+      throw control(400, 'INVALID_ARGUMENT', 'Bad request: invalid index name');
+    const dimension = b.dimension;
+    if (typeof dimension !== 'number' || !Number.isInteger(dimension) || dimension < 1)
+      throw control(400, 'INVALID_ARGUMENT', 'Bad request: missing field `dimension`');
+    const serverless =
+      isObject(b.spec) && isObject(b.spec.serverless) ? b.spec.serverless : undefined;
+    if (serverless === undefined)
+      throw control(400, 'INVALID_ARGUMENT', 'Bad request: missing field `spec`');
+    const metric = b.metric ?? 'cosine';
+    if (metric !== 'cosine' && metric !== 'euclidean' && metric !== 'dotproduct')
+      throw control(400, 'INVALID_ARGUMENT', `Invalid metric ${String(metric)}`);
+    if (indexes.has(name)) throw control(409, 'ALREADY_EXISTS', `Resource ${name} already exists`);
+    const ix = await addIndex(
+      name,
+      dimension,
+      metric,
+      String(serverless.cloud),
+      String(serverless.region),
+    );
+    return new Reply(201, model(ix));
   }
 
   async function controlRoute(req: EmulatorRequest): Promise<unknown> {
@@ -326,6 +421,7 @@ export async function startPineconeEmulator(
           throw control(400, 'INVALID_ARGUMENT', `Bad request: unknown field \`${k}\``);
         }
       }
+      if (local) return createLocalIndex(b);
       const name = b.name;
       if (typeof name !== 'string' || !INDEX_NAME.test(name)) {
         throw control(
@@ -395,18 +491,70 @@ export async function startPineconeEmulator(
   }
 
   function dataHandlers(ix: Index) {
-    const ns = (name: unknown): Map<string, Vector> => {
-      const key = typeof name === 'string' && name !== '' ? name : '__default__';
-      let m = ix.namespaces.get(key);
-      if (!m) {
-        m = new Map();
-        ix.namespaces.set(key, m);
-      }
-      return m;
-    };
     const nsName = (name: unknown) =>
       typeof name === 'string' && name !== '' ? name : '__default__';
-    const write = (run: () => void) => ix.log.apply(faults.visibilityLagMs, run);
+    const lagsOf = (name: string): Required<PineconeLags> => {
+      const base = faults.visibilityLagMs;
+      if (local) return { fetchMs: 0, listMs: 0, queryMs: 0 };
+      const l = typeof options.lags === 'function' ? options.lags(name) : (options.lags ?? {});
+      return {
+        fetchMs: l.fetchMs ?? base,
+        listMs: l.listMs ?? base,
+        queryMs: l.queryMs ?? base,
+      };
+    };
+    const space = (name: unknown, create: boolean): Namespace => {
+      const key = nsName(name);
+      let n = ix.namespaces.get(key);
+      if (!n) {
+        if (
+          create &&
+          options.maxNamespaces !== undefined &&
+          ix.namespaces.size >= options.maxNamespaces
+        ) {
+          throw invalid(
+            `Namespace quota exceeded: the index already has ${ix.namespaces.size} namespaces, the limit is ${options.maxNamespaces}`,
+          );
+        }
+        n = {
+          lsn: 0,
+          log: [],
+          views: {
+            fetch: { store: new Map(), applied: 0 },
+            list: { store: new Map(), applied: 0 },
+            query: { store: new Map(), applied: 0 },
+          },
+        };
+        if (create) ix.namespaces.set(key, n);
+      }
+      return n;
+    };
+    /** The namespace as one read path sees it now: its view caught up to what its lag allows. */
+    const view = (name: unknown, path: ReadPath): { store: Store; applied: number } => {
+      const n = space(name, false);
+      const lag = lagsOf(nsName(name))[`${path}Ms`];
+      const v = n.views[path];
+      const now = Date.now();
+      for (const op of n.log) {
+        if (op.lsn <= v.applied) continue;
+        if (op.at + lag > now) break;
+        op.apply(v.store);
+        v.applied = op.lsn;
+      }
+      const done = Math.min(n.views.fetch.applied, n.views.list.applied, n.views.query.applied);
+      while (n.log.length > 0 && n.log[0]!.lsn <= done) n.log.shift();
+      return v;
+    };
+    /** Appends a write to the namespace's log; returns its LSN. */
+    const write = (name: unknown, apply: (m: Store) => void): number => {
+      const n = space(name, true);
+      n.lsn += 1;
+      n.log.push({ lsn: n.lsn, at: Date.now(), apply });
+      for (const path of ['fetch', 'list', 'query'] as const) view(name, path);
+      return n.lsn;
+    };
+    const written = (body: unknown, lsn: number) =>
+      new Reply(200, body, lsnHeaders ? { 'x-pinecone-request-lsn': String(lsn) } : {});
 
     function checkValues(v: unknown, id: string): number[] {
       if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) {
@@ -433,7 +581,6 @@ export async function startPineconeEmulator(
 
     function route(req: EmulatorRequest): unknown {
       requireKey(req, 'data');
-      ix.log.settle();
       const key = `${req.method} ${req.path}`;
       count(key);
       switch (key) {
@@ -446,12 +593,10 @@ export async function startPineconeEmulator(
               `Invalid request: upsert of ${b.vectors.length} vectors exceeds the limit of ${PINECONE_LIMITS.upsertVectors} vectors per request`,
             );
           }
-          const seen = new Set<string>();
+          // No duplicate-id refusal: the service takes the batch (the last record of an id wins).
           const vectors: Vector[] = b.vectors.map((raw) => {
             const v = fields(raw, ['id', 'values', 'sparseValues', 'metadata'], 'Vector');
             const id = checkId(v.id);
-            if (seen.has(id)) throw invalid(`Invalid request: duplicate id '${id}' in one upsert`);
-            seen.add(id);
             if (v.sparseValues !== undefined)
               throw invalid(
                 'Sparse values are not supported by this dense index in the ragfresh emulator',
@@ -462,11 +607,10 @@ export async function startPineconeEmulator(
             checkMetadataSize(metadata, id);
             return { id, values, metadata: structuredClone(metadata) };
           });
-          const target = ns(b.namespace);
-          write(() => {
-            for (const v of vectors) target.set(v.id, v);
+          const lsn = write(b.namespace, (m) => {
+            for (const v of vectors) m.set(v.id, v);
           });
-          return { upsertedCount: vectors.length };
+          return written({ upsertedCount: vectors.length }, lsn);
         }
         case 'POST /vectors/update': {
           const b = fields(
@@ -485,40 +629,46 @@ export async function startPineconeEmulator(
           const values = b.values === undefined ? undefined : checkValues(b.values, String(b.id));
           const set =
             b.setMetadata === undefined ? undefined : checkMetadata(b.setMetadata, 'setMetadata');
-          const target = ns(b.namespace);
           if (hasId) {
             const id = checkId(b.id);
-            const existing = target.get(id);
+            const existing = view(b.namespace, 'fetch').store.get(id);
             if (existing && set) checkMetadataSize({ ...existing.metadata, ...set }, id);
-            write(() => {
-              const v = target.get(id);
+            const lsn = write(b.namespace, (m) => {
+              const v = m.get(id);
               if (!v) return;
-              target.set(id, {
+              m.set(id, {
                 ...v,
                 ...(values ? { values } : {}),
                 ...(set ? { metadata: { ...v.metadata, ...structuredClone(set) } } : {}),
               });
             });
-            return {};
+            return written({}, lsn);
           }
-          if (!updateByFilter)
+          if (updateByFilter !== true) {
+            const status = updateByFilter === false ? 400 : updateByFilter;
+            if (status === 501) throw rpc(501, 12, 'Not implemented: update by metadata filter');
+            if (status === 404) throw rpc(404, 5, 'Not Found: POST /vectors/update with filter');
             throw invalid('Update by metadata filter is not supported for this index');
+          }
           if (values !== undefined)
             throw invalid('Invalid request: values cannot be updated by filter');
           validatePineconeFilter(b.filter);
           const filter = b.filter as JsonObject;
-          const matched = [...target.values()].filter((v) =>
+          // Evaluated against the namespace as its (lagging) metadata index sees it now: records
+          // written but not yet indexed are not matched, and `matchedRecords` says so.
+          const matched = [...view(b.namespace, 'query').store.values()].filter((v) =>
             matchPineconeFilter(v.metadata, filter),
           );
           if (set) for (const v of matched) checkMetadataSize({ ...v.metadata, ...set }, v.id);
+          const ids = matched.map((v) => v.id);
           if (b.dryRun !== true && set) {
-            write(() => {
-              for (const v of [...target.values()].filter((x) =>
-                matchPineconeFilter(x.metadata, filter),
-              )) {
-                target.set(v.id, { ...v, metadata: { ...v.metadata, ...structuredClone(set) } });
+            const lsn = write(b.namespace, (m) => {
+              for (const id of ids) {
+                const v = m.get(id);
+                if (v) m.set(id, { ...v, metadata: { ...v.metadata, ...structuredClone(set) } });
               }
             });
+            return written({ matchedRecords: matched.length }, lsn);
           }
           return { matchedRecords: matched.length };
         }
@@ -531,7 +681,7 @@ export async function startPineconeEmulator(
             throw invalid(
               'Invalid request: exactly one of ids, deleteAll or filter must be provided',
             );
-          const target = ns(b.namespace);
+          let lsn: number;
           if (b.ids !== undefined) {
             if (!Array.isArray(b.ids) || b.ids.length === 0)
               throw invalid('Invalid request: ids must be a non-empty array');
@@ -540,20 +690,21 @@ export async function startPineconeEmulator(
                 `Invalid request: delete of ${b.ids.length} ids exceeds the limit of ${PINECONE_LIMITS.deleteIds}`,
               );
             const ids = b.ids.map(checkId);
-            write(() => {
-              for (const id of ids) target.delete(id);
+            lsn = write(b.namespace, (m) => {
+              for (const id of ids) m.delete(id);
             });
           } else if (b.deleteAll === true) {
-            write(() => target.clear());
+            lsn = write(b.namespace, (m) => m.clear());
           } else {
             validatePineconeFilter(b.filter);
             const filter = b.filter as JsonObject;
-            write(() => {
-              for (const v of [...target.values()])
-                if (matchPineconeFilter(v.metadata, filter)) target.delete(v.id);
+            // Applied in log order to whatever the record holds then.
+            lsn = write(b.namespace, (m) => {
+              for (const v of [...m.values()])
+                if (matchPineconeFilter(v.metadata, filter)) m.delete(v.id);
             });
           }
-          return {};
+          return written({}, lsn);
         }
         case 'GET /vectors/fetch': {
           for (const k of new Set(req.query.keys()))
@@ -564,7 +715,7 @@ export async function startPineconeEmulator(
             throw invalid(
               `Invalid request: fetch of ${ids.length} ids exceeds the limit of ${PINECONE_LIMITS.fetchIds}`,
             );
-          const target = ns(req.query.get('namespace'));
+          const target = view(req.query.get('namespace'), 'fetch').store;
           const vectors: Record<string, Json> = {};
           for (const id of ids) {
             const v = target.get(id);
@@ -607,7 +758,7 @@ export async function startPineconeEmulator(
               throw invalid('Invalid request: paginationToken is malformed');
             }
           }
-          const ids = [...ns(req.query.get('namespace')).keys()]
+          const ids = [...view(req.query.get('namespace'), 'list').store.keys()]
             .filter((id) => id.startsWith(prefix) && (after === undefined || id > after))
             .sort();
           const page = ids.slice(0, limit);
@@ -657,11 +808,20 @@ export async function startPineconeEmulator(
               'Sparse queries are not supported by this dense index in the ragfresh emulator',
             );
           if (b.filter !== undefined) validatePineconeFilter(b.filter);
-          const target = ns(b.namespace);
+          const indexed = view(b.namespace, 'query');
+          const target = indexed.store;
+          const freshness: Record<string, string> = lsnHeaders
+            ? { 'x-pinecone-max-indexed-lsn': String(indexed.applied) }
+            : {};
           let q: number[];
           if (b.id !== undefined) {
             const v = target.get(checkId(b.id));
-            if (!v) return { matches: [], namespace: nsName(b.namespace), usage: { readUnits: 1 } };
+            if (!v)
+              return new Reply(
+                200,
+                { matches: [], namespace: nsName(b.namespace), usage: { readUnits: 1 } },
+                freshness,
+              );
             q = v.values;
           } else {
             q = checkValues(b.vector, 'query');
@@ -676,7 +836,7 @@ export async function startPineconeEmulator(
             .map((v) => ({ v, s: similarity(ix.metric, q, v.values) }))
             .sort((x, y) => better(x.s, y.s) || (x.v.id < y.v.id ? -1 : 1))
             .slice(0, b.topK);
-          return {
+          const result = {
             matches: scored.map(({ v, s }) => ({
               id: v.id,
               score: Math.fround(s),
@@ -688,6 +848,13 @@ export async function startPineconeEmulator(
             namespace: nsName(b.namespace),
             usage: { readUnits: 5 },
           };
+          const bytes = Buffer.byteLength(JSON.stringify(result), 'utf8');
+          if (bytes > PINECONE_LIMITS.queryResultBytes) {
+            throw invalid(
+              `Query result size ${bytes} bytes exceeds the 4MB limit; lower topK or leave out values or metadata`,
+            );
+          }
+          return new Reply(200, result, freshness);
         }
         case 'POST /describe_index_stats': {
           const b = fields(req.body ?? {}, ['filter'], 'DescribeIndexStatsRequest');
@@ -697,7 +864,8 @@ export async function startPineconeEmulator(
             );
           const namespaces: Record<string, Json> = {};
           let total = 0;
-          for (const [name, m] of ix.namespaces) {
+          for (const name of ix.namespaces.keys()) {
+            const m = view(name, 'list').store;
             if (m.size === 0) continue;
             namespaces[name] = { vectorCount: m.size };
             total += m.size;

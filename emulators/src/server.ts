@@ -123,6 +123,7 @@ export class Reply {
   constructor(
     readonly status: number,
     readonly body: unknown,
+    readonly headers: Record<string, string> = {},
   ) {}
 }
 
@@ -253,7 +254,7 @@ async function serve(
       // must retry idempotently. The socket is destroyed when the server closes.
       return;
     }
-    if (result instanceof Reply) send(res, result.status, result.body);
+    if (result instanceof Reply) send(res, result.status, result.body, result.headers);
     else send(res, 200, result);
   } catch (err) {
     if (decision.kind === 'timeout') return;

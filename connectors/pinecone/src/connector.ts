@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type Index, Pinecone, type RecordMetadata } from '@pinecone-database/pinecone';
 import {
   Connector,
@@ -17,9 +18,12 @@ import {
   retryAfterMs,
   type StoredChunk,
   type ValidityPatch,
+  type VersionPatch,
+  type VersionRef,
   type ViewSelector,
   withRetry,
 } from '@ragfresh/core';
+import { DataPlane, DataPlaneError } from './data-plane.js';
 
 /** Metadata key holding the chunk text (LangChain `PineconeStore` default `textKey`). */
 export const TEXT_KEY = 'text';
@@ -32,6 +36,11 @@ export const PINECONE_MAX_REQUEST_BYTES = 2 * 1024 * 1024;
 export const EPOCH_VECTOR_ID = 'ragfresh-epoch-pointer';
 export const EPOCH_SENTINEL_KEY = 'rf_sentinel';
 export const EPOCH_VALUE_KEY = 'rf_epoch';
+/** Id prefix of the epoch claims (`<prefix><expected>-<token>`) in the epoch namespace. */
+export const EPOCH_CLAIM_PREFIX = 'ragfresh-epoch-claim-';
+export const CLAIM_FROM_KEY = 'rf_claim_from';
+export const CLAIM_TOKEN_KEY = 'rf_claim_token';
+export const CLAIM_LSN_KEY = 'rf_claim_lsn';
 /**
  * Default declared visibility lag. Pinecone serverless is eventually consistent; this is a
  * policy, not a measurement of any real index: measure yours with `measureVisibilityLag` and
@@ -69,6 +78,14 @@ export interface PineconeConnectorOptions {
   /** Client-side timeout per HTTP request, ms (default 30 000). */
   readonly timeoutMs?: number;
   readonly retry?: RetryPolicy;
+  /**
+   * `exclusive` (default): the epoch compare-and-set is an LSN-ordered claim (see
+   * docs/connectors/pinecone.md) and needs the index to send `x-pinecone-request-lsn`
+   * (serverless indexes do); `advanceEpoch` fails with NOT_SUPPORTED where it does not.
+   * `lease-only`: for indexes without LSN headers (Pinecone Local, pod-based): a
+   * check-then-set that only the publisher lease makes safe, declared in the manifest.
+   */
+  readonly epochClaim?: 'exclusive' | 'lease-only';
 }
 
 type Filter = Record<string, unknown>;
@@ -89,6 +106,30 @@ function filterOf(filter: Omit<QueryFilter, 'view'> & { view?: ViewSelector }): 
   if (filter.sourceId !== undefined) parts.push({ [FIELDS.sourceId]: { $eq: filter.sourceId } });
   if (parts.length === 0) return undefined;
   return parts.length === 1 ? parts[0] : { $and: parts };
+}
+
+/** Every record of any of the given versions: exact (document, version) pairs. */
+export function versionsFilter(refs: readonly VersionRef[]): Filter {
+  const pair = (r: VersionRef): Filter => ({
+    $and: [
+      { [FIELDS.documentId]: { $eq: r.documentId } },
+      { [FIELDS.versionId]: { $eq: r.versionId } },
+    ],
+  });
+  return refs.length === 1 ? pair(refs[0]!) : { $or: refs.map(pair) };
+}
+
+/**
+ * Whether a refusal means "this index has no such operation" (the fallback applies): 404, 501,
+ * or a 400 saying so. Any other refusal is an error of this request only and is thrown.
+ */
+export function isUnsupported(err: unknown): boolean {
+  const cause = err instanceof RagfreshError ? err.cause : err;
+  if (!(cause instanceof DataPlaneError)) return false;
+  if (cause.status === 404 || cause.status === 501) return true;
+  return (
+    cause.status === 400 && /not (be )?supported|unsupported|not implemented/i.test(cause.detail)
+  );
 }
 
 class RetryableStatus extends Error {
@@ -126,7 +167,8 @@ export function retryingFetch(timeoutMs: number, policy: RetryPolicy): typeof fe
           ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)])
           : AbortSignal.timeout(timeoutMs);
         const res = await fetch(input, { ...init, signal });
-        if (res.status === 429 || res.status >= 500) {
+        // 501 Not Implemented is an answer, not a failure: the caller falls back.
+        if (res.status === 429 || (res.status >= 500 && res.status !== 501)) {
           const after = retryAfterMs(res.headers.get('retry-after'));
           await res.arrayBuffer().catch(() => undefined);
           throw new RetryableStatus(
@@ -166,17 +208,24 @@ function errorStatus(err: unknown): number | undefined {
  * Pinecone connector (client v9, serverless). Chunk ids are `doc#version#ordinal`, so a
  * version or a document is found by listing its id prefix. Metadata is flat with the chunk
  * text under `text`, size-checked against the 40 KB limit before sending. Visibility is
- * `eventual`: every validity patch and epoch move is written, then read back until visible,
- * before the call returns, so epoch readers see whole snapshots.
+ * `eventual`: writes record the LSN Pinecone assigns them, and every validity patch and epoch
+ * move returns only once the query path reflects it (`x-pinecone-max-indexed-lsn` ≥ the write's
+ * LSN) and it reads back by fetch, so epoch readers see whole snapshots.
  */
 export class PineconeConnector extends Connector {
   readonly options: PineconeConnectorOptions;
   readonly pinecone: Pinecone;
   #index: Index | undefined;
   #epochIndex: Index | undefined;
+  #data: DataPlane | undefined;
   #filterUpdate = true;
   #filterDelete = true;
+  /** Highest LSN of this connector's writes, per namespace. */
+  readonly #lsn = new Map<string, number>();
+  /** Whether the index sends LSN headers (learned from the first write). */
+  #lsnHeaders: boolean | undefined;
   readonly #maxLagMs: number;
+  readonly #fetch: typeof fetch;
 
   constructor(options: PineconeConnectorOptions) {
     const maxLagMs = options.maxLagMs ?? DEFAULT_MAX_LAG_MS;
@@ -189,6 +238,7 @@ export class PineconeConnector extends Connector {
       maxMetadataBytes: PINECONE_MAX_METADATA_BYTES,
       epochInStore: true,
       idForm: 'chunk-id',
+      epochClaim: options.epochClaim ?? 'exclusive',
     };
     super(capabilities);
     if (typeof options.apiKey !== 'string' || options.apiKey === '')
@@ -203,12 +253,13 @@ export class PineconeConnector extends Connector {
       );
     this.options = options;
     this.#maxLagMs = maxLagMs;
+    this.#fetch = retryingFetch(options.timeoutMs ?? 30_000, options.retry ?? {});
     this.pinecone = new Pinecone({
       apiKey: options.apiKey,
       ...(options.controllerHostUrl === undefined
         ? {}
         : { controllerHostUrl: options.controllerHostUrl }),
-      fetchApi: retryingFetch(options.timeoutMs ?? 30_000, options.retry ?? {}),
+      fetchApi: this.#fetch,
       maxRetries: 0,
       sourceTag: 'ragfresh',
     });
@@ -218,6 +269,20 @@ export class PineconeConnector extends Connector {
     if (this.#index === undefined)
       throw this.error('NOT_OPEN', 'connector is not open; call open({ dimensions }) first.');
     return this.#index;
+  }
+
+  get #dp(): DataPlane {
+    if (this.#data === undefined)
+      throw this.error('NOT_OPEN', 'connector is not open; call open({ dimensions }) first.');
+    return this.#data;
+  }
+
+  get #ns(): string {
+    return this.options.namespace;
+  }
+
+  get #epochNs(): string {
+    return epochNamespace(this.options.namespace);
   }
 
   /** Runs a client call; failures become STORE_UNREACHABLE / STORE_REJECTED / NOT_FOUND. */
@@ -230,17 +295,54 @@ export class PineconeConnector extends Connector {
       const message = err instanceof Error ? err.message : String(err);
       if (name === 'PineconeNotFoundError')
         throw this.error('NOT_FOUND', `${what}: ${message}`, err);
-      const status = errorStatus(err);
+      const status = err instanceof DataPlaneError ? err.status : errorStatus(err);
       if (
         UNREACHABLE_ERRORS.has(name) ||
         isNetworkError(err) ||
         status === 429 ||
-        (status !== undefined && status >= 500)
+        (status !== undefined && status >= 500 && status !== 501)
       ) {
         throw this.error('STORE_UNREACHABLE', `${what} failed after retries: ${message}`, err);
       }
       throw this.error('STORE_REJECTED', `${what} was refused: ${message}`, err);
     }
+  }
+
+  #noteLsn(namespace: string, lsn: number | undefined): number | undefined {
+    if (lsn === undefined) {
+      this.#lsnHeaders ??= false;
+      return undefined;
+    }
+    this.#lsnHeaders = true;
+    this.#lsn.set(namespace, Math.max(this.#lsn.get(namespace) ?? 0, lsn));
+    return lsn;
+  }
+
+  #probe(): number[] {
+    const v = new Array<number>(this.dimensions ?? 1).fill(0);
+    v[0] = 1;
+    return v;
+  }
+
+  /**
+   * Pinecone's freshness barrier: polls a query of `namespace` until its
+   * `x-pinecone-max-indexed-lsn` is at least `lsn`, i.e. queries reflect that write and every
+   * write before it. Returns false (nothing waited) where the index sends no LSN headers.
+   */
+  async #waitIndexed(namespace: string, lsn: number | undefined, what: string): Promise<boolean> {
+    if (lsn === undefined || this.#lsnHeaders === false) return false;
+    let supported = true;
+    await this.#waitFor(`${what} to reach the query path (LSN ${lsn})`, async () => {
+      const r = await this.call('query for the indexed LSN', () =>
+        this.#dp.query({ namespace, vector: this.#probe(), topK: 1 }),
+      );
+      if (r.maxIndexedLsn === undefined) {
+        supported = false;
+        return true;
+      }
+      return r.maxIndexedLsn >= lsn;
+    });
+    return supported;
   }
 
   async #resolveHost(dimensions: number): Promise<string> {
@@ -277,11 +379,9 @@ export class PineconeConnector extends Connector {
 
   protected async _open(options: OpenOptions): Promise<void> {
     const host = await this.#resolveHost(options.dimensions);
-    this.#index = this.pinecone.index({ host, namespace: this.options.namespace });
-    this.#epochIndex = this.pinecone.index({
-      host,
-      namespace: epochNamespace(this.options.namespace),
-    });
+    this.#index = this.pinecone.index({ host, namespace: this.#ns });
+    this.#epochIndex = this.pinecone.index({ host, namespace: this.#epochNs });
+    this.#data = new DataPlane(host, this.options.apiKey, this.#fetch);
     const stats = await this.call('describe index stats', () => this.index.describeIndexStats());
     if (stats.dimension !== undefined && stats.dimension !== options.dimensions) {
       throw this.error(
@@ -294,9 +394,10 @@ export class PineconeConnector extends Connector {
       // Pinecone has no insert-if-absent; the pointer is only written when no pointer is visible.
       const values = new Array<number>(options.dimensions).fill(0);
       values[0] = 1;
-      await this.call('create epoch pointer', () =>
-        this.#epochIndex!.upsert({
-          records: [
+      const lsn = await this.call('create epoch pointer', () =>
+        this.#dp.upsert({
+          namespace: this.#epochNs,
+          vectors: [
             {
               id: EPOCH_VECTOR_ID,
               values,
@@ -305,6 +406,7 @@ export class PineconeConnector extends Connector {
           ],
         }),
       );
+      this.#noteLsn(this.#epochNs, lsn);
       await this.#waitFor(
         'epoch pointer to become visible',
         async () => (await this.#fetchEpoch()) !== undefined,
@@ -326,11 +428,15 @@ export class PineconeConnector extends Connector {
     }
   }
 
-  async #fetchEpoch(): Promise<number | undefined> {
+  async #fetchPointer(): Promise<RecordMetadata | undefined> {
     const r = await this.call('read epoch', () =>
       this.#epochIndex!.fetch({ ids: [EPOCH_VECTOR_ID] }),
     );
-    const v = r.records?.[EPOCH_VECTOR_ID]?.metadata?.[EPOCH_VALUE_KEY];
+    return r.records?.[EPOCH_VECTOR_ID]?.metadata;
+  }
+
+  async #fetchEpoch(): Promise<number | undefined> {
+    const v = (await this.#fetchPointer())?.[EPOCH_VALUE_KEY];
     if (v === undefined) return undefined;
     if (typeof v !== 'number' || !Number.isSafeInteger(v)) {
       throw this.error(
@@ -359,6 +465,12 @@ export class PineconeConnector extends Connector {
     });
     // Split by bytes too: one request must stay under 2 MB (with room for the envelope).
     const budget = PINECONE_MAX_REQUEST_BYTES - 16 * 1024;
+    const send = async (batch: typeof records) => {
+      const lsn = await this.call(`upsert ${batch.length} vectors`, () =>
+        this.#dp.upsert({ namespace: this.#ns, vectors: batch }),
+      );
+      this.#noteLsn(this.#ns, lsn);
+    };
     let batch: typeof records = [];
     let size = 0;
     for (const r of records) {
@@ -367,37 +479,49 @@ export class PineconeConnector extends Connector {
         batch.length > 0 &&
         (size + bytes > budget || batch.length >= PINECONE_MAX_UPSERT_VECTORS)
       ) {
-        const send = batch;
-        await this.call(`upsert ${send.length} vectors`, () =>
-          this.index.upsert({ records: send }),
-        );
+        await send(batch);
         batch = [];
         size = 0;
       }
       batch.push(r);
       size += bytes;
     }
-    if (batch.length > 0)
-      await this.call(`upsert ${batch.length} vectors`, () =>
-        this.index.upsert({ records: batch }),
-      );
-    // Acknowledged is not readable: return once every record reads back as written, so a
-    // crash after this call can never leave writes that a rollback's listing does not see.
+    if (batch.length > 0) await send(batch);
+    // Acknowledged is not readable: return once every record fetches back as written and every
+    // id lists, so a crash after this call never leaves writes that a rollback's listing (or a
+    // count, or delete-until-empty) does not see. Fetch and list lag separately.
     await this.#waitFor(`${records.length} upserted vectors to become readable`, async () => {
-      const got = await this.#fetch(records.map((r) => r.id));
+      const got = await this.#fetchRecords(records.map((r) => r.id));
       return records.every((r) => {
         const m = got.get(r.id)?.metadata;
         return m !== undefined && Object.entries(r.metadata).every(([k, v]) => m[k] === v);
       });
     });
+    const prefixes = new Map<string, Set<string>>();
+    for (const r of records) {
+      const prefix = r.id.slice(0, r.id.lastIndexOf('#') + 1);
+      let ids = prefixes.get(prefix);
+      if (ids === undefined) {
+        ids = new Set();
+        prefixes.set(prefix, ids);
+      }
+      ids.add(r.id);
+    }
+    await this.#waitFor(`${records.length} upserted vectors to list`, async () => {
+      for (const [prefix, ids] of prefixes) {
+        const listed = new Set(await this.#listIds(prefix));
+        for (const id of ids) if (!listed.has(id)) return false;
+      }
+      return true;
+    });
   }
 
-  async #listIds(prefix: string): Promise<string[]> {
+  async #listIds(prefix: string, namespaceIndex = this.index): Promise<string[]> {
     const ids: string[] = [];
     let paginationToken: string | undefined;
     do {
       const page = await this.call('list ids', () =>
-        this.index.listPaginated({
+        namespaceIndex.listPaginated({
           prefix,
           limit: 100,
           ...(paginationToken === undefined ? {} : { paginationToken }),
@@ -409,7 +533,7 @@ export class PineconeConnector extends Connector {
     return ids;
   }
 
-  async #fetch(
+  async #fetchRecords(
     ids: readonly string[],
   ): Promise<Map<string, { values: number[]; metadata: RecordMetadata | undefined }>> {
     const out = new Map<string, { values: number[]; metadata: RecordMetadata | undefined }>();
@@ -428,42 +552,66 @@ export class PineconeConnector extends Connector {
     versionId: string,
     patch: ValidityPatch,
   ): Promise<void> {
+    await this.#patch([{ documentId, versionId }], patch);
+  }
+
+  /** Versions sharing one patch value go out in one update by filter. */
+  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+    const groups = new Map<string, { patch: ValidityPatch; refs: VersionRef[] }>();
+    for (const p of patches) {
+      const key = `${p.patch.to ?? ''}|${p.patch.current ?? ''}`;
+      let g = groups.get(key);
+      if (g === undefined) {
+        g = { patch: p.patch, refs: [] };
+        groups.set(key, g);
+      }
+      g.refs.push({ documentId: p.documentId, versionId: p.versionId });
+    }
+    for (const g of groups.values()) await this.#patch(g.refs, g.patch);
+  }
+
+  async #patch(refs: readonly VersionRef[], patch: ValidityPatch): Promise<void> {
     const set: Record<string, number | boolean> = {};
     if (patch.to !== undefined) set[FIELDS.to] = patch.to;
     if (patch.current !== undefined) set[FIELDS.current] = patch.current;
-    const ids = await this.#listIds(chunkIdPrefix(documentId, versionId));
+    const ids: string[] = [];
+    for (const r of refs)
+      ids.push(...(await this.#listIds(chunkIdPrefix(r.documentId, r.versionId))));
     if (ids.length === 0) return;
     let done = false;
     if (this.#filterUpdate) {
+      // The filter is evaluated on the index as the query path sees it: let it catch up with
+      // every write of ours first, or staged records are not matched.
+      await this.#waitIndexed(this.#ns, this.#lsn.get(this.#ns), 'earlier writes');
       try {
-        await this.call('update metadata by filter', () =>
-          this.index.update({
-            filter: {
-              $and: [
-                { [FIELDS.documentId]: { $eq: documentId } },
-                { [FIELDS.versionId]: { $eq: versionId } },
-              ],
-            },
-            metadata: set,
-          }),
+        const r = await this.call('update metadata by filter', () =>
+          this.#dp.update({ namespace: this.#ns, filter: versionsFilter(refs), setMetadata: set }),
         );
-        done = true;
+        this.#noteLsn(this.#ns, r.lsn);
+        // Fewer matches than listed records: evaluated on stale state; the per-id path below
+        // sets the rest (idempotent for the ones that matched).
+        done = r.matchedRecords === undefined || r.matchedRecords >= ids.length;
       } catch (err) {
-        if (!(err instanceof RagfreshError && err.code === 'STORE_REJECTED')) throw err;
-        // Indexes without update-by-metadata (pod-based, older API versions): per-id updates.
+        if (!isUnsupported(err)) throw err;
+        // Indexes without update by metadata (pod-based, Pinecone Local, older API versions).
         this.#filterUpdate = false;
       }
     }
     if (!done) {
-      for (const id of ids)
-        await this.call('update metadata', () => this.index.update({ id, metadata: set }));
+      for (const id of ids) {
+        const r = await this.call('update metadata', () =>
+          this.#dp.update({ namespace: this.#ns, id, setMetadata: set }),
+        );
+        this.#noteLsn(this.#ns, r.lsn);
+      }
     }
-    // Acknowledged is not visible: return only once every chunk reads back patched, so the
-    // epoch can never move ahead of the validity it depends on.
+    // Acknowledged is not visible: return only once queries reflect the patch (LSN barrier) and
+    // every chunk fetches back patched, so the epoch can never move ahead of the validity.
+    await this.#waitIndexed(this.#ns, this.#lsn.get(this.#ns), 'the validity patch');
     await this.#waitFor(
-      `validity patch of ${documentId} ${versionId} to become visible`,
+      `validity patch of ${refs.length} version(s) to become visible`,
       async () => {
-        const got = await this.#fetch(ids);
+        const got = await this.#fetchRecords(ids);
         return ids.every((id) => {
           const m = got.get(id)?.metadata;
           return m !== undefined && Object.entries(set).every(([k, v]) => m[k] === v);
@@ -482,91 +630,164 @@ export class PineconeConnector extends Connector {
     return v;
   }
 
-  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
-    const now = await this._readEpoch();
-    if (now === next) return; // an earlier attempt of this same move landed
-    if (now !== expected) {
-      throw this.error(
-        'EPOCH_CONFLICT',
-        `expected epoch ${expected}, the store holds ${now}; another publisher moved it.`,
-      );
-    }
-    let done = false;
-    if (this.#filterUpdate) {
-      try {
-        // Conditional: only a pointer still holding `expected` is changed.
-        await this.call('advance epoch', () =>
-          this.#epochIndex!.update({
-            filter: {
-              $and: [
-                { [EPOCH_SENTINEL_KEY]: { $eq: 'epoch' } },
-                { [EPOCH_VALUE_KEY]: { $eq: expected } },
-              ],
-            },
-            metadata: { [EPOCH_VALUE_KEY]: next },
-          }),
-        );
-        done = true;
-      } catch (err) {
-        if (!(err instanceof RagfreshError && err.code === 'STORE_REJECTED')) throw err;
-        this.#filterUpdate = false;
-      }
-    }
-    if (!done) {
-      await this.call('advance epoch', () =>
-        this.#epochIndex!.update({ id: EPOCH_VECTOR_ID, metadata: { [EPOCH_VALUE_KEY]: next } }),
-      );
-    }
-    let seen = expected;
-    await this.#waitFor(`epoch ${next} to become visible`, async () => {
-      seen = (await this.#fetchEpoch()) ?? expected;
-      return seen !== expected;
-    });
-    if (seen !== next) {
-      throw this.error(
-        'EPOCH_CONFLICT',
-        `expected epoch ${expected} to move to ${next}, but the store holds ${seen}; another publisher moved it.`,
-      );
-    }
+  #conflict(expected: number, detail: string): RagfreshError {
+    return this.error(
+      'EPOCH_CONFLICT',
+      `expected epoch ${expected}: ${detail}; another publisher moved it or claimed the move.`,
+    );
   }
 
   /**
-   * Deletes every vector whose id starts with `prefix` and returns once a listing shows none.
-   * Listing can lag behind writes, so the delete also goes out as a metadata-filter delete
-   * where the index supports it (ordered after every write acknowledged before it), and the
-   * list-and-delete repeats until the prefix lists empty.
+   * Exclusive compare-and-set without a conditional write: an LSN-ordered claim. Each racer of
+   * the move away from `expected` writes its own claim record (LSN `l`), then publishes `l` in
+   * it, then queries the claims of `expected` until the answer reflects both writes. Every claim
+   * with a smaller LSN is then visible (a query at max-indexed-LSN ≥ `l` reflects every write
+   * up to it); the claim with the smallest LSN wins, so two racers can never both win. Only the
+   * winner writes the pointer. A racer that cannot learn a rival's LSN within the lag budget
+   * gives up with EPOCH_CONFLICT (safe; the move can be retried).
    */
-  async #deletePrefix(prefix: string, filter: Filter): Promise<void> {
+  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
+    const now = await this._readEpoch();
+    if (now !== expected) throw this.#conflict(expected, `the store holds ${now}`);
+    if (this.capabilities.epochClaim === 'lease-only') {
+      await this.#movePointer(next, undefined);
+      return;
+    }
+    const token = randomUUID();
+    const id = `${EPOCH_CLAIM_PREFIX}${expected}-${token}`;
+    const probe = this.#probe();
+    const claimLsn = await this.call('claim the epoch move', () =>
+      this.#dp.upsert({
+        namespace: this.#epochNs,
+        vectors: [
+          { id, values: probe, metadata: { [CLAIM_FROM_KEY]: expected, [CLAIM_TOKEN_KEY]: token } },
+        ],
+      }),
+    );
+    if (this.#noteLsn(this.#epochNs, claimLsn) === undefined) {
+      throw this.error(
+        'NOT_SUPPORTED',
+        "this index sends no x-pinecone-request-lsn header, so the epoch claim cannot be made exclusive; pass epochClaim: 'lease-only' (the manifest then says only the publisher lease protects the epoch).",
+      );
+    }
+    const published = await this.call('publish the claim LSN', () =>
+      this.#dp.update({
+        namespace: this.#epochNs,
+        id,
+        setMetadata: { [CLAIM_LSN_KEY]: claimLsn! },
+      }),
+    );
+    const barrier = this.#noteLsn(this.#epochNs, published.lsn) ?? claimLsn!;
+    let outcome: 'won' | 'lost' | undefined;
+    try {
+      await this.#waitFor(`the claim on epoch ${expected} to be decided`, async () => {
+        const r = await this.call('read the epoch claims', () =>
+          this.#dp.query({
+            namespace: this.#epochNs,
+            vector: probe,
+            topK: 100,
+            includeMetadata: true,
+            filter: { [CLAIM_FROM_KEY]: { $eq: expected } },
+          }),
+        );
+        if (r.maxIndexedLsn === undefined || r.maxIndexedLsn < barrier) return false;
+        let unknown = false;
+        for (const m of r.value.matches ?? []) {
+          if (m.id === id) continue;
+          const lsn = (m.metadata as Record<string, unknown> | undefined)?.[CLAIM_LSN_KEY];
+          if (typeof lsn !== 'number') unknown = true;
+          else if (lsn < claimLsn!) {
+            outcome = 'lost';
+            return true;
+          }
+        }
+        if (unknown) return false;
+        outcome = 'won';
+        return true;
+      });
+    } catch (err) {
+      if (!(err instanceof RagfreshError && err.code === 'VERIFY_FAILED')) throw err;
+    }
+    if (outcome !== 'won')
+      throw this.#conflict(expected, `another publisher claimed the move to ${next} first`);
+    await this.#movePointer(next, token);
+  }
+
+  /** Writes the pointer and returns once queries reflect it and it fetches back. */
+  async #movePointer(next: number, token: string | undefined): Promise<void> {
+    const r = await this.call('advance epoch', () =>
+      this.#dp.update({
+        namespace: this.#epochNs,
+        id: EPOCH_VECTOR_ID,
+        setMetadata: {
+          [EPOCH_VALUE_KEY]: next,
+          ...(token === undefined ? {} : { rf_epoch_token: token }),
+        },
+      }),
+    );
+    await this.#waitIndexed(this.#epochNs, this.#noteLsn(this.#epochNs, r.lsn), 'the epoch move');
+    let seen: number | undefined;
+    await this.#waitFor(`epoch ${next} to become visible`, async () => {
+      seen = await this.#fetchEpoch();
+      return seen === next;
+    });
+  }
+
+  /**
+   * Deletes every vector whose id starts with one of `prefixes` and returns once a listing shows
+   * none. Listing can lag behind writes, so the delete also goes out as one metadata-filter
+   * delete where the index supports it (ordered after every write acknowledged before it), and
+   * the list-and-delete repeats until every prefix lists empty.
+   */
+  async #deletePrefixes(prefixes: readonly string[], filter: Filter): Promise<void> {
     if (this.#filterDelete) {
       try {
-        await this.call('delete by filter', () => this.index.deleteMany({ filter }));
+        const lsn = await this.call('delete by filter', () =>
+          this.#dp.delete({ namespace: this.#ns, filter }),
+        );
+        this.#noteLsn(this.#ns, lsn);
       } catch (err) {
-        if (!(err instanceof RagfreshError && err.code === 'STORE_REJECTED')) throw err;
+        if (!isUnsupported(err)) throw err;
         this.#filterDelete = false; // pod-based indexes and older API versions
       }
     }
-    await this.#waitFor(`vectors under ${prefix} to be deleted`, async () => {
-      const ids = await this.#listIds(prefix);
-      for (let i = 0; i < ids.length; i += 1_000) {
-        const part = ids.slice(i, i + 1_000);
-        await this.call('delete vectors', () => this.index.deleteMany({ ids: part }));
+    await this.#waitFor(`vectors under ${prefixes.length} prefix(es) to be deleted`, async () => {
+      let left = 0;
+      for (const prefix of prefixes) {
+        const ids = await this.#listIds(prefix);
+        left += ids.length;
+        for (let i = 0; i < ids.length; i += 1_000) {
+          const part = ids.slice(i, i + 1_000);
+          const lsn = await this.call('delete vectors', () =>
+            this.#dp.delete({ namespace: this.#ns, ids: part }),
+          );
+          this.#noteLsn(this.#ns, lsn);
+        }
       }
-      return ids.length === 0;
+      return left === 0;
     });
   }
 
   protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
-    await this.#deletePrefix(chunkIdPrefix(documentId, versionId), {
-      $and: [
-        { [FIELDS.documentId]: { $eq: documentId } },
-        { [FIELDS.versionId]: { $eq: versionId } },
-      ],
-    });
+    await this._deleteVersions([{ documentId, versionId }]);
+  }
+
+  /** One filtered delete for the batch, then list-and-delete per version prefix until empty. */
+  protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
+    await this.#deletePrefixes(
+      refs.map((r) => chunkIdPrefix(r.documentId, r.versionId)),
+      versionsFilter(refs),
+    );
   }
 
   protected async _deleteDocuments(documentIds: readonly string[]): Promise<void> {
-    for (const d of documentIds)
-      await this.#deletePrefix(chunkIdPrefix(d), { [FIELDS.documentId]: { $eq: d } });
+    for (let i = 0; i < documentIds.length; i += 100) {
+      const part = documentIds.slice(i, i + 100);
+      await this.#deletePrefixes(
+        part.map((d) => chunkIdPrefix(d)),
+        { [FIELDS.documentId]: { $in: part } },
+      );
+    }
   }
 
   protected async _list(
@@ -575,7 +796,7 @@ export class PineconeConnector extends Connector {
     withEmbeddings: boolean,
   ): Promise<ListedChunk[]> {
     const ids = await this.#listIds(chunkIdPrefix(documentId, versionId));
-    const got = await this.#fetch(ids);
+    const got = await this.#fetchRecords(ids);
     const out: ListedChunk[] = [];
     for (const id of ids) {
       const rec = got.get(id);
