@@ -1,5 +1,17 @@
-import type { DocumentRecord, FetchValidators } from '@ragfresh/core';
-import type { EngineContext } from './context.js';
+import type { DocumentRecord, FetchValidators, StateStore } from '@ragfresh/core';
+import type { DeletionPolicy, EngineLogger } from './types.js';
+
+/**
+ * What the evidence and review stages read from their context: the state store, the deletion
+ * policy, the clock and the logger. `EngineContext` is one; the LangChain loader builds its own,
+ * so pages are emitted or withheld by the same evidence rules on both paths.
+ */
+export interface EvidenceContext {
+  readonly deps: { readonly state: StateStore };
+  readonly deletion: DeletionPolicy;
+  readonly log: EngineLogger;
+  nowIso(): string;
+}
 
 const HISTORY_LIMIT = 50;
 
@@ -46,7 +58,7 @@ export interface GoodObservation {
  * journalled write that makes the version current.
  */
 export async function recordGood(
-  ctx: EngineContext,
+  ctx: EvidenceContext,
   base: DocumentRecord,
   seen: GoodObservation,
 ): Promise<void> {
@@ -64,7 +76,7 @@ export async function recordGood(
 
 /** Never overwrite: the last good version stays current; readers are told it is stale. */
 export async function recordDegraded(
-  ctx: EngineContext,
+  ctx: EvidenceContext,
   base: DocumentRecord,
   reasons: readonly string[],
 ): Promise<void> {
@@ -92,7 +104,7 @@ export interface GoneEvidence {
 
 /** Records one 404/410 observation and says whether the evidence now suffices for a proposal. */
 export async function recordGone(
-  ctx: EngineContext,
+  ctx: EvidenceContext,
   base: DocumentRecord,
   status: number,
 ): Promise<GoneEvidence> {

@@ -1,6 +1,6 @@
 import type { DocumentRecord, RemovalRequest, ReviewItem } from '@ragfresh/core';
 import type { EngineContext, SourceRun } from './context.js';
-import { addHistory } from './evidence.js';
+import { addHistory, type EvidenceContext } from './evidence.js';
 
 /** The document a proposal is about. */
 export interface ProposalSubject {
@@ -11,7 +11,7 @@ export interface ProposalSubject {
 
 /** Creates a pending deletion proposal; undefined when one is already pending. */
 export async function proposeDeletion(
-  ctx: EngineContext,
+  ctx: EvidenceContext,
   subject: ProposalSubject,
   reason: string,
   evidence: readonly string[],
@@ -162,7 +162,7 @@ export async function approve(ctx: EngineContext, reviewId: string, by: string):
 }
 
 /** Rejects a review item; a rejected deletion resets the gone evidence. */
-export async function reject(ctx: EngineContext, reviewId: string, by: string): Promise<boolean> {
+export async function reject(ctx: EvidenceContext, reviewId: string, by: string): Promise<boolean> {
   const item = await ctx.deps.state.getReviewItem(reviewId);
   if (item === undefined || item.status !== 'pending') return false;
   await ctx.deps.state.putReviewItem({

@@ -141,6 +141,11 @@ export interface FetchOptions {
   readonly markdownTwin?: boolean;
   /** How the stored validators were acquired; they are sent to the twin only when it was `markdown-twin`. */
   readonly lastAcquisition?: AcquisitionMode;
+  /**
+   * This request's bound on waiting out a Retry-After (or a host block), instead of the
+   * fetcher's `retry.maxRetryAfterMs`: a longer one is reported (`retryAfterMs`), not waited for.
+   */
+  readonly maxRetryAfterMs?: number;
 }
 
 const CONTACT_URL = /\bhttps?:\/\/[^\s)>"]+/i;
@@ -239,6 +244,7 @@ interface Resolved {
   readonly pipelineKey: string | undefined;
   readonly offHost: 'refuse' | 'follow';
   readonly validatorsDropped: boolean;
+  readonly maxRetryAfterMs: number;
 }
 
 /**
@@ -432,6 +438,7 @@ export class Fetcher {
       pipelineKey: options.pipelineKey,
       offHost: options.offHostRedirects ?? this.options.redirects?.offHost ?? 'refuse',
       validatorsDropped: dropped,
+      maxRetryAfterMs: options.maxRetryAfterMs ?? this.#retry.maxRetryAfterMs ?? 120_000,
     };
   }
 
@@ -610,7 +617,7 @@ export class Fetcher {
       }
       // A host blocked (Retry-After) for longer than we would wait is reported, not waited for.
       const blockedMs = this.#gate.host(host).blockedUntil - Date.now();
-      if (blockedMs > (this.#retry.maxRetryAfterMs ?? 120_000)) {
+      if (blockedMs > r.maxRetryAfterMs) {
         return final('rate-limited', 0, {}, { retryAfterMs: blockedMs });
       }
       const breaker = this.#gate.breakerAllows(host);
@@ -696,7 +703,7 @@ export class Fetcher {
         return await this.#readOk(r, res, status, headers, headersMs);
       }
       await drain();
-      return this.#statusEnd(status, headers, headersMs, attempt);
+      return this.#statusEnd(status, headers, headersMs, attempt, r.maxRetryAfterMs);
     } catch (err) {
       if (r.signal?.aborted === true) throw r.signal.reason;
       return this.#errorEnd(
@@ -770,13 +777,13 @@ export class Fetcher {
     headers: Record<string, string>,
     headersMs: number,
     attempt: number,
+    maxWait: number,
   ): AttemptEnd {
     const t = { headersMs };
     if (status === 404 || status === 410) return final('gone', status, headers, {}, t);
     if (status === 401 || status === 403) return final('forbidden', status, headers, {}, t);
     if (status === 407) return final('proxy-auth', status, headers, {}, t);
     const retryAfter = parseRetryAfter(headers['retry-after']);
-    const maxWait = this.#retry.maxRetryAfterMs ?? 120_000;
     if (status === 429 || status === 503) {
       // Retry-After (or backoff) blocks this host only; other hosts keep their pace.
       const wait = retryAfter ?? backoffDelay(attempt, this.#retry, this.#random);
