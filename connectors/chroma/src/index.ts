@@ -456,27 +456,30 @@ export class ChromaConnector extends Connector {
    */
   protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
     const collection = this.#main();
-    const change = new Map<string, Record<string, number | boolean>>();
-    for (const p of patches) {
+    const change = new Map<string, { order: number; metadata: Record<string, number | boolean> }>();
+    patches.forEach((p, order) => {
       const c: Record<string, number | boolean> = {};
       if (p.patch.to !== undefined) c[FIELDS.to] = p.patch.to;
       if (p.patch.current !== undefined) c[FIELDS.current] = p.patch.current;
-      change.set(versionKey(p.documentId, p.versionId), c);
-    }
+      change.set(versionKey(p.documentId, p.versionId), { order, metadata: c });
+    });
     const rows = await this.#metadataOf(
       `listing ${patches.length} versions to patch`,
       chromaVersionsWhere(patches),
     );
-    const ids: string[] = [];
-    const metadatas: Array<Record<string, number | boolean>> = [];
-    for (const r of rows) {
-      const c = change.get(
-        versionKey(String(r.metadata[FIELDS.documentId]), String(r.metadata[FIELDS.versionId])),
-      );
-      if (c === undefined) continue;
-      ids.push(r.id);
-      metadatas.push({ ...c });
-    }
+    // In patch order, so the new version's `current: true` precedes the old one's `false`
+    // even if the server applied one request record by record (flag readers: overlap).
+    const updates = rows
+      .map((r) => ({
+        id: r.id,
+        change: change.get(
+          versionKey(String(r.metadata[FIELDS.documentId]), String(r.metadata[FIELDS.versionId])),
+        ),
+      }))
+      .filter((u) => u.change !== undefined)
+      .sort((a, b) => a.change!.order - b.change!.order);
+    const ids = updates.map((u) => u.id);
+    const metadatas = updates.map((u) => ({ ...u.change!.metadata }));
     for (let i = 0; i < ids.length; i += this.#serverMaxBatch) {
       const part = ids.slice(i, i + this.#serverMaxBatch);
       const partMetadatas = metadatas.slice(i, i + this.#serverMaxBatch);
