@@ -140,6 +140,13 @@ interface Ctx {
   readonly counter: TokenCounter;
   /** Tokens of the blank line joining two blocks (1 for tiktoken, 0 for a word counter). */
   readonly sep: number;
+  /**
+   * Tokens that joining `a` and `b` with a blank line adds to their counts. BPE splits text at
+   * whitespace first, so only the last word of `a` and the first of `b` can change: counting
+   * those two, joined and apart, makes the sum of block counts exact (punctuation before a
+   * blank line merges with it in cl100k, a plain word does not).
+   */
+  readonly boundary: (a: string, b: string) => number;
   /** Tokens of a line break joining two lines. */
   readonly nl: number;
 }
@@ -298,7 +305,8 @@ function packSection(section: Section, ctx: Ctx, drafts: Draft[]): void {
         headingOnly: true,
         sealed: false,
       };
-    cur.tokens += tokens + (cur.parts.length > 0 ? ctx.sep : 0);
+    const last = cur.parts[cur.parts.length - 1];
+    cur.tokens += tokens + (last === undefined ? 0 : ctx.boundary(last, text));
     cur.parts.push(text);
     if (!heading && cur.headingOnly) {
       cur.headingOnly = false;
@@ -375,7 +383,7 @@ function join(a: Draft, b: Draft, ctx: Ctx): Draft {
   const contentPaths = [...a.contentPaths, ...b.contentPaths];
   return {
     parts: [...a.parts, ...b.parts],
-    tokens: a.tokens + b.tokens + ctx.sep,
+    tokens: a.tokens + b.tokens + ctx.boundary(a.parts[a.parts.length - 1]!, b.parts[0]!),
     // A parent's own text stays under the parent's path; a bare heading adds no text.
     path: contentPaths.length > 0 ? commonPrefix(contentPaths) : commonPrefix([a.path, b.path]),
     contentPaths,
@@ -394,7 +402,8 @@ function related(a: readonly string[], b: readonly string[]): boolean {
  * Joins chunks under `minTokens` and heading-only chunks to a neighbour: first a bare heading
  * or tiny section to the section that follows it (its subsection or a same-level sibling),
  * then a tiny chunk to the one before it, then, when the hierarchy allows nothing, to any
- * neighbour within `maxTokens + minTokens`. A heading is never left alone in a chunk.
+ * neighbour within `maxTokens + minTokens`, and last within `hardMaxTokens`. A heading is
+ * never left alone in a chunk.
  */
 function mergeSmall(drafts: Draft[], ctx: Ctx): Draft[] {
   const small = (d: Draft) => d.headingOnly || d.tokens < ctx.min;
@@ -417,9 +426,12 @@ function mergeSmall(drafts: Draft[], ctx: Ctx): Draft[] {
   }
   // 2. Backward: a tiny chunk joins the one before it when it belongs under it.
   // 3. Then anything still small joins whichever neighbour it fits with.
+  // (A last pass lets a chunk still under the minimum grow up to hardMaxTokens rather than
+  // stand alone: one larger chunk retrieves better than a sliver.)
   for (const [limit, anyRelation] of [
     [ctx.max, false],
     [ctx.max + ctx.min, true],
+    [ctx.hard, true],
   ] as const) {
     const out: Draft[] = [];
     for (const d of list) {
@@ -470,6 +482,11 @@ export function chunkMarkdown(markdown: string, options: ChunkOptions = {}): Tex
     min,
     counter,
     sep: Math.max(0, counter.count('a\n\nb') - counter.count('a') - counter.count('b')),
+    boundary: (a, b) => {
+      const tail = /\S*\s*$/.exec(a)?.[0] ?? '';
+      const head = /^\s*\S*/.exec(b)?.[0] ?? '';
+      return counter.count(`${tail}\n\n${head}`) - counter.count(tail) - counter.count(head);
+    },
     nl: Math.max(0, counter.count('a\nb') - counter.count('a') - counter.count('b')),
   };
   const drafts: Draft[] = [];

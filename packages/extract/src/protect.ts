@@ -41,13 +41,14 @@ export function revealStreamedContent(doc: DomDocument): number {
     }
     revealed++;
   }
-  const total = textOf(body).length;
-  if (total < 500) return revealed;
   const anyHidden = '[hidden], [style*="none"], [style*="hidden"]';
   const hidden = elements(body.querySelectorAll(anyHidden)).filter(
     (el) => isHiddenElement(el) && !el.parentElement?.closest(anyHidden),
   );
-  const lengths = hidden.map((el) => textOf(el).length);
+  const lengths = hidden.map((el) => (el.textContent ?? '').length);
+  // Cheap first: only a hidden block of some size is worth measuring the page for.
+  if (!lengths.some((n) => n >= 500)) return revealed;
+  const total = (body.textContent ?? '').length;
   const visible = total - lengths.reduce((x, y) => x + y, 0);
   hidden.forEach((el, i) => {
     const len = lengths[i]!;
@@ -147,10 +148,16 @@ export function protectContent(doc: DomDocument): ProtectStats {
     unhide(el);
     stats.panels++;
   }
-  for (const el of elements(body.querySelectorAll('*'))) {
+  const content = new Set<DomElement>();
+  for (const block of elements(body.querySelectorAll('pre, code, table'))) {
+    if (content.has(block)) continue;
+    for (const inner of elements(block.querySelectorAll('[class], [id]'))) content.add(inner);
+  }
+  for (const el of elements(body.querySelectorAll('[class], [id], h1, h2, h3, h4, h5, h6'))) {
     const tag = el.nodeName;
-    if (/^H[1-6]$/.test(tag)) el.setAttribute(LEVEL_ATTR, tag.charAt(1));
-    if (CONTENT_TAGS.has(tag) || el.parentElement?.closest('pre, code, table')) {
+    if (tag.length === 2 && tag[0] === 'H' && tag[1]! >= '1' && tag[1]! <= '6')
+      el.setAttribute(LEVEL_ATTR, tag.charAt(1));
+    if (CONTENT_TAGS.has(tag) || content.has(el)) {
       if (el.hasAttribute('class') || el.hasAttribute('id')) stats.contentElements++;
       el.removeAttribute('class');
       // An id is an anchor target here (#section-2), never a reason to drop the element.
