@@ -7,6 +7,7 @@ export * from './identity.js';
 export * from './metadata.js';
 export * from './model.js';
 export * from './provenance.js';
+export * from './publish/canary.js';
 export * from './publish/publisher.js';
 export * from './publish/verify.js';
 export * from './reconcile.js';

@@ -1,9 +1,11 @@
 import type { UrlIdentityPolicy } from './identity.js';
+import type { CanaryResult } from './publish/canary.js';
 
 /** ISO-8601 UTC timestamp string, e.g. `2026-11-30T03:18:35.000Z`. */
 export type IsoTime = string;
 
-export type AcquisitionMode = 'raw' | 'rendered' | 'markdown-twin';
+/** `export`: the body came from a crawler's export (`ragfresh import`), not from ragfresh's own fetch. */
+export type AcquisitionMode = 'raw' | 'rendered' | 'markdown-twin' | 'export';
 export type DocumentStatus = 'healthy' | 'degraded' | 'quarantined' | 'tombstoned';
 
 /**
@@ -139,7 +141,9 @@ export type DocumentOutcome =
   | 'removed'
   | 'skipped'
   /** Verified, but not promoted because another document of its batch failed verification. */
-  | 'held';
+  | 'held'
+  /** Staged and verified, but a publication canary could not retrieve its expected passage. */
+  | 'canary-failed';
 
 export interface DocumentPublishResult {
   readonly documentId: string;
@@ -160,4 +164,6 @@ export interface PublishReport {
   readonly stagedChunks: number;
   readonly retiredChunks: number;
   readonly timingsMs: Readonly<Record<string, number>>;
+  /** Publication canaries that ran for this batch (staged, then current), if any. */
+  readonly canaries?: readonly CanaryResult[];
 }

@@ -20,6 +20,7 @@ import {
   PUBLISHER_LEASE,
   type StateStore,
 } from '../state/types.js';
+import { type Canary, type CanaryResult, runCanary } from './canary.js';
 import { defaultVerifyTimeoutMs, verifyQueryableBatch } from './verify.js';
 
 /**
@@ -69,6 +70,15 @@ export interface PublisherOptions {
   readonly verifyTimeoutMs?: number;
   /** Documents per batch that get a smoke query during verification. Default 3. */
   readonly smokeSample?: number;
+  /**
+   * Publication canaries per source. A canary with a `documentId` (or an `expect.url` equal to a
+   * candidate's url) runs before promotion against the view the batch would publish, and holds
+   * the batch when it fails; every canary of a source in the batch runs again after promotion.
+   * Needs `embedQuery`.
+   */
+  readonly canaries?: (sourceId: string) => readonly Canary[];
+  /** Embeds a canary query with the same embeddings as the chunks. */
+  readonly embedQuery?: (text: string) => Promise<readonly number[]>;
   readonly hooks?: PublisherHooks;
   readonly now?: () => Date;
 }
@@ -419,54 +429,39 @@ export class Publisher {
     );
     timings.verify = elapsed(t);
     if (!verdict.ok) {
-      // A batch is the unit of publication: when one document is not queryable, none of the
-      // batch is promoted. The failing documents are quarantined; the others are held (state
-      // untouched) so the caller can publish them again in another batch.
-      await this.connector.deleteVersions(
-        toVerify.map((c) => ({ documentId: c.documentId, versionId: c.versionId })),
+      const failures = new Map(
+        [...verdict.failures].map(([id, why]) => [id, why.map((f) => `verify-failed: ${f}`)]),
       );
-      const failedIds = [...verdict.failures.keys()];
-      for (const p of planned) {
-        const c = p.candidate;
-        const previous =
-          p.journal.previousVersionId === undefined
-            ? {}
-            : { previousVersionId: p.journal.previousVersionId };
-        const why = verdict.failures.get(p.journal.documentId);
-        if (c !== undefined && why !== undefined) {
-          const reasons = why.map((f) => `verify-failed: ${f}`);
-          await this.#markRejected(c, await this.state.getDocument(c.documentId), reasons);
-          results.push({
-            documentId: c.documentId,
-            versionId: c.versionId,
-            ...previous,
-            outcome: 'verify-failed',
-            reasons,
-            chunks: c.chunks.length,
-          });
-        } else {
-          results.push({
-            documentId: p.journal.documentId,
-            versionId: p.journal.versionId,
-            ...previous,
-            outcome: 'held',
-            reasons: [
-              `batch-held: ${failedIds.length} document(s) of the batch failed verification, e.g. ${failedIds[0]}`,
-            ],
-            chunks: p.journal.chunkIds.length,
-          });
-        }
-      }
-      await this.state.clearJournal(batchId);
-      return {
+      return this.#holdBatch({
         batchId,
+        baseEpoch,
         targetEpoch,
-        epoch: baseEpoch,
-        documents: results,
+        planned,
+        failures,
+        outcome: 'verify-failed',
+        results,
         stagedChunks,
-        retiredChunks: 0,
-        timingsMs: timings,
-      };
+        timings,
+      });
+    }
+
+    // 4b. Canaries against the view the batch would publish (replaced versions left out).
+    const canaryResults: CanaryResult[] = [];
+    const canaryCheck = await this.#stagedCanaries(planned, targetEpoch);
+    canaryResults.push(...canaryCheck.results);
+    if (canaryCheck.failures.size > 0) {
+      const report = await this.#holdBatch({
+        batchId,
+        baseEpoch,
+        targetEpoch,
+        planned,
+        failures: canaryCheck.failures,
+        outcome: 'canary-failed',
+        results,
+        stagedChunks,
+        timings,
+      });
+      return { ...report, canaries: canaryResults };
     }
     entry = await this.#step(entry, 'verified');
 
@@ -495,6 +490,7 @@ export class Publisher {
         chunks: d.chunkIds.length,
       });
     }
+    canaryResults.push(...(await this.#currentCanaries(entry, targetEpoch)));
     timings.total = elapsed(t0);
     return {
       batchId,
@@ -504,7 +500,136 @@ export class Publisher {
       stagedChunks,
       retiredChunks,
       timingsMs: timings,
+      ...(canaryResults.length === 0 ? {} : { canaries: canaryResults }),
     };
+  }
+
+  /**
+   * A batch is the unit of publication: when one document fails (not queryable, or its canary
+   * cannot retrieve the expected passage), none of the batch is promoted. Staged chunks are
+   * deleted, failing documents are quarantined, the others are held (state untouched) so the
+   * caller can publish them again in another batch.
+   */
+  async #holdBatch(h: {
+    readonly batchId: string;
+    readonly baseEpoch: number;
+    readonly targetEpoch: number;
+    readonly planned: readonly PlannedDocument[];
+    readonly failures: ReadonlyMap<string, readonly string[]>;
+    readonly outcome: 'verify-failed' | 'canary-failed';
+    readonly results: DocumentPublishResult[];
+    readonly stagedChunks: number;
+    readonly timings: Record<string, number>;
+  }): Promise<PublishReport> {
+    const staged = h.planned.flatMap((p) => (p.candidate === undefined ? [] : [p.candidate]));
+    await this.connector.deleteVersions(
+      staged.map((c) => ({ documentId: c.documentId, versionId: c.versionId })),
+    );
+    const failedIds = [...h.failures.keys()];
+    const what = h.outcome === 'verify-failed' ? 'failed verification' : 'failed a canary';
+    for (const p of h.planned) {
+      const c = p.candidate;
+      const previous =
+        p.journal.previousVersionId === undefined
+          ? {}
+          : { previousVersionId: p.journal.previousVersionId };
+      const reasons = h.failures.get(p.journal.documentId);
+      if (c !== undefined && reasons !== undefined) {
+        await this.#markRejected(c, await this.state.getDocument(c.documentId), [...reasons]);
+        h.results.push({
+          documentId: c.documentId,
+          versionId: c.versionId,
+          ...previous,
+          outcome: h.outcome,
+          reasons,
+          chunks: c.chunks.length,
+        });
+      } else {
+        h.results.push({
+          documentId: p.journal.documentId,
+          versionId: p.journal.versionId,
+          ...previous,
+          outcome: 'held',
+          reasons: [
+            `batch-held: ${failedIds.length} document(s) of the batch ${what}, e.g. ${failedIds[0]}`,
+          ],
+          chunks: p.journal.chunkIds.length,
+        });
+      }
+    }
+    await this.state.clearJournal(h.batchId);
+    return {
+      batchId: h.batchId,
+      targetEpoch: h.targetEpoch,
+      epoch: h.baseEpoch,
+      documents: h.results,
+      stagedChunks: h.stagedChunks,
+      retiredChunks: 0,
+      timingsMs: h.timings,
+    };
+  }
+
+  #canaryRun() {
+    const embedQuery = this.#options.embedQuery;
+    if (embedQuery === undefined) return undefined;
+    return { connector: this.connector, embedQuery, now: () => this.#now() };
+  }
+
+  /** Canaries guarding a document of the batch, run against the epoch-T view before promotion. */
+  async #stagedCanaries(
+    planned: readonly PlannedDocument[],
+    targetEpoch: number,
+  ): Promise<{ results: CanaryResult[]; failures: Map<string, string[]> }> {
+    const results: CanaryResult[] = [];
+    const failures = new Map<string, string[]>();
+    const run = this.#canaryRun();
+    const canaries = this.#options.canaries;
+    if (run === undefined || canaries === undefined) return { results, failures };
+    // Versions the batch replaces or removes are still open until promotion: leave them out.
+    const hidden = new Set<string>();
+    let hiddenChunks = 0;
+    for (const p of planned) {
+      const replaced =
+        p.journal.action === 'publish' ? p.journal.previousVersionId : p.journal.versionId;
+      if (replaced === undefined) continue;
+      hidden.add(`${p.journal.documentId}\u0000${replaced}`);
+      const record = await this.state.getDocument(p.journal.documentId);
+      hiddenChunks += record?.currentChunkIds.length ?? 0;
+    }
+    for (const p of planned) {
+      const c = p.candidate;
+      if (c === undefined) continue;
+      for (const canary of canaries(c.sourceId)) {
+        const guards =
+          canary.documentId === c.documentId ||
+          (canary.documentId === undefined && canary.expect.url === c.url);
+        if (!guards) continue;
+        const r = await runCanary(run, {
+          canary,
+          sourceId: c.sourceId,
+          phase: 'staged',
+          epoch: targetEpoch,
+          hidden,
+          hiddenChunks,
+        });
+        results.push(r);
+        if (!r.ok) failures.set(c.documentId, [...(failures.get(c.documentId) ?? []), r.reason!]);
+      }
+    }
+    return { results, failures };
+  }
+
+  /** After promotion: every canary of each source in the batch, against the current view. */
+  async #currentCanaries(entry: JournalEntry, epoch: number): Promise<CanaryResult[]> {
+    const run = this.#canaryRun();
+    const canaries = this.#options.canaries;
+    if (run === undefined || canaries === undefined) return [];
+    const out: CanaryResult[] = [];
+    for (const sourceId of new Set(entry.documents.map((d) => d.sourceId))) {
+      for (const canary of canaries(sourceId))
+        out.push(await runCanary(run, { canary, sourceId, phase: 'current', epoch }));
+    }
+    return out;
   }
 
   async #planRemovals(

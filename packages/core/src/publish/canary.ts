@@ -1,0 +1,120 @@
+import type { Connector, QueryHit } from '../connector.js';
+import { FIELDS } from '../metadata.js';
+import type { IsoTime } from '../model.js';
+
+/**
+ * A publication canary: a real question whose answer must stay retrievable. Before a batch is
+ * promoted, every canary whose expected document is in the batch runs against the view the
+ * batch would publish; if the expected passage is not in the top `k`, the document is held
+ * (quarantined `canary-failed`) and the old version stays current. After promotion it runs
+ * again against the current view, and the result is reported with the epoch.
+ */
+export interface Canary {
+  readonly query: string;
+  readonly expect: {
+    /** A phrase the retrieved chunk must contain (case and whitespace insensitive). */
+    readonly phrase?: string;
+    /** The page the retrieved chunk must come from (its identity URL). */
+    readonly url?: string;
+    /** A heading the retrieved chunk must sit under (case insensitive, any level). */
+    readonly section?: string;
+  };
+  /** The document the canary guards; without it the canary runs for any document of its source. */
+  readonly documentId?: string;
+  /** How deep the expected passage may be. Default 5. */
+  readonly k?: number;
+}
+
+export interface CanaryResult {
+  readonly sourceId: string;
+  readonly query: string;
+  readonly phase: 'staged' | 'current';
+  readonly ok: boolean;
+  /** 1-based rank of the first chunk meeting the expectation, if any. */
+  readonly rank?: number;
+  /** Epoch of the view it ran against (the target epoch for `staged`). */
+  readonly epoch: number;
+  readonly at: IsoTime;
+  /** Document and version of the chunk that met it, if any. */
+  readonly documentId?: string;
+  readonly versionId?: string;
+  /** Why it failed, one line. */
+  readonly reason?: string;
+}
+
+const norm = (s: string) => s.normalize('NFC').toLowerCase().replace(/\s+/g, ' ').trim();
+
+function meets(hit: QueryHit, canary: Canary, sourceId: string): boolean {
+  const m = hit.metadata;
+  if (m[FIELDS.sourceId] !== sourceId) return false;
+  const { phrase, url, section } = canary.expect;
+  if (phrase !== undefined && !norm(hit.text).includes(norm(phrase))) return false;
+  if (url !== undefined && m[FIELDS.url] !== url) return false;
+  if (section !== undefined && !norm(String(m[FIELDS.heading] ?? '')).includes(norm(section)))
+    return false;
+  return true;
+}
+
+function describeExpect(c: Canary): string {
+  const parts: string[] = [];
+  if (c.expect.phrase !== undefined) parts.push(`phrase ${JSON.stringify(c.expect.phrase)}`);
+  if (c.expect.url !== undefined) parts.push(`from ${c.expect.url}`);
+  if (c.expect.section !== undefined) parts.push(`under ${JSON.stringify(c.expect.section)}`);
+  return parts.join(', ') || 'any chunk of its source';
+}
+
+export interface CanaryRun {
+  readonly connector: Connector;
+  readonly embedQuery: (text: string) => Promise<readonly number[]>;
+  readonly now: () => Date;
+}
+
+/**
+ * Runs one canary against an epoch view. `hidden` lists document versions to leave out (the
+ * versions a staged batch replaces: still open in the store until promotion), so a staged run
+ * sees exactly the view the batch would publish.
+ */
+export async function runCanary(
+  run: CanaryRun,
+  target: {
+    readonly canary: Canary;
+    readonly sourceId: string;
+    readonly phase: CanaryResult['phase'];
+    readonly epoch: number;
+    readonly hidden?: ReadonlySet<string>;
+    /** Chunks of the hidden versions (how many extra hits to ask for). */
+    readonly hiddenChunks?: number;
+  },
+): Promise<CanaryResult> {
+  const { canary, sourceId, phase, epoch } = target;
+  const k = canary.k ?? 5;
+  const hidden = target.hidden ?? new Set<string>();
+  const vector = await run.embedQuery(canary.query);
+  // Ask for enough extra hits to cover hidden chunks that may rank above the answer.
+  const hits = await run.connector.query(vector, Math.min(k + (target.hiddenChunks ?? 0), 1_000), {
+    view: { kind: 'epoch', epoch },
+  });
+  const visible = hits
+    .filter(
+      (h) => !hidden.has(`${h.metadata[FIELDS.documentId]}\u0000${h.metadata[FIELDS.versionId]}`),
+    )
+    .slice(0, k);
+  const index = visible.findIndex((h) => meets(h, canary, sourceId));
+  const at = run.now().toISOString();
+  const base = { sourceId, query: canary.query, phase, epoch, at };
+  if (index < 0) {
+    return {
+      ...base,
+      ok: false,
+      reason: `canary-failed: "${canary.query}" did not retrieve ${describeExpect(canary)} in the top ${k}`,
+    };
+  }
+  const hit = visible[index]!;
+  return {
+    ...base,
+    ok: true,
+    rank: index + 1,
+    documentId: String(hit.metadata[FIELDS.documentId]),
+    versionId: String(hit.metadata[FIELDS.versionId]),
+  };
+}
