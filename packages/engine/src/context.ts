@@ -1,6 +1,7 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import type { Connector, Publisher, StateStore } from '@ragfresh/core';
 import type { Fetcher, RawSnapshotStore } from '@ragfresh/fetch';
+import { DEFAULT_PAGE_LIMITS, type PageLimits } from './bounds.js';
 import { Mutex } from './concurrency.js';
 import { emptyCounts, type RefreshCounts, type SourceReport } from './counts.js';
 import type { PagePipeline } from './extract.js';
@@ -35,6 +36,8 @@ export interface EngineDeps {
   readonly concurrency?: number;
   /** Headless rendering for sources with `acquisition: 'rendered' | 'auto'` (launched lazily, once). */
   readonly renderer?: () => Promise<PageRenderer>;
+  /** Per-page work limits checked before parsing (see `PageLimits`); each field optional. */
+  readonly pageLimits?: Partial<PageLimits>;
 }
 
 /**
@@ -49,6 +52,7 @@ export class EngineContext {
   readonly batchSize: number;
   readonly concurrency: number;
   readonly renderer: (() => Promise<PageRenderer>) | undefined;
+  readonly pageLimits: PageLimits;
   #rendering: Promise<PageRenderer> | undefined;
 
   constructor(deps: EngineDeps) {
@@ -57,6 +61,7 @@ export class EngineContext {
     this.deletion = deps.deletion ?? DEFAULT_DELETION_POLICY;
     this.batchSize = deps.batchSize ?? 25;
     this.concurrency = deps.concurrency ?? 8;
+    this.pageLimits = { ...DEFAULT_PAGE_LIMITS, ...deps.pageLimits };
     const launch = deps.renderer;
     this.renderer =
       launch === undefined

@@ -1,6 +1,7 @@
 import type { DocumentRecord, Tombstone } from '@ragfresh/core';
 import type { OkResult } from '@ragfresh/fetch';
 import { type AcquireDeps, type Acquisition, acquirePage } from './acquire.js';
+import { oneLine, processBounded } from './bounds.js';
 import { classifyOutcome } from './classify.js';
 import type { EngineContext, SourceRun } from './context.js';
 import { embedNewChunks } from './embed.js';
@@ -32,14 +33,21 @@ function acquireDeps(ctx: EngineContext, run: SourceRun): AcquireDeps {
 function process(ctx: EngineContext, task: PageTask) {
   const { source } = task.run;
   return (input: Parameters<typeof ctx.deps.pipeline.process>[0], fetched: OkResult) =>
-    ctx.deps.pipeline.process(input, {
-      documentId: task.entry.documentId,
-      sourceId: source.id,
-      retrievedAt: fetched.fetchedAt,
-      ...(fetched.region === undefined ? {} : { region: fetched.region }),
-      ...(source.authority === undefined ? {} : { authority: source.authority }),
-      ...(fetched.lastModifiedAt === undefined ? {} : { sourceModifiedAt: fetched.lastModifiedAt }),
-    });
+    processBounded(
+      ctx.deps.pipeline,
+      input,
+      {
+        documentId: task.entry.documentId,
+        sourceId: source.id,
+        retrievedAt: fetched.fetchedAt,
+        ...(fetched.region === undefined ? {} : { region: fetched.region }),
+        ...(source.authority === undefined ? {} : { authority: source.authority }),
+        ...(fetched.lastModifiedAt === undefined
+          ? {}
+          : { sourceModifiedAt: fetched.lastModifiedAt }),
+      },
+      ctx.pageLimits,
+    );
 }
 
 /**
@@ -218,7 +226,16 @@ async function onDocument(
     // The reverse of churn: content changed under an unchanged validator, so 304s would hide edits.
     run.alerts.push(`validator-stale: ${entry.url} changed content under the same ETag`);
   }
-  const chunks = await embedNewChunks(ctx, doc, task.known ? base : undefined, run.counts);
+  let chunks: Awaited<ReturnType<typeof embedNewChunks>>;
+  try {
+    chunks = await embedNewChunks(ctx, doc, task.known ? base : undefined, run.counts);
+  } catch (err) {
+    // One page's embedding failure degrades that page only; the run goes on.
+    const reasons = [`extract-failed: embed: ${oneLine(err)}`];
+    await recordDegraded(ctx, base, reasons);
+    run.event(entry.url, entry.documentId, 'degraded', reasons);
+    return;
+  }
   run.counts.candidates++;
   await queue.add({
     run,

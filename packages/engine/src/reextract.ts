@@ -1,5 +1,6 @@
 import type { DocumentRecord } from '@ragfresh/core';
 import { decodeBody } from '@ragfresh/fetch';
+import { processBounded } from './bounds.js';
 import type { EngineContext, SourceRun } from './context.js';
 import { embedNewChunks } from './embed.js';
 import type { PageOutcome } from './extract.js';
@@ -38,7 +39,8 @@ async function fromSnapshot(
   if (raw === undefined) return undefined;
   const contentType = raw.meta.contentType ?? raw.meta.headers['content-type'] ?? 'text/html';
   const retrievedAt = r.timestamps.retrievedAt ?? raw.meta.fetchedAt;
-  const outcome = await ctx.deps.pipeline.process(
+  const outcome = await processBounded(
+    ctx.deps.pipeline,
     {
       text: decodeBody(raw.body, contentType).text,
       contentType,
@@ -53,6 +55,7 @@ async function fromSnapshot(
       ...(raw.meta.region === undefined ? {} : { region: raw.meta.region }),
       ...(run.source.authority === undefined ? {} : { authority: run.source.authority }),
     },
+    ctx.pageLimits,
   );
   return { outcome, retrievedAt };
 }
@@ -87,7 +90,12 @@ export async function reextractSource(
       continue;
     }
     const doc = got.outcome;
-    const chunks = await embedNewChunks(ctx, doc, r, run.counts);
+    let chunks: Awaited<ReturnType<typeof embedNewChunks>>;
+    try {
+      chunks = await embedNewChunks(ctx, doc, r, run.counts);
+    } catch {
+      continue; // the next fetch is a full one and reports the failure on the page
+    }
     await queue.add({
       run,
       candidate: {
