@@ -8,6 +8,7 @@ export * from './embed.js';
 export * from './engine.js';
 export * from './evidence.js';
 export * from './extract.js';
+export * from './import/index.js';
 export * from './inventory.js';
 export * from './publish.js';
 export * from './reextract.js';

@@ -1,0 +1,427 @@
+import type { DocumentRecord } from '@ragfresh/core';
+import { type EngineContext, SourceRun } from '../context.js';
+import type { DocumentEvent } from '../counts.js';
+import { embedNewChunks } from '../embed.js';
+import { addHistory, recordGood } from '../evidence.js';
+import { PublishQueue } from '../publish.js';
+import { proposeDeletion } from '../review.js';
+import type { EngineSource } from '../types.js';
+import type { ExportCoverage, ImportRow } from './row.js';
+import { fetchTimeOf, IMPORT_REVIEW, identityOf, reviewRow } from './rules.js';
+import { type ImportChunking, type RowVersion, rowBody, versionOfRow } from './version.js';
+
+export interface ImportOptions {
+  readonly source: EngineSource;
+  readonly rows: readonly ImportRow[];
+  /** `provided` (default): a row's own chunks are the cut; `rechunk`: ragfresh's chunker cuts the Markdown. */
+  readonly chunking?: ImportChunking;
+  /** Fetch time of rows that carry none (the crawl's time); must state its timezone. */
+  readonly fetchedAt?: string;
+  /** Where the rows came from (a file, a dataset id), quoted in review evidence. */
+  readonly label?: string;
+  readonly coverage?: ExportCoverage;
+}
+
+/** Counts of one import. Every row lands in exactly one of the row outcomes. */
+export interface ImportCounts {
+  rows: number;
+  /** New versions handed to the publisher. */
+  candidates: number;
+  published: number;
+  /** Same version as the current one at the same (or no newer) fetch time: nothing to do. */
+  unchanged: number;
+  /** Same version seen at a newer fetch time: the observation is recorded, nothing published. */
+  observed: number;
+  /** Older than the stored observation, or than another row of the same document. */
+  stale: number;
+  /** Rows sent to review (identity, fetch time, empty content, conflicting versions). */
+  review: number;
+  /** Firecrawl removed/hidden rows that became deletion proposals. */
+  deletionProposed: number;
+  /** Rows whose crawler saw a non-2xx answer, or removals of documents not live here. */
+  ignored: number;
+  tombstoned: number;
+  /** Quarantined by the publisher's contract or verification. */
+  rejected: number;
+  held: number;
+  chunksEmbedded: number;
+  chunksReused: number;
+  storeWrites: number;
+}
+
+export interface DuplicateGroup {
+  /** `dup-<16 hex of the normalised text hash>`: the same for identical content on any machine. */
+  readonly id: string;
+  readonly documents: readonly { readonly documentId: string; readonly url: string }[];
+}
+
+export interface ImportReport {
+  readonly sourceId: string;
+  readonly label?: string;
+  readonly coverage: ExportCoverage;
+  readonly counts: ImportCounts;
+  readonly events: readonly DocumentEvent[];
+  readonly duplicateGroups: readonly DuplicateGroup[];
+}
+
+function emptyImportCounts(rows: number): ImportCounts {
+  return {
+    rows,
+    candidates: 0,
+    published: 0,
+    unchanged: 0,
+    observed: 0,
+    stale: 0,
+    review: 0,
+    deletionProposed: 0,
+    ignored: 0,
+    tombstoned: 0,
+    rejected: 0,
+    held: 0,
+    chunksEmbedded: 0,
+    chunksReused: 0,
+    storeWrites: 0,
+  };
+}
+
+interface Accepted {
+  readonly row: ImportRow;
+  readonly documentId: string;
+  readonly at: string;
+}
+
+/** One import: its context, counts and the run its publications count toward. */
+class ImportRun {
+  readonly counts: ImportCounts;
+  readonly run: SourceRun;
+  readonly queue: PublishQueue;
+  readonly ctx: EngineContext;
+  readonly options: ImportOptions;
+
+  constructor(ctx: EngineContext, options: ImportOptions) {
+    this.ctx = ctx;
+    this.options = options;
+    this.counts = emptyImportCounts(options.rows.length);
+    this.run = new SourceRun(options.source, ctx.nowIso());
+    this.queue = new PublishQueue(ctx);
+  }
+
+  get sourceId(): string {
+    return this.options.source.id;
+  }
+
+  evidence(row: ImportRow, ...lines: string[]): string[] {
+    return [...lines, `row ${row.line} of ${this.options.label ?? 'the export'}`];
+  }
+
+  async review(
+    row: ImportRow,
+    reason: string,
+    key: string,
+    why: string[],
+    documentId?: string,
+  ): Promise<void> {
+    this.counts.review++;
+    const item = await reviewRow(
+      this.ctx,
+      {
+        sourceId: this.sourceId,
+        url: row.url,
+        ...(documentId === undefined ? {} : { documentId }),
+      },
+      reason,
+      key,
+      this.evidence(row, ...why),
+    );
+    this.run.event(row.url, documentId ?? '', item === undefined ? 'review-known' : 'review', [
+      reason,
+      ...why,
+    ]);
+  }
+}
+
+/** Rules that need only the row: identity, fetch time, answer, removal evidence, empty content. */
+async function screen(ir: ImportRun, row: ImportRow): Promise<Accepted | undefined> {
+  const identity = identityOf(ir.options.source, row);
+  if (!identity.ok) {
+    await ir.review(row, IMPORT_REVIEW.identity, row.url, [identity.why]);
+    return undefined;
+  }
+  const id = identity.documentId;
+  if (row.removal !== undefined) {
+    const record = await ir.ctx.deps.state.getDocument(id);
+    if (record?.currentVersionId === undefined || record.status === 'tombstoned') {
+      ir.counts.ignored++;
+      ir.run.event(row.url, id, 'removal-of-unknown', [row.removal.evidence]);
+      return undefined;
+    }
+    // Evidence for a person (or the explicit auto-approve policy of the review stage), never a deletion here.
+    const item = await proposeDeletion(
+      ir.ctx,
+      { sourceId: ir.sourceId, documentId: id, url: row.url },
+      'export-removal',
+      ir.evidence(row, row.removal.evidence),
+    );
+    ir.counts.deletionProposed++;
+    ir.run.event(
+      row.url,
+      id,
+      item === undefined ? 'deletion-already-proposed' : 'deletion-proposed',
+      [row.removal.evidence],
+    );
+    return undefined;
+  }
+  if (row.httpStatus !== undefined && (row.httpStatus < 200 || row.httpStatus > 299)) {
+    // A crawler's 404 is one observation by someone else: never deletion evidence on its own.
+    ir.counts.ignored++;
+    ir.run.event(row.url, id, 'not-ok', [`crawler saw HTTP ${row.httpStatus}`]);
+    return undefined;
+  }
+  const time = fetchTimeOf(row, ir.options.fetchedAt);
+  if (!time.ok) {
+    await ir.review(row, IMPORT_REVIEW.fetchTime, row.loadedTime ?? '', [time.why], id);
+    return undefined;
+  }
+  if (rowBody(row).trim() === '') {
+    await ir.review(
+      row,
+      IMPORT_REVIEW.empty,
+      time.at,
+      ['the row has no markdown, text or chunk text'],
+      id,
+    );
+    return undefined;
+  }
+  return { row, documentId: id, at: time.at };
+}
+
+interface Decided {
+  readonly accepted: Accepted;
+  readonly version: Extract<RowVersion, { kind: 'document' }>;
+}
+
+/** Rows of one document: the newest wins; two versions at the newest time go to review. */
+async function newestOf(ir: ImportRun, rows: Accepted[]): Promise<Decided | undefined> {
+  const newest = rows.reduce((t, r) => (r.at > t ? r.at : t), '');
+  ir.counts.stale += rows.filter((r) => r.at < newest).length;
+  const top = rows.filter((r) => r.at === newest);
+  const versions: Decided[] = [];
+  for (const accepted of top) {
+    const version = await versionOfRow(
+      ir.ctx,
+      accepted.row,
+      {
+        documentId: accepted.documentId,
+        sourceId: ir.sourceId,
+        retrievedAt: accepted.at,
+        ...(ir.options.source.authority === undefined
+          ? {}
+          : { authority: ir.options.source.authority }),
+      },
+      ir.options.chunking ?? 'provided',
+    );
+    if (version.kind === 'not-the-document') {
+      await ir.review(
+        accepted.row,
+        IMPORT_REVIEW.empty,
+        accepted.at,
+        [...version.reasons],
+        accepted.documentId,
+      );
+      continue;
+    }
+    versions.push({ accepted, version });
+  }
+  const distinct = [...new Set(versions.map((v) => v.version.doc.versionId))].sort();
+  if (distinct.length > 1) {
+    for (const v of versions)
+      await ir.review(
+        v.accepted.row,
+        IMPORT_REVIEW.conflict,
+        `${newest}\n${v.version.doc.versionId}`,
+        [
+          `${distinct.length} different versions of this URL in the export at ${newest}: ${distinct.join(', ')}`,
+        ],
+        v.accepted.documentId,
+      );
+    return undefined;
+  }
+  // Identical rows (same URL, time and version) are one observation.
+  ir.counts.unchanged += Math.max(0, versions.length - 1);
+  return versions[0];
+}
+
+/** Against the stored observation: older is ignored, same version is a no-op, one time with two versions is reviewed. */
+async function settle(
+  ir: ImportRun,
+  d: Decided,
+  record: DocumentRecord | undefined,
+): Promise<boolean> {
+  const { ctx, counts } = ir;
+  const { row, documentId, at } = d.accepted;
+  const doc = d.version.doc;
+  if ((await ctx.deps.state.getTombstone(documentId)) !== undefined) {
+    counts.tombstoned++;
+    ir.run.event(row.url, documentId, 'tombstoned-skip');
+    return false;
+  }
+  const stored = record?.timestamps.retrievedAt;
+  if (stored !== undefined && at < stored) {
+    counts.stale++;
+    ir.run.event(row.url, documentId, 'stale', [`fetched ${at}, stored observation ${stored}`]);
+    return false;
+  }
+  if (record?.currentVersionId === doc.versionId) {
+    if (stored === undefined || at > stored) {
+      counts.observed++;
+      await recordGood(ctx, record, {
+        validators: record.validators ?? { pipelineKey: ctx.deps.pipeline.pipelineKey },
+        retrievedAt: at,
+      });
+      ir.run.event(row.url, documentId, 'observed-unchanged');
+    } else {
+      counts.unchanged++;
+    }
+    return true;
+  }
+  if (stored !== undefined && at === stored && record?.currentVersionId !== undefined) {
+    await ir.review(
+      row,
+      IMPORT_REVIEW.conflict,
+      `${at}\n${doc.versionId}`,
+      [
+        `stored version ${record.currentVersionId} and exported version ${doc.versionId} were both fetched at ${at}`,
+      ],
+      documentId,
+    );
+    return false;
+  }
+  const rc = ir.run.counts;
+  const chunks = await embedNewChunks(
+    ctx,
+    doc,
+    record?.currentVersionId === undefined ? undefined : record,
+    rc,
+  );
+  const rawDigest = await ctx.deps.snapshots?.put(new TextEncoder().encode(d.version.body), {
+    url: row.url,
+    finalUrl: row.loadedUrl ?? row.url,
+    status: 200,
+    fetchedAt: at,
+    headers: {},
+    contentType: 'text/markdown; charset=utf-8',
+  });
+  counts.candidates++;
+  const before = rc.published;
+  await ir.queue.add({
+    run: ir.run,
+    candidate: {
+      documentId,
+      versionId: doc.versionId,
+      sourceId: ir.sourceId,
+      url: row.url,
+      contentHash: doc.contentHash,
+      textChars: doc.text.length,
+      text: doc.text,
+      chunks,
+      retrievedAt: at,
+      // No HTTP validators came with the export: the next fetch of this page is unconditional.
+      validators: { pipelineKey: ctx.deps.pipeline.pipelineKey },
+      ...(rawDigest === undefined ? {} : { rawDigest }),
+    },
+  });
+  if (rc.published > before)
+    ctx.log.info('import-batch', { source: ir.sourceId, published: rc.published });
+  return true;
+}
+
+async function recordDuplicateGroups(
+  ir: ImportRun,
+  members: Map<string, Decided[]>,
+): Promise<DuplicateGroup[]> {
+  const groups: DuplicateGroup[] = [];
+  for (const [hash, list] of members) {
+    const ids = [...new Map(list.map((d) => [d.accepted.documentId, d])).values()];
+    if (ids.length < 2) continue;
+    const id = `dup-${hash.slice(0, 16)}`;
+    const documents = ids.map((d) => ({
+      documentId: d.accepted.documentId,
+      url: d.accepted.row.url,
+    }));
+    groups.push({ id, documents });
+    for (const d of ids) {
+      const record = await ir.ctx.deps.state.getDocument(d.accepted.documentId);
+      if (record === undefined) continue;
+      const last = (record.history ?? []).findLast((h) => h.event === 'duplicate-group');
+      if (last?.reasons[0] === id) continue;
+      // Both documents stay, each citing its own URL; the group says they say the same thing.
+      const others = documents
+        .filter((o) => o.documentId !== d.accepted.documentId)
+        .map((o) => o.url);
+      await ir.ctx.deps.state.putDocument(
+        addHistory(record, ir.ctx.nowIso(), 'duplicate-group', [id, ...others]),
+      );
+    }
+  }
+  return groups;
+}
+
+/**
+ * Imports an export's rows at the point fetched pages enter: after acquisition, through the
+ * engine's classify/extract/chunk/embed stages and core's Publisher in shared batches. It is a
+ * delta: documents the export does not mention are untouched, since absence is never evidence.
+ * A retry is safe: a version already current is a no-op, and nothing is marked imported outside
+ * the publisher's journalled record write, so a crash can never skip a row on the next run.
+ */
+export async function importRows(
+  ctx: EngineContext,
+  options: ImportOptions,
+): Promise<ImportReport> {
+  const ir = new ImportRun(ctx, options);
+  const byDoc = new Map<string, Accepted[]>();
+  for (const row of options.rows) {
+    const accepted = await screen(ir, row);
+    if (accepted === undefined) continue;
+    byDoc.set(accepted.documentId, [...(byDoc.get(accepted.documentId) ?? []), accepted]);
+  }
+  const byContent = new Map<string, Decided[]>();
+  for (const rows of byDoc.values()) {
+    const decided = await newestOf(ir, rows);
+    if (decided === undefined) continue;
+    const record = await ctx.deps.state.getDocument(decided.accepted.documentId);
+    if (await settle(ir, decided, record)) {
+      const h = decided.version.doc.contentHash;
+      byContent.set(h, [...(byContent.get(h) ?? []), decided]);
+    }
+  }
+  await ir.queue.drain();
+  const rc = ir.run.counts;
+  Object.assign(ir.counts, {
+    published: rc.published,
+    rejected: rc.rejected,
+    held: rc.held,
+    chunksEmbedded: rc.chunksEmbedded,
+    chunksReused: rc.chunksReused,
+    storeWrites: rc.storeWrites,
+  });
+  // Candidates that became current meanwhile count as unchanged (the publisher wrote nothing).
+  ir.counts.unchanged += rc.unchangedContent;
+  ir.counts.tombstoned += rc.tombstonedSkipped;
+  const duplicateGroups = await recordDuplicateGroups(ir, byContent);
+  for (const [outcome, n] of Object.entries(ir.counts))
+    if (outcome !== 'rows' && n > 0)
+      ctx.count(
+        'ragfresh_import_rows_total',
+        'Imported export rows by outcome.',
+        { source: ir.sourceId, outcome },
+        n,
+      );
+  return {
+    sourceId: ir.sourceId,
+    ...(options.label === undefined ? {} : { label: options.label }),
+    coverage: options.coverage ?? { complete: false, reasons: ['coverage not stated'] },
+    counts: ir.counts,
+    events: ir.run.events,
+    duplicateGroups,
+  };
+}

@@ -1,0 +1,147 @@
+import { type ChunkProvenance, chunkId, SCHEMA_VERSION, versionId } from '@ragfresh/core';
+import {
+  chunkHash,
+  EXTRACTOR_VERSION,
+  normalizedTextHash,
+  normalizeMarkdown,
+  tiktokenCounter,
+} from '@ragfresh/extract';
+import { classifyOutcome } from '../classify.js';
+import type { EngineContext } from '../context.js';
+import type { ExtractedDocument } from '../extract.js';
+import type { ImportRow } from './row.js';
+
+/** How an imported page is cut: the export's own chunks when it has them, or ragfresh's chunker. */
+export type ImportChunking = 'provided' | 'rechunk';
+
+/**
+ * Names the export's own cut in every versionId of a document whose chunks the export
+ * provided, so the same chunks give the same version on any machine, and a re-chunked copy
+ * of the same Markdown is another version.
+ */
+export const PROVIDED_CHUNKER = 'provided-1';
+
+export interface RowContext {
+  readonly documentId: string;
+  readonly sourceId: string;
+  readonly retrievedAt: string;
+  readonly authority?: string;
+}
+
+export type RowVersion =
+  | { readonly kind: 'document'; readonly doc: ExtractedDocument; readonly body: string }
+  | { readonly kind: 'not-the-document'; readonly reasons: readonly string[] };
+
+/** The body of a row: its Markdown, else its text, else its chunks' texts. */
+export function rowBody(row: ImportRow): string {
+  if (row.markdown !== undefined && row.markdown.trim() !== '') return row.markdown;
+  if (row.text !== undefined && row.text.trim() !== '') return row.text;
+  return (row.chunks ?? []).map((c) => c.text).join('\n\n');
+}
+
+function provenance(row: ImportRow, rc: RowContext, title: string): ChunkProvenance {
+  return {
+    url: row.url,
+    finalUrl: row.loadedUrl ?? row.url,
+    ...(row.canonicalUrl === undefined ? {} : { canonicalUrl: row.canonicalUrl }),
+    title,
+    retrievedAt: rc.retrievedAt,
+    contentChangedAt: rc.retrievedAt,
+    acquisition: 'export',
+    ...(rc.authority === undefined ? {} : { authority: rc.authority }),
+  };
+}
+
+/** A version cut exactly where the export cut it: boundaries and heading paths are the export's. */
+function fromProvidedChunks(row: ImportRow, rc: RowContext): ExtractedDocument {
+  const counter = tiktokenCounter();
+  const pieces = (row.chunks ?? [])
+    .map((c) => ({ text: c.text.normalize('NFC').trim(), headingPath: c.headingPath }))
+    .filter((c) => c.text !== '');
+  const text = normalizeMarkdown(rowBody(row));
+  const verId = versionId({
+    text,
+    chunks: pieces,
+    versions: {
+      extractor: EXTRACTOR_VERSION,
+      chunker: `${PROVIDED_CHUNKER}+${counter.name}`,
+      schema: SCHEMA_VERSION,
+    },
+  });
+  const title = row.title ?? pieces[0]?.headingPath[0] ?? row.url;
+  const prov = provenance(row, rc, title);
+  return {
+    kind: 'document',
+    title,
+    text,
+    contentHash: normalizedTextHash(text),
+    versionId: verId,
+    ...(row.canonicalUrl === undefined ? {} : { canonicalUrl: row.canonicalUrl }),
+    chunks: pieces.map((p, ordinal) => ({
+      chunkId: chunkId(rc.documentId, verId, ordinal),
+      documentId: rc.documentId,
+      versionId: verId,
+      sourceId: rc.sourceId,
+      ordinal,
+      text: p.text,
+      headingPath: [...p.headingPath],
+      tokenCount: counter.count(p.text),
+      contentHash: chunkHash(p.text),
+      provenance: prov,
+    })),
+  };
+}
+
+/**
+ * A row enters where a fetched page would after acquisition: a body is a Markdown page whose
+ * acquisition is an export, classified, extracted and chunked by the engine's page pipeline
+ * (one parse). Provided chunks skip only the cut, which the export already made.
+ */
+export async function versionOfRow(
+  ctx: EngineContext,
+  row: ImportRow,
+  rc: RowContext,
+  chunking: ImportChunking,
+): Promise<RowVersion> {
+  const body = rowBody(row);
+  if (chunking === 'provided' && (row.chunks ?? []).some((c) => c.text.trim() !== ''))
+    return { kind: 'document', doc: fromProvidedChunks(row, rc), body };
+  const outcome = await ctx.deps.pipeline.process(
+    {
+      text: body,
+      contentType: 'text/markdown',
+      url: row.url,
+      finalUrl: row.loadedUrl ?? row.url,
+      acquisition: 'export',
+    },
+    {
+      documentId: rc.documentId,
+      sourceId: rc.sourceId,
+      retrievedAt: rc.retrievedAt,
+      ...(rc.authority === undefined ? {} : { authority: rc.authority }),
+    },
+  );
+  const verdict = classifyOutcome(row.url, outcome);
+  if (verdict.kind === 'not-the-document')
+    return { kind: 'not-the-document', reasons: verdict.reasons };
+  const doc = verdict.doc;
+  // Canonical and loaded URLs are provenance: they ride on the chunks, never on the id.
+  const title = row.title ?? doc.title;
+  return {
+    kind: 'document',
+    body,
+    doc: {
+      ...doc,
+      title,
+      ...(row.canonicalUrl === undefined ? {} : { canonicalUrl: row.canonicalUrl }),
+      chunks: doc.chunks.map((c) => ({
+        ...c,
+        provenance: {
+          ...c.provenance,
+          title,
+          ...(row.canonicalUrl === undefined ? {} : { canonicalUrl: row.canonicalUrl }),
+        },
+      })),
+    },
+  };
+}
