@@ -405,6 +405,7 @@ export async function startPineconeEmulator(
       const b = req.body;
       if (!isObject(b))
         throw control(400, 'INVALID_ARGUMENT', 'Bad request: body must be a JSON object');
+      if (local) return createLocalIndex(b);
       for (const k of Object.keys(b)) {
         // The control plane speaks snake_case on the wire (see the generated *ToJSON mappers).
         if (
@@ -421,7 +422,6 @@ export async function startPineconeEmulator(
           throw control(400, 'INVALID_ARGUMENT', `Bad request: unknown field \`${k}\``);
         }
       }
-      if (local) return createLocalIndex(b);
       const name = b.name;
       if (typeof name !== 'string' || !INDEX_NAME.test(name)) {
         throw control(

@@ -87,7 +87,10 @@ describe('PineconeConnector against the Pinecone emulator', () => {
     const raw = await c.pinecone
       .index({ host: described.host, namespace: epochNamespace('docs') })
       .fetch({ ids: [EPOCH_VECTOR_ID] });
-    expect(raw.records[EPOCH_VECTOR_ID]?.metadata).toMatchObject({ rf_sentinel: 'epoch', rf_epoch: 2 });
+    expect(raw.records[EPOCH_VECTOR_ID]?.metadata).toMatchObject({
+      rf_sentinel: 'epoch',
+      rf_epoch: 2,
+    });
     const chunks = await c.pinecone
       .index({ host: described.host, namespace: 'docs' })
       .describeIndexStats();
