@@ -53,14 +53,19 @@ export async function runExample(
     const host = sim.hosts()[0]!;
 
     // 1. Load the site through ragfresh (robots, politeness, extraction, stable ids) and publish.
+    // The loader's own state (validators, last good copies); the publisher keeps its own.
+    const loaderState = new InMemoryStateStore();
     const loader = new RagfreshLoader({
       fetcher,
       sourceId: 'docs',
       sitemaps: [`${sim.origin(host)}/sitemap.xml`],
+      state: loaderState,
     });
     const refresh = async (only?: readonly string[]) => {
       const source =
-        only === undefined ? loader : new RagfreshLoader({ fetcher, sourceId: 'docs', urls: only });
+        only === undefined
+          ? loader
+          : new RagfreshLoader({ fetcher, sourceId: 'docs', urls: only, state: loaderState });
       const candidates = [];
       for await (const page of source.pages())
         candidates.push(await toPublishCandidate(page, embeddings));
@@ -73,7 +78,7 @@ export async function runExample(
     // 2. The app's retrieval chain: retriever -> formatEvidence -> prompt -> model.
     const retriever = RagfreshRetriever.fromConnector({ connector, embeddings, state, k: 3 });
     const chain = RunnableSequence.from([
-      { evidence: retriever.pipe(formatEvidence), question: new RunnablePassthrough() },
+      { context: retriever.pipe(formatEvidence), question: new RunnablePassthrough() },
       ragPromptTemplate(
         'You answer questions about the documentation. Cite the Source of every claim.',
       ),

@@ -8,10 +8,11 @@ import {
   type FlatMetadata,
   provenanceHeader,
   provenanceOf,
+  RagfreshError,
   sha256Hex,
 } from '@ragfresh/core';
 import { READER_FIELDS } from './fields.js';
-import { VOLATILE_KEY } from './loader.js';
+import { VOLATILE_KEY } from './pages.js';
 
 /** The policy the instruction part of every prompt carries. */
 export const EVIDENCE_POLICY =
@@ -149,15 +150,34 @@ export function buildRagPrompt(input: RagPromptInput): BaseMessage[] {
 
 const escapeTemplate = (s: string) => s.replace(/[{}]/g, (c) => c + c);
 
+export interface RagPromptOptions {
+  /**
+   * Name of the input holding the formatted evidence. Default `context`, as in LangChain's RAG
+   * tutorials (`{ context: retriever.pipe(formatEvidence), question: new RunnablePassthrough() }`).
+   */
+  readonly variable?: string;
+}
+
 /**
- * The same layout as a `ChatPromptTemplate` with inputs `evidence` (the output of
- * {@link formatEvidence}) and `question`, for runnable chains. Values are substituted as data:
- * braces inside page text are not template syntax.
+ * The same layout as a `ChatPromptTemplate` with inputs `context` (the output of
+ * {@link formatEvidence}; rename with `variable`) and `question`, for runnable chains. Values are
+ * substituted as data: braces inside page text are not template syntax.
  */
-export function ragPromptTemplate(instructions: string): ChatPromptTemplate {
+export function ragPromptTemplate(
+  instructions: string,
+  options: RagPromptOptions = {},
+): ChatPromptTemplate {
+  const variable = options.variable ?? 'context';
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(variable) || variable === 'question') {
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `prompt variable ${JSON.stringify(variable)} must be an identifier other than "question".`,
+      { scope: 'langchain' },
+    );
+  }
   return ChatPromptTemplate.fromMessages([
     ['system', escapeTemplate(`${instructions.trim()}\n\n${EVIDENCE_POLICY}`)],
-    ['human', 'Evidence:\n\n{evidence}'],
+    ['human', `Evidence:\n\n{${variable}}`],
     ['human', 'Question: {question}'],
   ]);
 }

@@ -124,3 +124,39 @@ export function currentViewFilter(store: FilterDialect, view: CurrentView): unkn
       );
   }
 }
+
+/**
+ * The current view ANDed with a filter of your own, in the store's syntax (what you would pass
+ * as LangChain's `filter`). Without a view (a store `index()` built has no validity fields) it
+ * is your filter alone; without your filter, the current view alone.
+ */
+export function combineFilters(
+  store: FilterDialect,
+  view: CurrentView | undefined,
+  filter: object | string | undefined,
+): object | string | undefined {
+  if (view === undefined) return filter;
+  const current = currentViewFilter(store, view) as object | string;
+  if (filter === undefined) return current;
+  switch (store) {
+    case 'chroma': {
+      const c = current as { $and?: object[] };
+      return { $and: [...(c.$and ?? [current]), filter] };
+    }
+    case 'qdrant':
+      return { must: [...(current as QdrantFilter).must, filter] };
+    case 'pinecone':
+      return { $and: [current, filter] };
+    case 'pgvector':
+      return { ...(filter as object), ...(current as object) };
+    case 'lancedb':
+      return `(${String(current)}) AND (${String(filter)})`;
+    case 'memory': {
+      const a = current as MemoryFilter;
+      const b = filter as MemoryFilter;
+      return (doc: DocumentInterface) => a(doc) && b(doc);
+    }
+    default:
+      return current;
+  }
+}

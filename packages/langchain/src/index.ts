@@ -1,4 +1,6 @@
 export { mapOrdered } from './concurrency.js';
+export { PAGE_COPY_COLLECTION, type PageCopyStore, pageCopiesFor } from './copies.js';
+export { type DeferredHost, HostDeferrals } from './deferral.js';
 export {
   buildRagPrompt,
   EVIDENCE_POLICY,
@@ -9,12 +11,14 @@ export {
   formatEvidenceWith,
   neutralizeEvidenceText,
   type RagPromptInput,
+  type RagPromptOptions,
   ragPromptTemplate,
 } from './evidence.js';
 export { type LiveFetchOptions, READER_FIELDS } from './fields.js';
 export {
   type ChromaWhere,
   type CurrentView,
+  combineFilters,
   currentViewFilter,
   FILTER_DIALECTS,
   type FilterByDialect,
@@ -26,21 +30,31 @@ export {
 } from './filters.js';
 export { liveRefresh } from './live.js';
 export {
-  LOADER_FIELDS,
-  type LoadedPage,
+  type LoadReport,
   RagfreshLoader,
   type RagfreshLoaderOptions,
   type SkippedPage,
   toPublishCandidate,
+} from './loader.js';
+export { approveDeletion, type PageOutcome, type PageReport } from './observe.js';
+export {
+  chunkDocuments,
+  LOADER_FIELDS,
+  type LoadedPage,
+  type LoaderSplitter,
+  type PageOrigin,
+  pageDocument,
+  splitterName,
   VOLATILE_KEY,
   type VolatileMetadata,
   volatileMetadata,
-} from './loader.js';
+} from './pages.js';
 export {
   annotateWithRecord,
   type ConnectorRetrieverOptions,
   connectorRetriever,
   RagfreshRetriever,
   type RagfreshRetrieverOptions,
+  type SearchOptions,
   type VectorStoreRetrieverOptions,
 } from './retriever.js';

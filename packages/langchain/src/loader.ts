@@ -1,38 +1,59 @@
 import { BaseDocumentLoader } from '@langchain/core/document_loaders/base';
-import { Document } from '@langchain/core/documents';
+import type { Document } from '@langchain/core/documents';
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
+import type { RecordManagerInterface } from '@langchain/core/indexing';
 import {
   assertSourceId,
+  canonicalKey,
   DEFAULT_IDENTITY_POLICY,
+  DEFAULT_SQLITE_STATE_PATH,
   type EmbeddedChunk,
-  type FetchValidators,
-  FIELDS,
-  HEADING_SEPARATOR,
   documentId as makeDocumentId,
+  openStateStore,
   type PublishCandidate,
   RagfreshError,
+  type StateStore,
   type UrlIdentityPolicy,
 } from '@ragfresh/core';
-import { acquirePage, type Chunking, chunkingFor } from '@ragfresh/engine';
-import { type PreparedDocument, preparePage, type TiktokenEncodingName } from '@ragfresh/extract';
-import { discoverSitemap, type Fetcher } from '@ragfresh/fetch';
+import {
+  acquirePage,
+  type Chunking,
+  chunkingFor,
+  DEFAULT_DELETION_POLICY,
+  type DeletionPolicy,
+  type EngineLogger,
+  type EvidenceContext,
+  newRecord,
+  silentLogger,
+} from '@ragfresh/engine';
+import {
+  type PreparedPage,
+  preparePage,
+  type SectionSplitter,
+  type TiktokenEncodingName,
+} from '@ragfresh/extract';
+import { discoverSitemap, type Fetcher, type OkResult } from '@ragfresh/fetch';
 import { mapOrdered } from './concurrency.js';
-
-/**
- * Where volatile values (retrieval time, content-changed time, Last-Modified, ETag, HTTP status)
- * go in a loaded Document's metadata:
- * - `false` (default): left out. Two runs over unchanged pages give byte-identical Documents, so
- *   LangChain's `index()` (which hashes pageContent + metadata) skips them. You lose the fetch
- *   time on the indexed chunk; get it at read time from ragfresh's state (`RagfreshRetriever`
- *   with a `StateStore`) or keep a loader `state` of your own.
- * - `'nested'`: under one object key `rf_volatile`. `index()` serialises metadata with
- *   `JSON.stringify(metadata, sortedTopLevelKeys)`, and that key allow-list applies at every
- *   depth, so the nested values (whose names are not top-level keys) are not hashed. Needs a
- *   vector store that accepts nested metadata (not Chroma, Pinecone or LanceDB columns).
- * - `true`: flat top-level keys (`retrieved_at`, ...). Every run changes the hash of every
- *   Document, so `index()` re-embeds and rewrites everything each time.
- */
-export type VolatileMetadata = boolean | 'nested';
+import { type PageCopyStore, pageCopiesFor } from './copies.js';
+import { type DeferredHost, HostDeferrals, HostDeferred } from './deferral.js';
+import {
+  approveDeletion,
+  type PageOutcome,
+  type PageReport,
+  type PageTask,
+  type Settled,
+  settle,
+  settleDeferred,
+} from './observe.js';
+import {
+  chunkDocuments,
+  type LoadedPage,
+  type LoaderSplitter,
+  pageDocument,
+  recut,
+  splitterName,
+  type VolatileMetadata,
+} from './pages.js';
 
 export interface RagfreshLoaderOptions {
   /** Fetches pages and sitemaps (robots, politeness, SSRF guard, conditional requests). */
@@ -44,11 +65,34 @@ export interface RagfreshLoaderOptions {
   readonly sitemaps?: readonly string[];
   /** How a URL becomes a document's identity. Default `{ mode: 'normalize' }`. */
   readonly identity?: UrlIdentityPolicy;
+  /**
+   * Where validators, statuses, gone evidence and last good copies are kept between runs: a
+   * ragfresh `StateStore`, or a spec for `openStateStore` (`sqlite:<path>`, `redis://…`,
+   * `postgres://…`). Default `sqlite:.ragfresh/state.sqlite` (relative to the working directory).
+   */
+  readonly state?: StateStore | string;
+  /** Override where last good copies live (default: beside the state records). */
+  readonly copies?: PageCopyStore;
+  /** When 404/410 evidence confirms a page is gone. Default: the engine's (3 checks over 48 h, reviewed). */
+  readonly deletion?: Partial<DeletionPolicy>;
+  /**
+   * Longest Retry-After (or host block) the loader lets the fetcher wait out. A host asking for
+   * longer is deferred for this run: its URLs are not requested and keep their last good copy,
+   * and the load reports it (`lastReport.deferredHosts`). Default 10 s.
+   */
+  readonly maxRetryWaitMs?: number;
   /** `chunks` (default): one Document per chunk. `pages`: one Document per page (whole Markdown). */
   readonly mode?: 'chunks' | 'pages';
+  /**
+   * A LangChain `TextSplitter` (or `{ splitter, name }`) used as the chunker by `load()` — so
+   * `index({ docsSource: loader })` goes through it — and by `loadAndSplit()`. Each ragfresh
+   * section is split on its own: heading paths are kept, `Document.id` is a deterministic chunk
+   * id, and the splitter's name is part of every versionId. Implies `mode: 'chunks'`.
+   */
+  readonly splitter?: SectionSplitter | LoaderSplitter;
   /** Pages fetched and extracted at once. Default 4 (the fetcher's per-host limits still apply). */
   readonly concurrency?: number;
-  /** Token budget per chunk. Default 512. */
+  /** Token budget per chunk (ragfresh's chunker). Default 512. */
   readonly maxTokens?: number;
   /** Tokenizer the budget is counted in. Default cl100k_base. */
   readonly encoding?: TiktokenEncodingName;
@@ -60,76 +104,108 @@ export interface RagfreshLoaderOptions {
   readonly markdownTwin?: boolean;
   /** Most URLs read from all sitemaps. Default 50,000. */
   readonly maxSitemapUrls?: number;
-  /** Called for every URL that yields nothing (fetch failure, not the document). */
+  /** Called for every URL that yields nothing (never seen good, invalid, confirmed gone). */
   readonly onSkip?: (skip: SkippedPage) => void;
   readonly signal?: AbortSignal;
+  /** Clock of the evidence rules (gone age). Default the system clock. */
+  readonly now?: () => Date;
+  readonly log?: EngineLogger;
 }
 
-/** A URL that produced no Document, and why. Nothing is deleted because of it. */
+/** A URL that produced no Document, and why. */
 export interface SkippedPage {
   readonly url: string;
   readonly documentId?: string;
   readonly reasons: readonly string[];
 }
 
-/** One page as the loader saw it: the prepared version plus the facts of its fetch. */
-export interface LoadedPage {
-  readonly url: string;
-  readonly documentId: string;
-  readonly sourceId: string;
-  readonly title: string;
-  readonly canonicalUrl?: string;
-  readonly prepared: PreparedDocument;
-  readonly fetch: {
-    readonly retrievedAt: string;
-    readonly finalUrl: string;
-    readonly status: number;
-    /** Validators for the next conditional request (tagged with the loader's pipeline key). */
-    readonly validators: FetchValidators;
-    readonly etag?: string;
-    readonly lastModified?: string;
-    readonly sourceModifiedAt?: string;
-  };
+/** What the last load did, page by page. */
+export interface LoadReport {
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly pages: readonly PageReport[];
+  readonly counts: Readonly<Record<PageOutcome, number>>;
+  /** Requests sent with validators. */
+  readonly conditionalRequests: number;
+  /** Hosts whose Retry-After exceeded `maxRetryWaitMs`: their URLs kept their last good copy. */
+  readonly deferredHosts: readonly DeferredHost[];
+  /** Pending deletion review items this load created (approve with `approveDeletion`). */
+  readonly proposals: readonly string[];
 }
 
-/** Keys under which ragfresh puts volatile values when `volatileMetadata` is not false. */
-export const VOLATILE_KEY = 'rf_volatile';
+const OUTCOMES: readonly PageOutcome[] = [
+  'changed',
+  'unchanged',
+  'not-modified',
+  'degraded',
+  'gone-unconfirmed',
+  'gone-confirmed',
+  'tombstoned',
+  'deferred',
+  'invalid-url',
+];
+
+interface Run {
+  readonly ctx: EvidenceContext;
+  readonly copies: PageCopyStore;
+  readonly hosts: HostDeferrals;
+  readonly splitter: LoaderSplitter | undefined;
+  readonly pipelineKey: string;
+}
+
+function asLoaderSplitter(
+  s: SectionSplitter | LoaderSplitter | undefined,
+): LoaderSplitter | undefined {
+  if (s === undefined) return undefined;
+  if ('splitText' in s && typeof s.splitText === 'function')
+    return { splitter: s, name: splitterName(s) };
+  return s as LoaderSplitter;
+}
 
 /**
- * LangChain's `index()` refuses metadata keys `hash_`, `content_hash` and `metadata_hash`, so
- * the loader names the hashes `chunk_hash` (sha256 of the chunk text) and `page_hash` (hash of
- * the page's normalised text). Stored chunks written by ragfresh keep `content_hash`.
- */
-export const LOADER_FIELDS = Object.freeze({ chunkHash: 'chunk_hash', pageHash: 'page_hash' });
-
-/**
- * A LangChain document loader over ragfresh's fetcher and extractor: every Document carries a
- * stable identity (`source` = documentId) and provenance (url, title, heading path, version and
- * chunk ids, hashes). `lazyLoad()` streams; `load()` collects.
+ * A LangChain document loader over ragfresh's fetcher, extractor and evidence rules. It keeps
+ * state, so every run sends conditional requests, and it emits the complete last-good corpus:
+ * a 304 re-emits the stored chunks of the current version (no body, no parse), a failure, a
+ * wall or a deferred host re-emits the last good copy, and a page is withheld only once its
+ * deletion is confirmed (404/410 over `deletion.goneChecks` × `minGoneAgeMs`, approved). So
+ * `index()` with `full` cleanup deletes only confirmed-gone pages, and what `index()` hashes is
+ * identical between runs over unchanged pages.
  *
  * ```ts
- * const loader = new RagfreshLoader({ fetcher, sourceId: 'docs', sitemaps: ['https://example.org/sitemap.xml'] });
- * await index({ docsSource: loader, recordManager, vectorStore, options: { cleanup: 'incremental', sourceIdKey: 'source' } });
+ * const loader = new RagfreshLoader({ fetcher, sourceId: 'docs', sitemaps: ['https://example.org/sitemap.xml'], splitter });
+ * await index({ docsSource: loader, recordManager, vectorStore, options: { cleanup: 'full' } });
  * ```
  */
 export class RagfreshLoader extends BaseDocumentLoader {
   readonly options: RagfreshLoaderOptions;
   /** URLs of the last run that yielded nothing, with reasons. */
   skipped: SkippedPage[] = [];
+  /** What the last run did (undefined before the first). */
+  lastReport: LoadReport | undefined;
   readonly #chunking: Chunking;
+  readonly #splitter: LoaderSplitter | undefined;
+  #state: Promise<StateStore> | undefined;
+  #ownsState = false;
 
   constructor(options: RagfreshLoaderOptions) {
     super();
     assertSourceId(options.sourceId);
-    if (
-      options.concurrency !== undefined &&
-      (!Number.isSafeInteger(options.concurrency) || options.concurrency < 1)
-    ) {
-      throw new RagfreshError(
-        'INVALID_ARGUMENT',
-        `concurrency must be a positive integer, got ${options.concurrency}.`,
-        { scope: 'langchain' },
-      );
+    for (const [name, value] of [
+      ['concurrency', options.concurrency],
+      ['maxRetryWaitMs', options.maxRetryWaitMs],
+    ] as const) {
+      if (
+        value !== undefined &&
+        (!Number.isSafeInteger(value) || value < (name === 'concurrency' ? 1 : 0))
+      ) {
+        throw new RagfreshError(
+          'INVALID_ARGUMENT',
+          `${name} must be a ${name === 'concurrency' ? 'positive' : 'non-negative'} integer, got ${value}.`,
+          {
+            scope: 'langchain',
+          },
+        );
+      }
     }
     if ((options.urls?.length ?? 0) === 0 && (options.sitemaps?.length ?? 0) === 0) {
       throw new RagfreshError('INVALID_ARGUMENT', 'give the loader some urls or sitemaps.', {
@@ -141,11 +217,35 @@ export class RagfreshLoader extends BaseDocumentLoader {
       ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
       ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
     });
+    this.#splitter = asLoaderSplitter(options.splitter);
   }
 
-  /** Extractor/chunker/schema versions and token budget; validators are recorded under it. */
+  /** Extractor/chunker/schema versions, token budget and splitter; validators are recorded under it. */
   get pipelineKey(): string {
-    return this.#chunking.pipelineKey;
+    return this.#pipelineKey(this.#splitter);
+  }
+
+  #pipelineKey(splitter: LoaderSplitter | undefined): string {
+    const key = this.#chunking.pipelineKey;
+    return splitter === undefined ? key : `${key}+split:${splitter.name}`;
+  }
+
+  /** The state store (opened on first use when given as a spec). */
+  state(): Promise<StateStore> {
+    if (this.#state === undefined) {
+      const s = this.options.state ?? `sqlite:${DEFAULT_SQLITE_STATE_PATH}`;
+      if (typeof s === 'string') {
+        this.#ownsState = true;
+        this.#state = openStateStore(s);
+      } else this.#state = Promise.resolve(s);
+    }
+    return this.#state;
+  }
+
+  /** Closes the state store if the loader opened it. */
+  async close(): Promise<void> {
+    if (this.#ownsState && this.#state !== undefined) await (await this.#state).close();
+    this.#state = undefined;
   }
 
   async load(): Promise<Document[]> {
@@ -155,37 +255,89 @@ export class RagfreshLoader extends BaseDocumentLoader {
   }
 
   /**
-   * `index()` from `@langchain/core/indexing` recognises a loader by `load` *and* `loadAndSplit`
-   * (which `BaseDocumentLoader` no longer declares in @langchain/core 1.x); without it, `index()`
-   * treats the loader as an array and fails. Chunks are already cut by ragfresh's heading-aware
-   * chunker, so without a splitter this is `load()`.
+   * With a splitter, each ragfresh section is cut by it (ids, heading paths and the evidence rules
+   * kept; no nested `loc`). Without one, `load()` (which already honours the `splitter` option).
+   * `index()` calls `load()`, never this: give it the splitter through the `splitter` option.
    */
-  async loadAndSplit(splitter?: {
-    splitDocuments(documents: Document[]): Promise<Document[]>;
-  }): Promise<Document[]> {
-    const docs = await this.load();
-    return splitter === undefined ? docs : splitter.splitDocuments(docs);
+  async loadAndSplit(splitter?: SectionSplitter): Promise<Document[]> {
+    if (splitter === undefined) return this.load();
+    const docs: Document[] = [];
+    for await (const page of this.#pages(asLoaderSplitter(splitter)))
+      docs.push(...chunkDocuments(page, this.options.volatileMetadata ?? false));
+    return docs;
   }
 
   /** Streams Documents page by page, in source order, with bounded concurrency. */
   async *lazyLoad(): AsyncGenerator<Document> {
+    const volatile = this.options.volatileMetadata ?? false;
+    const pages = this.options.mode === 'pages' && this.#splitter === undefined;
     for await (const page of this.pages()) {
-      if (this.options.mode === 'pages') yield this.pageDocument(page);
-      else yield* this.chunkDocuments(page);
+      if (pages) yield pageDocument(page, volatile);
+      else yield* chunkDocuments(page, volatile);
     }
   }
 
-  /** Streams the prepared pages (for publishing through ragfresh's Publisher, say). */
-  async *pages(): AsyncGenerator<LoadedPage> {
+  /** Streams the emitted pages (fresh or last good copies), e.g. for ragfresh's Publisher. */
+  pages(): AsyncGenerator<LoadedPage> {
+    return this.#pages(this.#splitter);
+  }
+
+  async *#pages(splitter: LoaderSplitter | undefined): AsyncGenerator<LoadedPage> {
+    const startedAt = this.#now().toISOString();
+    const state = await this.state();
+    const run: Run = {
+      ctx: this.#evidenceContext(state),
+      copies: this.options.copies ?? pageCopiesFor(state),
+      hosts: new HostDeferrals(this.options.fetcher, this.options.maxRetryWaitMs ?? 10_000),
+      splitter,
+      pipelineKey: this.#pipelineKey(splitter),
+    };
+    const reports: PageReport[] = [];
     this.skipped = [];
+    this.lastReport = undefined;
     const limit = this.options.concurrency ?? 4;
-    for await (const result of mapOrdered(this.#urls(), limit, (url) => this.#loadOne(url))) {
-      if ('prepared' in result) yield result;
-      else {
-        this.skipped.push(result);
-        this.options.onSkip?.(result);
-      }
+    for await (const settled of mapOrdered(this.#urls(), limit, (url) => this.#loadOne(url, run))) {
+      reports.push(settled.report);
+      if (settled.page !== undefined) yield settled.page;
+      else
+        this.#skip({
+          url: settled.report.url,
+          ...(settled.report.documentId === undefined
+            ? {}
+            : { documentId: settled.report.documentId }),
+          reasons:
+            settled.report.reasons.length > 0 ? settled.report.reasons : [settled.report.outcome],
+        });
     }
+    const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<PageOutcome, number>;
+    for (const r of reports) counts[r.outcome]++;
+    this.lastReport = {
+      startedAt,
+      finishedAt: this.#now().toISOString(),
+      pages: reports,
+      counts,
+      conditionalRequests: reports.filter((r) => r.conditional).length,
+      deferredHosts: run.hosts.deferred,
+      proposals: reports.flatMap((r) => (r.proposal === undefined ? [] : [r.proposal])),
+    };
+  }
+
+  #skip(skip: SkippedPage): void {
+    this.skipped.push(skip);
+    this.options.onSkip?.(skip);
+  }
+
+  #now(): Date {
+    return this.options.now?.() ?? new Date();
+  }
+
+  #evidenceContext(state: StateStore): EvidenceContext {
+    return {
+      deps: { state },
+      deletion: { ...DEFAULT_DELETION_POLICY, ...this.options.deletion },
+      log: this.options.log ?? silentLogger,
+      nowIso: () => this.#now().toISOString(),
+    };
   }
 
   async *#urls(): AsyncGenerator<string> {
@@ -212,155 +364,170 @@ export class RagfreshLoader extends BaseDocumentLoader {
           : { maxUrls: this.options.maxSitemapUrls }),
         ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
       });
-      for (const f of found.failures) {
-        const skip = { url: f.url, reasons: [`sitemap-unreadable: ${f.outcome}`] };
-        this.skipped.push(skip);
-        this.options.onSkip?.(skip);
-      }
+      for (const f of found.failures)
+        this.#skip({ url: f.url, reasons: [`sitemap-unreadable: ${f.outcome}`] });
       for (const entry of found.entries) if (fresh(entry.url)) yield entry.url;
     }
   }
 
-  async #loadOne(url: string): Promise<LoadedPage | SkippedPage> {
+  async #loadOne(url: string, run: Run): Promise<Settled> {
     const identity = this.options.identity ?? DEFAULT_IDENTITY_POLICY;
+    const { sourceId } = this.options;
     let docId: string;
+    let identityUrl: string;
     try {
-      docId = makeDocumentId(this.options.sourceId, url, identity);
+      docId = makeDocumentId(sourceId, url, identity);
+      identityUrl = canonicalKey(url, identity);
     } catch (err) {
-      return { url, reasons: [`invalid-url: ${(err as Error).message}`] };
+      const reasons = [`invalid-url: ${(err as Error).message}`];
+      return {
+        report: { url, outcome: 'invalid-url', emitted: 'none', conditional: false, reasons },
+      };
     }
-    const { counter, maxTokens, pipelineKey } = this.#chunking;
-    // The engine's acquire step: one conditional fetch, one parse (classification first).
-    const acquired = await acquirePage(
-      { fetcher: this.options.fetcher },
-      {
-        url,
-        pipelineKey,
-        sourceId: this.options.sourceId,
-        ...(this.options.markdownTwin === true ? { markdownTwin: true } : {}),
-        ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
-      },
-      (input, fetched) =>
-        preparePage(
-          input,
-          {
-            documentId: docId,
-            sourceId: this.options.sourceId,
-            retrievedAt: fetched.fetchedAt,
-            ...(fetched.region === undefined ? {} : { region: fetched.region }),
-            ...(this.options.authority === undefined ? {} : { authority: this.options.authority }),
-            ...(fetched.lastModifiedAt === undefined
-              ? {}
-              : { sourceModifiedAt: fetched.lastModifiedAt }),
-          },
-          { counter, ...(maxTokens === undefined ? {} : { maxTokens }) },
-        ),
-    );
-    if (acquired.kind === 'unreadable')
-      return { url, documentId: docId, reasons: acquired.reasons };
-    if (acquired.kind !== 'page') {
-      const { result } = acquired;
-      return { url, documentId: docId, reasons: [`${result.outcome}: HTTP ${result.status}`] };
+    const { state } = run.ctx.deps;
+    const [record, tombstone] = await Promise.all([
+      state.getDocument(docId),
+      state.getTombstone(docId),
+    ]);
+    if (tombstone !== undefined) {
+      const reasons = [`tombstoned: ${tombstone.reason}`];
+      return {
+        report: {
+          url,
+          documentId: docId,
+          identityUrl,
+          outcome: 'tombstoned',
+          emitted: 'none',
+          conditional: false,
+          reasons,
+        },
+      };
     }
-    const { result, outcome: page } = acquired;
-    if (page.kind === 'not-the-document') return { url, documentId: docId, reasons: page.reasons };
-    return {
+    const base = record ?? newRecord(docId, sourceId, url);
+    const stored = await run.copies.get(docId);
+    // A copy of another version (a crash between its write and the record's) is not trusted.
+    const copy =
+      stored !== undefined && stored.prepared.versionId === base.currentVersionId
+        ? stored
+        : undefined;
+    // Validators only beside a copy: a 304 must leave something to emit.
+    const validators = copy === undefined ? undefined : base.validators;
+    const conditional =
+      validators?.pipelineKey === run.pipelineKey &&
+      (validators.etag !== undefined || validators.lastModified !== undefined);
+    const task: PageTask = {
+      ctx: run.ctx,
+      copies: run.copies,
       url,
+      identityUrl,
       documentId: docId,
-      sourceId: this.options.sourceId,
-      title: page.title,
-      ...(page.canonicalUrl === undefined ? {} : { canonicalUrl: page.canonicalUrl }),
-      prepared: page.prepared,
-      fetch: {
-        retrievedAt: result.fetchedAt,
-        finalUrl: result.finalUrl,
-        status: result.status,
-        validators: result.validators,
-        ...(result.validators.etag === undefined ? {} : { etag: result.validators.etag }),
-        ...(result.validators.lastModified === undefined
-          ? {}
-          : { lastModified: result.validators.lastModified }),
-        ...(result.lastModifiedAt === undefined ? {} : { sourceModifiedAt: result.lastModifiedAt }),
-      },
+      sourceId,
+      base,
+      copy,
+      conditional,
     };
-  }
-
-  /** One Document per chunk of a loaded page. */
-  chunkDocuments(page: LoadedPage): Document[] {
-    return page.prepared.chunks.map(
-      (chunk) =>
-        new Document({
-          id: chunk.chunkId,
-          pageContent: chunk.text,
-          metadata: this.#withVolatile(
+    if (run.hosts.isDeferred(url)) return settleDeferred(task, new URL(url).host);
+    try {
+      const acquired = await acquirePage(
+        { fetcher: run.hosts },
+        {
+          url,
+          pipelineKey: run.pipelineKey,
+          sourceId,
+          ...(validators === undefined ? {} : { validators }),
+          ...(this.options.markdownTwin === true ? { markdownTwin: true } : {}),
+          ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
+        },
+        (input, fetched) =>
+          preparePage(
+            input,
             {
-              ...stablePageMetadata(page),
-              [FIELDS.chunkId]: chunk.chunkId,
-              [FIELDS.ordinal]: chunk.ordinal,
-              [FIELDS.heading]: chunk.headingPath.join(HEADING_SEPARATOR),
-              [FIELDS.headingPath]: JSON.stringify(chunk.headingPath),
-              [LOADER_FIELDS.chunkHash]: chunk.contentHash,
-              [FIELDS.tokenCount]: chunk.tokenCount,
+              documentId: docId,
+              sourceId,
+              retrievedAt: fetched.fetchedAt,
+              ...(fetched.region === undefined ? {} : { region: fetched.region }),
+              ...(this.options.authority === undefined
+                ? {}
+                : { authority: this.options.authority }),
+              ...(fetched.lastModifiedAt === undefined
+                ? {}
+                : { sourceModifiedAt: fetched.lastModifiedAt }),
             },
-            page,
+            {
+              counter: this.#chunking.counter,
+              ...(this.#chunking.maxTokens === undefined
+                ? {}
+                : { maxTokens: this.#chunking.maxTokens }),
+            },
           ),
-        }),
-    );
+      );
+      const toPage = async (prep: PreparedPage, result: OkResult): Promise<LoadedPage> => {
+        const prepared =
+          run.splitter === undefined
+            ? prep.prepared
+            : await recut(prep.prepared, run.splitter, this.#chunking.counter);
+        const v = result.validators;
+        return {
+          url,
+          identityUrl,
+          documentId: docId,
+          sourceId,
+          title: prep.title,
+          ...(prep.canonicalUrl === undefined ? {} : { canonicalUrl: prep.canonicalUrl }),
+          prepared,
+          origin: 'fetched',
+          fetch: {
+            retrievedAt: result.fetchedAt,
+            finalUrl: result.finalUrl,
+            status: result.status,
+            validators: v,
+            ...(v.etag === undefined ? {} : { etag: v.etag }),
+            ...(v.lastModified === undefined ? {} : { lastModified: v.lastModified }),
+            ...(result.lastModifiedAt === undefined
+              ? {}
+              : { sourceModifiedAt: result.lastModifiedAt }),
+            ...(result.rawDigest === undefined ? {} : { rawDigest: result.rawDigest }),
+          },
+        };
+      };
+      const autoApprove = this.options.deletion?.autoApprove ?? DEFAULT_DELETION_POLICY.autoApprove;
+      return await settle(task, acquired, toPage, autoApprove);
+    } catch (err) {
+      if (err instanceof HostDeferred) return settleDeferred(task, err.host);
+      throw err;
+    }
   }
 
-  /** One Document for a whole page. */
-  pageDocument(page: LoadedPage): Document {
-    return new Document({
-      id: page.documentId,
-      pageContent: page.prepared.text,
-      metadata: this.#withVolatile(
-        { ...stablePageMetadata(page), rf_chunks: page.prepared.chunks.length },
-        page,
-      ),
-    });
+  /** Approves a pending deletion proposal (`lastReport.proposals`): the page is withheld from then on. */
+  async approveDeletion(reviewId: string, by: string): Promise<boolean> {
+    const state = await this.state();
+    return approveDeletion(this.#evidenceContext(state), reviewId, by);
   }
 
-  #withVolatile(
-    stable: Record<string, string | number | boolean>,
-    page: LoadedPage,
-  ): Record<string, unknown> {
-    const mode = this.options.volatileMetadata ?? false;
-    if (mode === false) return stable;
-    const volatile = volatileMetadata(page);
-    return mode === 'nested' ? { ...stable, [VOLATILE_KEY]: volatile } : { ...stable, ...volatile };
+  /**
+   * `index()` with `incremental` cleanup only cleans up sources it sees, so a withheld
+   * (confirmed-gone) page is never deleted by it. This deletes, through the record manager, the
+   * chunks of the pages the last load withheld as confirmed gone or tombstoned — the same
+   * deletion `full` cleanup makes. Returns how many records were deleted.
+   */
+  async deleteConfirmedGone(args: {
+    readonly recordManager: RecordManagerInterface;
+    readonly vectorStore: { delete(params: { ids: string[] }): Promise<void> };
+    /** The `sourceIdKey` given to `index()`: `source` (default, the page URL) or `rf_doc`. */
+    readonly sourceIdKey?: 'source' | 'rf_doc';
+  }): Promise<number> {
+    const byDoc = args.sourceIdKey === 'rf_doc';
+    const groups = (this.lastReport?.pages ?? [])
+      .filter((p) => p.outcome === 'gone-confirmed' || p.outcome === 'tombstoned')
+      .map((p) => (byDoc ? p.documentId : p.identityUrl))
+      .filter((g): g is string => g !== undefined);
+    if (groups.length === 0) return 0;
+    const ids = await args.recordManager.listKeys({ groupIds: groups });
+    if (ids.length === 0) return 0;
+    await args.vectorStore.delete({ ids });
+    await args.recordManager.deleteKeys(ids);
+    return ids.length;
   }
-}
-
-function stablePageMetadata(page: LoadedPage): Record<string, string | number | boolean> {
-  const authority = page.prepared.chunks[0]?.provenance.authority;
-  return {
-    [FIELDS.source]: page.documentId,
-    [FIELDS.documentId]: page.documentId,
-    [FIELDS.sourceId]: page.sourceId,
-    [FIELDS.versionId]: page.prepared.versionId,
-    [FIELDS.url]: page.url,
-    [FIELDS.finalUrl]: page.fetch.finalUrl,
-    ...(page.canonicalUrl === undefined ? {} : { [FIELDS.canonicalUrl]: page.canonicalUrl }),
-    [FIELDS.title]: page.title,
-    [LOADER_FIELDS.pageHash]: page.prepared.contentHash,
-    [FIELDS.acquisition]: page.prepared.chunks[0]?.provenance.acquisition ?? 'raw',
-    ...(authority === undefined ? {} : { [FIELDS.authority]: authority }),
-  };
-}
-
-/** The values that change between two fetches of an unchanged page. */
-export function volatileMetadata(page: LoadedPage): Record<string, string | number> {
-  return {
-    [FIELDS.retrievedAt]: page.fetch.retrievedAt,
-    // Without history the loader only knows this observation; ragfresh's state knows better.
-    [FIELDS.contentChangedAt]: page.fetch.retrievedAt,
-    ...(page.fetch.sourceModifiedAt === undefined
-      ? {}
-      : { [FIELDS.sourceModifiedAt]: page.fetch.sourceModifiedAt }),
-    ...(page.fetch.etag === undefined ? {} : { etag: page.fetch.etag }),
-    ...(page.fetch.lastModified === undefined ? {} : { last_modified: page.fetch.lastModified }),
-    http_status: page.fetch.status,
-  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { CallbackManagerForRetrieverRun } from '@langchain/core/callbacks/manager';
-import { Document } from '@langchain/core/documents';
+import { Document, type DocumentInterface } from '@langchain/core/documents';
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import { BaseRetriever, type BaseRetrieverInput } from '@langchain/core/retrievers';
 import type { VectorStoreInterface } from '@langchain/core/vectorstores';
@@ -12,21 +12,43 @@ import {
   type StateStore,
 } from '@ragfresh/core';
 import { type LiveFetchOptions, READER_FIELDS } from './fields.js';
-import { type CurrentView, currentViewFilter, type FilterDialect } from './filters.js';
+import { type CurrentView, combineFilters, type FilterDialect } from './filters.js';
 import { liveRefresh } from './live.js';
 
 export { type LiveFetchOptions, READER_FIELDS };
 
-interface CommonOptions extends BaseRetrieverInput {
+/** LangChain's usual search options (as on `VectorStoreRetriever`). */
+export interface SearchOptions {
   /** Results per query. Default 4. */
   readonly k?: number;
+  /** `similarity` (default) or `mmr` (needs a store with `maxMarginalRelevanceSearch`). */
+  readonly searchType?: 'similarity' | 'mmr';
+  /** MMR: candidates fetched (default 20) and diversity (0 = most diverse, 1 = most relevant; default 0.5). */
+  readonly searchKwargs?: { readonly fetchK?: number; readonly lambda?: number };
+  /**
+   * Keep only results whose score passes: `score >= scoreThreshold` for similarity scores (as
+   * LangChain's `ScoreThresholdRetriever`), `score <= scoreThreshold` with `scoreKind: 'distance'`
+   * (Chroma's LangChain class returns distances). Similarity search only.
+   */
+  readonly scoreThreshold?: number;
+  readonly scoreKind?: 'similarity' | 'distance';
+}
+
+interface CommonOptions extends BaseRetrieverInput, SearchOptions {
   /** Reads the published epoch; ragfresh's connector for the same index. */
   readonly connector?: Pick<Connector, 'readEpoch'>;
   /** Alternative to `connector`: any function returning the published epoch (e.g. `readChromaEpoch`). */
   readonly readEpoch?: () => Promise<number>;
-  /** `epoch` (default): snapshot view, needs `connector` or `readEpoch`. `flag`: `rf_current = true`. */
-  readonly view?: 'epoch' | 'flag';
-  /** Document status, last good observation and fetch validators. */
+  /**
+   * Which chunks are current:
+   * - `epoch` (default): ragfresh's snapshot view, needs `connector` or `readEpoch`;
+   * - `flag`: `rf_current = true` (ragfresh's weaker flag view);
+   * - `index`: a store LangChain's `index()` filled from `RagfreshLoader` (no validity fields):
+   *   no view filter; with `state`, an answer keeps one version per document (the state's
+   *   current one) — the store itself briefly holds both during `index()`'s write-then-delete.
+   */
+  readonly view?: 'epoch' | 'flag' | 'index';
+  /** Document status, last good observation and fetch validators (labels come from here at query time). */
   readonly state?: Pick<StateStore, 'getDocument'>;
   /** Chunks of degraded/quarantined documents: `label` (default, `rf_stale`) or `exclude`. */
   readonly staleReaders?: 'label' | 'exclude';
@@ -36,8 +58,15 @@ interface CommonOptions extends BaseRetrieverInput {
 
 export interface VectorStoreRetrieverOptions extends CommonOptions {
   readonly vectorStore: VectorStoreInterface;
-  /** The store's filter dialect, or your own `(view) => filter` (e.g. to add clauses). */
-  readonly filter: FilterDialect | ((view: CurrentView) => unknown);
+  /**
+   * How the store writes filters, so the current view can be ANDed with `filter`: a dialect, or
+   * your own `(view, filter) => storeFilter`. Not needed with `view: 'index'`.
+   */
+  readonly dialect?:
+    | FilterDialect
+    | ((view: CurrentView, filter: object | string | undefined) => object | string | undefined);
+  /** Your filter in the store's syntax (LangChain's `filter`), combined with the current view. */
+  readonly filter?: object | string;
 }
 
 export interface ConnectorRetrieverOptions extends CommonOptions {
@@ -73,33 +102,42 @@ export class RagfreshRetriever extends BaseRetriever {
   constructor(options: RagfreshRetrieverOptions) {
     super(options);
     const k = options.k ?? 4;
-    if (!Number.isSafeInteger(k) || k < 1) {
-      throw new RagfreshError('INVALID_ARGUMENT', `k must be a positive integer, got ${k}.`, {
-        scope: 'langchain',
-      });
-    }
-    if (
-      (options.view ?? 'epoch') === 'epoch' &&
-      options.connector === undefined &&
-      options.readEpoch === undefined
-    ) {
-      throw new RagfreshError(
-        'INVALID_ARGUMENT',
-        "the epoch view needs connector (for readEpoch) or readEpoch; or use view: 'flag'.",
-        { scope: 'langchain' },
+    const invalid = (message: string) =>
+      new RagfreshError('INVALID_ARGUMENT', message, { scope: 'langchain' });
+    if (!Number.isSafeInteger(k) || k < 1) throw invalid(`k must be a positive integer, got ${k}.`);
+    const view = options.view ?? 'epoch';
+    if (view === 'epoch' && options.connector === undefined && options.readEpoch === undefined) {
+      throw invalid(
+        "the epoch view needs connector (for readEpoch) or readEpoch; or use view: 'flag' (ragfresh's flag) or view: 'index' (a store index() built).",
       );
     }
-    if (options.liveFetch !== undefined && !(options.liveFetch.objectiveMs >= 0)) {
-      throw new RagfreshError(
-        'INVALID_ARGUMENT',
-        'liveFetch.objectiveMs must be a non-negative number of milliseconds.',
-        { scope: 'langchain' },
-      );
-    }
-    if (options.staleReaders !== undefined && options.state === undefined) {
-      throw new RagfreshError(
-        'INVALID_ARGUMENT',
+    if (options.liveFetch !== undefined && !(options.liveFetch.objectiveMs >= 0))
+      throw invalid('liveFetch.objectiveMs must be a non-negative number of milliseconds.');
+    if (options.staleReaders !== undefined && options.state === undefined)
+      throw invalid(
         'staleReaders needs state (the StateStore that knows which documents are degraded).',
+      );
+    if ('vectorStore' in options) {
+      if (view !== 'index' && options.dialect === undefined)
+        throw invalid(
+          `view '${view}' needs dialect (how the store writes the current-view filter), e.g. dialect: 'chroma'.`,
+        );
+      if (
+        options.searchType === 'mmr' &&
+        options.vectorStore.maxMarginalRelevanceSearch === undefined
+      ) {
+        throw new RagfreshError(
+          'NOT_SUPPORTED',
+          `searchType 'mmr': ${options.vectorStore._vectorstoreType()} has no maxMarginalRelevanceSearch; use similarity.`,
+          { scope: 'langchain' },
+        );
+      }
+      if (options.searchType === 'mmr' && options.scoreThreshold !== undefined)
+        throw invalid('scoreThreshold applies to similarity search only, not mmr.');
+    } else if (options.searchType === 'mmr') {
+      throw new RagfreshError(
+        'NOT_SUPPORTED',
+        "searchType 'mmr' needs a vectorStore; the connector path is similarity only.",
         { scope: 'langchain' },
       );
     }
@@ -112,22 +150,25 @@ export class RagfreshRetriever extends BaseRetriever {
     return new RagfreshRetriever(options);
   }
 
-  /** The view this query reads: the published epoch, read now, or the flag. */
-  async currentView(): Promise<CurrentView> {
-    if ((this.options.view ?? 'epoch') === 'flag') return 'flag';
+  /** The view this query reads: the published epoch (read now), the flag, or none (`index`). */
+  async currentView(): Promise<CurrentView | undefined> {
+    const view = this.options.view ?? 'epoch';
+    if (view === 'index') return undefined;
+    if (view === 'flag') return 'flag';
     const read = this.options.readEpoch ?? (() => this.options.connector!.readEpoch());
     return { epoch: await read() };
   }
 
   override async _getRelevantDocuments(
     query: string,
-    _runManager?: CallbackManagerForRetrieverRun,
+    runManager?: CallbackManagerForRetrieverRun,
   ): Promise<Document[]> {
     const view = await this.currentView();
     const exclude = this.options.staleReaders === 'exclude';
-    // Excluding stale chunks after the search would leave fewer than k: over-fetch.
-    const fetchK = exclude ? this.k * 3 : this.k;
-    const raw = await this.#search(query, fetchK, view);
+    const oneVersion = view === undefined && this.options.state !== undefined;
+    // Dropping stale chunks or other versions after the search would leave fewer than k: over-fetch.
+    const fetchK = this.k * (exclude ? 3 : oneVersion ? 2 : 1);
+    const raw = await this.#search(query, fetchK, view, runManager);
     let docs = await this.#annotate(raw, view);
     if (exclude) docs = docs.filter((d) => d.metadata[READER_FIELDS.stale] !== true);
     docs = docs.slice(0, this.k);
@@ -137,38 +178,80 @@ export class RagfreshRetriever extends BaseRetriever {
     return docs;
   }
 
-  async #search(query: string, k: number, view: CurrentView): Promise<Document[]> {
+  async #search(
+    query: string,
+    k: number,
+    view: CurrentView | undefined,
+    runManager: CallbackManagerForRetrieverRun | undefined,
+  ): Promise<Document[]> {
     const o = this.options;
+    const callbacks = runManager?.getChild('vectorstore');
     if ('vectorStore' in o) {
       const filter =
-        typeof o.filter === 'function' ? o.filter(view) : currentViewFilter(o.filter, view);
-      const found = await o.vectorStore.similaritySearch(query, k, filter as never);
+        typeof o.dialect === 'function'
+          ? o.dialect(view ?? 'flag', o.filter)
+          : o.dialect === undefined
+            ? o.filter
+            : combineFilters(o.dialect, view, o.filter);
+      const store = o.vectorStore;
+      let found: Array<[DocumentInterface, number | undefined]>;
+      if (o.searchType === 'mmr') {
+        const mmr = await store.maxMarginalRelevanceSearch!(
+          query,
+          {
+            k,
+            fetchK: o.searchKwargs?.fetchK ?? Math.max(20, k),
+            lambda: o.searchKwargs?.lambda ?? 0.5,
+            ...(filter === undefined ? {} : { filter }),
+          },
+          callbacks,
+        );
+        found = mmr.map((d) => [d, undefined]);
+      } else if (o.scoreThreshold !== undefined) {
+        const t = o.scoreThreshold;
+        const distance = o.scoreKind === 'distance';
+        found = (await store.similaritySearchWithScore(query, k, filter, callbacks)).filter(
+          ([, score]) => (distance ? score <= t : score >= t),
+        );
+      } else {
+        found = (await store.similaritySearch(query, k, filter, callbacks)).map((d) => [
+          d,
+          undefined,
+        ]);
+      }
       return found.map(
-        (d) =>
+        ([d, score]) =>
           new Document({
             pageContent: d.pageContent,
-            metadata: { ...d.metadata },
+            metadata: { ...d.metadata, ...(score === undefined ? {} : { rf_score: score }) },
             ...(d.id === undefined ? {} : { id: d.id }),
           }),
       );
     }
     const vector = await o.embeddings.embedQuery(query);
     const filter: QueryFilter = {
-      view: view === 'flag' ? { kind: 'flag' } : { kind: 'epoch', epoch: view.epoch },
+      view:
+        view === undefined
+          ? { kind: 'all' }
+          : view === 'flag'
+            ? { kind: 'flag' }
+            : { kind: 'epoch', epoch: view.epoch },
       ...(o.sourceId === undefined ? {} : { sourceId: o.sourceId }),
     };
     const hits = await o.connector.query(vector, k, filter);
-    return hits.map(
-      (h) =>
-        new Document({
-          id: h.id,
-          pageContent: h.text,
-          metadata: { ...h.metadata, rf_score: h.score },
-        }),
-    );
+    return hits
+      .filter((h) => o.scoreThreshold === undefined || h.score >= o.scoreThreshold)
+      .map(
+        (h) =>
+          new Document({
+            id: h.id,
+            pageContent: h.text,
+            metadata: { ...h.metadata, rf_score: h.score },
+          }),
+      );
   }
 
-  async #annotate(docs: Document[], view: CurrentView): Promise<Document[]> {
+  async #annotate(docs: Document[], view: CurrentView | undefined): Promise<Document[]> {
     const state = this.options.state;
     const records = new Map<string, DocumentRecord | undefined>();
     if (state !== undefined) {
@@ -177,14 +260,45 @@ export class RagfreshRetriever extends BaseRetriever {
       );
       await Promise.all(ids.map(async (id) => records.set(id, await state.getDocument(id))));
     }
-    return docs.map((d) => {
+    const annotated = docs.map((d) => {
       const m = d.metadata as Record<string, unknown>;
-      if (view !== 'flag') m[READER_FIELDS.epoch] = view.epoch;
+      if (view !== undefined && view !== 'flag') m[READER_FIELDS.epoch] = view.epoch;
       const record = records.get(String(m[FIELDS.documentId]));
       if (record !== undefined) annotateWithRecord(m, record);
       return d;
     });
+    return view === undefined && state !== undefined
+      ? oneVersionPerDocument(annotated, records)
+      : annotated;
   }
+}
+
+/**
+ * A store `index()` fills holds a page's old and new chunks side by side until its cleanup
+ * runs. An answer keeps one version per document: the state's current one when it is among the
+ * hits, else the best-ranked hit's.
+ */
+function oneVersionPerDocument(
+  docs: Document[],
+  records: ReadonlyMap<string, DocumentRecord | undefined>,
+): Document[] {
+  const chosen = new Map<string, unknown>();
+  for (const d of docs) {
+    const doc = d.metadata[FIELDS.documentId];
+    if (typeof doc !== 'string' || chosen.has(doc)) continue;
+    const current = records.get(doc)?.currentVersionId;
+    const versions = docs
+      .filter((x) => x.metadata[FIELDS.documentId] === doc)
+      .map((x) => x.metadata[FIELDS.versionId]);
+    chosen.set(
+      doc,
+      current !== undefined && versions.includes(current) ? current : d.metadata[FIELDS.versionId],
+    );
+  }
+  return docs.filter((d) => {
+    const doc = d.metadata[FIELDS.documentId];
+    return typeof doc !== 'string' || chosen.get(doc) === d.metadata[FIELDS.versionId];
+  });
 }
 
 /** Copies a document record's status and latest observation into a returned chunk's metadata. */

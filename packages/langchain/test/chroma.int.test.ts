@@ -15,7 +15,7 @@ import { RagfreshLoader, RagfreshRetriever, toPublishCandidate } from '../src/in
 import { simFetcher } from './helpers.js';
 
 // LangChain's own Chroma class reading a collection ragfresh publishes, through the retriever's
-// `filter: 'chroma'` dialect: the real `where` syntax against a real Chroma server.
+// `dialect: 'chroma'` dialect: the real `where` syntax against a real Chroma server.
 let server: LocalChromaServer;
 let sim: SimWeb;
 let fetcher: Fetcher;
@@ -26,7 +26,12 @@ const embeddings = new HashingEmbeddings();
 const collection = `rf-lc-${process.pid}-${Date.now()}`;
 
 async function publish(urls: readonly string[]) {
-  const loader = new RagfreshLoader({ fetcher, sourceId: 'docs', urls });
+  const loader = new RagfreshLoader({
+    fetcher,
+    sourceId: 'docs',
+    urls,
+    state: new InMemoryStateStore(),
+  });
   const candidates = [];
   for await (const page of loader.pages())
     candidates.push(await toPublishCandidate(page, embeddings));
@@ -68,13 +73,13 @@ describe("RagfreshRetriever over LangChain's Chroma class", () => {
     const question = sim.pageFacts(url).phrase;
     const retriever = new RagfreshRetriever({
       vectorStore: langchainChroma(),
-      filter: 'chroma',
+      dialect: 'chroma',
       connector,
       k: 20,
     });
     const flag = new RagfreshRetriever({
       vectorStore: langchainChroma(),
-      filter: 'chroma',
+      dialect: 'chroma',
       view: 'flag',
       k: 20,
     });

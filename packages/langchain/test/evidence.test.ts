@@ -1,5 +1,6 @@
 import { Document } from '@langchain/core/documents';
 import { HumanMessage, SystemMessage } from '@langchain/core/messages';
+import { InMemoryStateStore } from '@ragfresh/core';
 import type { Fetcher } from '@ragfresh/fetch';
 import { type SimWeb, startSimWeb } from '@ragfresh/sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -111,6 +112,7 @@ describe('prompt assembly with a hostile page', () => {
       sourceId: 'docs',
       urls: [url],
       volatileMetadata: 'nested',
+      state: new InMemoryStateStore(),
     }).load();
     const hostile = docs.filter((d) => d.pageContent.includes('Ignore previous instructions'));
     expect(hostile.length).toBeGreaterThan(0);
@@ -146,7 +148,7 @@ describe('prompt assembly with a hostile page', () => {
   it('ragPromptTemplate keeps page text as data (braces are not template syntax)', async () => {
     const template = ragPromptTemplate('Be brief. Use {curly} braces literally.');
     const evidence = formatEvidence([stored(INJECTION)]);
-    const messages = await template.formatMessages({ evidence, question: 'Q?' });
+    const messages = await template.formatMessages({ context: evidence, question: 'Q?' });
     expect(messages.map((m) => m.getType())).toEqual(['system', 'human', 'human']);
     expect(messages[0]!.content).toBe(
       `Be brief. Use {curly} braces literally.\n\n${EVIDENCE_POLICY}`,

@@ -1,4 +1,5 @@
 import { _HashedDocument, index } from '@langchain/core/indexing';
+import { InMemoryStateStore } from '@ragfresh/core';
 import type { Fetcher } from '@ragfresh/fetch';
 import { type SimWeb, startSimWeb } from '@ragfresh/sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,100 +18,135 @@ afterAll(async () => {
   await sim.stop();
 });
 
-describe('index() with RagfreshLoader', () => {
-  it('writes nothing on an unchanged second run; after one edit re-embeds only that page and removes its stale chunks', async () => {
-    const urls = sim.urls('docs-0');
-    const loader = new RagfreshLoader({ fetcher, sourceId: 'docs', urls });
-    const embeddings = new CountingEmbeddings();
-    const vectorStore = new IdVectorStore(embeddings, {});
-    const recordManager = new MemoryRecordManager();
-    const options = { cleanup: 'incremental' as const, sourceIdKey: 'source' };
+const HOUR = 3_600_000;
 
-    const first = await index({ docsSource: loader, recordManager, vectorStore, options });
-    expect(loader.skipped).toEqual([]);
-    expect(first.numAdded).toBeGreaterThan(urls.length);
-    expect(first.numDeleted).toBe(0);
-    expect(embeddings.documents).toBe(first.numAdded);
-    const chunksAfterFirst = vectorStore.rows.size;
-
-    embeddings.documents = 0;
-    embeddings.calls = 0;
-    const second = await index({ docsSource: loader, recordManager, vectorStore, options });
-    expect(second).toEqual({
-      numAdded: 0,
-      numUpdated: 0,
-      numDeleted: 0,
-      numSkipped: first.numAdded,
-    });
-    expect(embeddings.calls).toBe(0);
-    expect(vectorStore.rows.size).toBe(chunksAfterFirst);
-
-    const edited = urls[2]!;
-    const oldPhrase = sim.pageFacts(edited).sections[0]!.phrase;
-    const before = [...vectorStore.rows.values()].filter((r) => r.doc.metadata.url === edited);
-    const editedDocId = before[0]!.doc.metadata.source as string;
-    sim.mutate(edited, 'edit', { section: 0 });
-    const newPhrase = sim.pageFacts(edited).sections[0]!.phrase;
-    expect(newPhrase).not.toBe(oldPhrase);
-
-    embeddings.documents = 0;
-    const third = await index({ docsSource: loader, recordManager, vectorStore, options });
-    const after = [...vectorStore.rows.values()].filter((r) => r.doc.metadata.url === edited);
-    // Only the edited page's chunks are new; every one of them is re-embedded (its version changed).
-    expect(third.numAdded).toBe(after.length);
-    expect(embeddings.documents).toBe(after.length);
-    // Its previous chunks are all gone (cleanup by source = documentId), nothing else is touched.
-    expect(third.numDeleted).toBe(before.length);
-    expect(third.numSkipped).toBe(chunksAfterFirst - before.length);
-    expect(vectorStore.rows.size).toBe(chunksAfterFirst - before.length + after.length);
-    expect(after.every((r) => r.doc.metadata.source === editedDocId)).toBe(true);
-    const texts = [...vectorStore.rows.values()].map((r) => r.doc.pageContent).join('\n');
-    expect(texts).toContain(newPhrase);
-    expect(texts).not.toContain(oldPhrase);
-    expect(new Set(after.map((r) => r.doc.metadata.rf_version)).size).toBe(1);
+/** The app of LangChain's indexing guide, on RagfreshLoader, with a clock the test moves. */
+function app(cleanup: 'incremental' | 'full', urls: readonly string[]) {
+  let now = Date.parse('2030-01-01T00:00:00Z');
+  const loader = new RagfreshLoader({
+    fetcher,
+    sourceId: 'docs',
+    urls,
+    state: new InMemoryStateStore(),
+    deletion: { goneChecks: 2, minGoneAgeMs: HOUR, autoApprove: true },
+    now: () => new Date(now),
   });
+  const embeddings = new CountingEmbeddings();
+  const vectorStore = new IdVectorStore(embeddings, {});
+  const recordManager = new MemoryRecordManager();
+  const run = async () => {
+    embeddings.documents = 0;
+    sim.clearLog();
+    const result = await index({
+      docsSource: loader,
+      recordManager,
+      vectorStore,
+      options: { cleanup, sourceIdKey: 'source' },
+    });
+    const removed =
+      cleanup === 'incremental'
+        ? await loader.deleteConfirmedGone({ recordManager, vectorStore })
+        : 0;
+    return { ...result, embedded: embeddings.documents, removed, report: loader.lastReport! };
+  };
+  const chunksOf = (url: string) =>
+    [...vectorStore.rows.values()].filter((r) => r.doc.metadata.url === url).length;
+  return { loader, vectorStore, run, chunksOf, advance: (ms: number) => (now += ms) };
+}
 
-  it('carries provenance, and keeps volatile values out of the hash index() computes', async () => {
-    const url = sim.urls('docs-0')[1]!;
-    const flat = new RagfreshLoader({ fetcher, sourceId: 'docs', urls: [url] });
-    const nested = new RagfreshLoader({
-      fetcher,
-      sourceId: 'docs',
-      urls: [url],
-      volatileMetadata: 'nested',
+describe.each(['incremental', 'full'] as const)("index() with cleanup '%s'", (cleanup) => {
+  it('cold, unchanged (all 304, nothing embedded), one edit, 503 + 304 (nothing deleted), recovered, 410 gone only when confirmed', async () => {
+    const urls = sim.urls('docs-0');
+    sim.mutate(urls[5]!, 'restore', { content: true });
+    const a = app(cleanup, urls);
+
+    const cold = await a.run();
+    expect(cold.report.counts.changed).toBe(urls.length);
+    expect(cold.embedded).toBe(cold.numAdded);
+    const total = a.vectorStore.rows.size;
+
+    const unchanged = await a.run();
+    expect(unchanged).toMatchObject({ numAdded: 0, numDeleted: 0, embedded: 0, numSkipped: total });
+    expect(unchanged.report.counts['not-modified']).toBe(urls.length);
+    expect(unchanged.report.conditionalRequests).toBe(urls.length);
+    expect(sim.log().map((e) => e.status)).toEqual(urls.map(() => 304));
+
+    const edited = urls[1]!;
+    const before = a.chunksOf(edited);
+    sim.mutate(edited, 'edit', { section: 0 });
+    const edit = await a.run();
+    expect(edit.report.counts.changed).toBe(1);
+    expect(edit.embedded).toBe(a.chunksOf(edited));
+    expect(edit.numAdded).toBe(a.chunksOf(edited));
+    expect(edit.numDeleted).toBe(before);
+    const afterEdit = a.vectorStore.rows.size;
+
+    sim.mutate(urls[2]!, 'outage', { retryAfter: null });
+    const failing = await a.run();
+    expect(failing.report.pages[2]).toMatchObject({ outcome: 'degraded', emitted: 'copy' });
+    expect(failing.report.counts['not-modified']).toBe(urls.length - 1);
+    expect(failing).toMatchObject({ numAdded: 0, numDeleted: 0, embedded: 0, removed: 0 });
+    expect(a.vectorStore.rows.size).toBe(afterEdit);
+
+    sim.mutate(urls[2]!, 'restore');
+    const recovered = await a.run();
+    expect(recovered.report.counts['not-modified']).toBe(urls.length);
+    expect(recovered).toMatchObject({ numAdded: 0, numDeleted: 0, embedded: 0 });
+
+    const gone = urls[5]!;
+    const goneChunks = a.chunksOf(gone);
+    sim.mutate(gone, 'delete410');
+    const first410 = await a.run();
+    expect(first410.report.pages[5]).toMatchObject({
+      outcome: 'gone-unconfirmed',
+      emitted: 'copy',
     });
-    const eager = new RagfreshLoader({
-      fetcher,
-      sourceId: 'docs',
-      urls: [url],
-      volatileMetadata: true,
-    });
+    expect(first410).toMatchObject({ numDeleted: 0, removed: 0 });
+    expect(a.chunksOf(gone)).toBe(goneChunks);
+    // Two observations, but not yet an hour apart: still not confirmed.
+    const early410 = await a.run();
+    expect(early410.report.pages[5]!.outcome).toBe('gone-unconfirmed');
+    expect(a.chunksOf(gone)).toBe(goneChunks);
+    a.advance(2 * HOUR);
+    const confirmed = await a.run();
+    expect(confirmed.report.pages[5]).toMatchObject({ outcome: 'gone-confirmed', emitted: 'none' });
+    expect(confirmed.numDeleted + confirmed.removed).toBe(goneChunks);
+    expect(a.chunksOf(gone)).toBe(0);
+    expect(a.vectorStore.rows.size).toBe(afterEdit - goneChunks);
+    sim.mutate(gone, 'restore');
+  });
+});
+
+describe('RagfreshLoader metadata', () => {
+  it('keeps volatile values out of the hash index() computes (default), nested, or flat', async () => {
+    const url = sim.urls('docs-0')[3]!;
+    const make = (volatileMetadata: boolean | 'nested') =>
+      new RagfreshLoader({
+        fetcher,
+        sourceId: 'docs',
+        urls: [url],
+        volatileMetadata,
+        state: new InMemoryStateStore(),
+      });
+    const hashes = (docs: Awaited<ReturnType<RagfreshLoader['load']>>) =>
+      docs.map((x) => _HashedDocument.fromDocument(x).hash_);
+    const flat = make(false);
     const [a1, a2] = [await flat.load(), await flat.load()];
-    const d = a1[0]!;
-    expect(d.metadata).toMatchObject({
-      source: expect.stringMatching(/^docs:[0-9a-f]{24}$/),
-      rf_doc: d.metadata.source,
-      url,
-      title: expect.any(String),
-      heading: expect.any(String),
-      rf_version: expect.stringMatching(/^v[0-9a-f]{24}$/),
-      rf_chunk: expect.stringContaining('#'),
-      chunk_hash: expect.any(String),
-      page_hash: expect.any(String),
-    });
-    expect(d.metadata.retrieved_at).toBeUndefined();
-    const hashes = (docs: typeof a1) => docs.map((x) => _HashedDocument.fromDocument(x).hash_);
+    expect(flat.lastReport!.counts['not-modified']).toBe(1);
+    expect(a1[0]!.metadata.retrieved_at).toBeUndefined();
     expect(hashes(a2)).toEqual(hashes(a1));
 
+    const nested = make('nested');
     const [n1, n2] = [await nested.load(), await nested.load()];
     expect(n1[0]!.metadata[VOLATILE_KEY]).toMatchObject({
       retrieved_at: expect.any(String),
       http_status: 200,
     });
-    await new Promise((r) => setTimeout(r, 5));
     expect(hashes(n2)).toEqual(hashes(n1));
 
+    const eager = make(true);
     const e1 = await eager.load();
+    sim.mutate(url, 'timestampChurn');
     await new Promise((r) => setTimeout(r, 5));
     const e2 = await eager.load();
     expect(e1[0]!.metadata.retrieved_at).toEqual(expect.any(String));
@@ -125,26 +161,33 @@ describe('index() with RagfreshLoader', () => {
       urls,
       mode: 'pages',
       concurrency: 2,
+      state: new InMemoryStateStore(),
     });
     const seen: string[] = [];
     sim.clearLog();
     for await (const doc of loader.lazyLoad()) seen.push(doc.metadata.url as string);
     expect(seen).toEqual(urls);
-    // The fetcher would allow 4 per host; the loader keeps 2 pages in flight.
     const inFlight = sim.log().map((e) => e.concurrent);
     expect(inFlight).toHaveLength(4);
     expect(Math.max(...inFlight)).toBeLessThanOrEqual(2);
   });
 
-  it('reports pages that yield nothing and yields the rest', async () => {
+  it('a page never seen good yields nothing and is reported; the rest are yielded', async () => {
     const urls = sim.urls('docs-0').slice(0, 3);
     sim.mutate(urls[1]!, 'outage', { times: 1, retryAfter: null });
     sim.mutate(urls[2]!, 'consentWall', { times: 1 });
-    const loader = new RagfreshLoader({ fetcher, sourceId: 'docs', urls, mode: 'pages' });
+    const loader = new RagfreshLoader({
+      fetcher,
+      sourceId: 'docs',
+      urls,
+      mode: 'pages',
+      state: new InMemoryStateStore(),
+    });
     const docs = await loader.load();
     expect(docs.map((d) => d.metadata.url)).toEqual([urls[0]]);
     expect(loader.skipped.map((s) => s.url)).toEqual([urls[1], urls[2]]);
     expect(loader.skipped[0]!.reasons[0]).toMatch(/^server-error/);
+    expect(loader.lastReport!.counts.degraded).toBe(2);
   });
 
   it('loads from a sitemap', async () => {
@@ -153,6 +196,7 @@ describe('index() with RagfreshLoader', () => {
       sourceId: 'docs',
       sitemaps: [`${sim.origin('docs-0')}/sitemap.xml`],
       mode: 'pages',
+      state: new InMemoryStateStore(),
     });
     const docs = await loader.load();
     expect(new Set(docs.map((d) => d.metadata.url))).toEqual(new Set(sim.urls('docs-0')));
@@ -165,6 +209,7 @@ describe('index() with RagfreshLoader', () => {
       sourceId: 'docs',
       urls: [url, `${url}?utm_source=newsletter`, `${url}#install`],
       mode: 'pages',
+      state: new InMemoryStateStore(),
     });
     const docs = await loader.load();
     expect(docs.map((d) => d.metadata.url)).toEqual([url]);
@@ -174,6 +219,7 @@ describe('index() with RagfreshLoader', () => {
       urls: [url, `${url}?utm_source=newsletter`],
       identity: { mode: 'strict' },
       mode: 'pages',
+      state: new InMemoryStateStore(),
     });
     expect((await strict.load()).map((d) => d.metadata.url)).toEqual([url]);
     expect(strict.skipped).toEqual([

@@ -31,7 +31,12 @@ const embeddings = new HashingEmbeddings();
 const pages = new Map<string, LoadedPage>();
 
 async function load(urls: readonly string[]): Promise<LoadedPage[]> {
-  const loader = new RagfreshLoader({ fetcher, sourceId: 'docs', urls });
+  const loader = new RagfreshLoader({
+    fetcher,
+    sourceId: 'docs',
+    urls,
+    state: new InMemoryStateStore(),
+  });
   const out: LoadedPage[] = [];
   for await (const p of loader.pages()) {
     out.push(p);
@@ -91,7 +96,7 @@ describe('RagfreshRetriever: current view', () => {
     sim.mutate(url, 'edit', { section: 1 });
     const retriever = new RagfreshRetriever({
       vectorStore: store(),
-      filter: 'memory',
+      dialect: 'memory',
       connector,
       k: 50,
     });
@@ -124,7 +129,7 @@ describe('RagfreshRetriever: current view', () => {
     const urls = sim.urls('docs-0');
     const questions = urls.map((u) => sim.pageFacts(u).phrase);
     const readers = [
-      new RagfreshRetriever({ vectorStore: store(), filter: 'memory', connector, k: 30 }),
+      new RagfreshRetriever({ vectorStore: store(), dialect: 'memory', connector, k: 30 }),
       RagfreshRetriever.fromConnector({ connector, embeddings, k: 30 }),
     ];
     let stop = false;
@@ -165,11 +170,16 @@ describe('RagfreshRetriever: current view', () => {
   });
 
   it("view 'flag' filters on rf_current; a bad epoch source is refused", async () => {
-    const r = new RagfreshRetriever({ vectorStore: store(), filter: 'memory', view: 'flag', k: 5 });
+    const r = new RagfreshRetriever({
+      vectorStore: store(),
+      dialect: 'memory',
+      view: 'flag',
+      k: 5,
+    });
     const docs = await r.invoke(sim.pageFacts(sim.urls('docs-0')[0]!).phrase);
     expect(docs.length).toBe(5);
     expect(docs.every((d) => d.metadata.rf_current === true)).toBe(true);
-    expect(() => new RagfreshRetriever({ vectorStore: store(), filter: 'memory' })).toThrow(
+    expect(() => new RagfreshRetriever({ vectorStore: store(), dialect: 'memory' })).toThrow(
       /readEpoch/,
     );
     expect(() =>
@@ -189,7 +199,7 @@ describe('RagfreshRetriever: current view', () => {
     const r = new RagfreshRetriever({
       vectorStore: store(),
       readEpoch: async () => connector.readEpoch(),
-      filter: (view) => {
+      dialect: (view) => {
         views.push(view);
         const current = currentViewFilter('memory', view);
         return (doc: DocumentInterface) => current(doc) && doc.metadata.rf_doc === docId;

@@ -1,0 +1,192 @@
+import { Document } from '@langchain/core/documents';
+import { FIELDS, HEADING_SEPARATOR, sha256Hex } from '@ragfresh/core';
+import {
+  type PreparedDocument,
+  prepareDocumentWithSplitter,
+  type SectionSplitter,
+  type TokenCounter,
+} from '@ragfresh/extract';
+
+/** Where a loaded page's text came from in this run. */
+export type PageOrigin =
+  /** Fetched (200) and extracted now. */
+  | 'fetched'
+  /** The server answered 304: the stored copy, re-emitted with no body and no parse. */
+  | 'not-modified'
+  /** The page failed, was not the document, was gone-but-unconfirmed or deferred: the last good copy. */
+  | 'last-good';
+
+/** One page as the loader saw it: the prepared version plus the facts of the fetch that made it. */
+export interface LoadedPage {
+  /** The URL as listed (first of its identity). */
+  readonly url: string;
+  /** The identity-policy URL: `metadata.source`, `index()`'s group id. */
+  readonly identityUrl: string;
+  readonly documentId: string;
+  readonly sourceId: string;
+  readonly title: string;
+  readonly canonicalUrl?: string;
+  readonly prepared: PreparedDocument;
+  readonly fetch: {
+    /** When the version was fetched (a copy keeps the time of the fetch that produced it). */
+    readonly retrievedAt: string;
+    readonly finalUrl: string;
+    readonly status: number;
+    /** Validators for the next conditional request (tagged with the loader's pipeline key). */
+    readonly validators: {
+      readonly etag?: string;
+      readonly lastModified?: string;
+      readonly pipelineKey?: string;
+    };
+    readonly etag?: string;
+    readonly lastModified?: string;
+    readonly sourceModifiedAt?: string;
+    readonly rawDigest?: string;
+  };
+  /** Absent on stored copies; set on every page a load yields. */
+  readonly origin?: PageOrigin;
+}
+
+/**
+ * Keys of loader Documents besides core's `FIELDS`. LangChain's `index()` refuses `hash_`,
+ * `content_hash` and `metadata_hash`, so the hashes are `chunk_hash` (sha256 of the chunk text)
+ * and `page_hash` (hash of the page's normalised text).
+ */
+export const LOADER_FIELDS = Object.freeze({ chunkHash: 'chunk_hash', pageHash: 'page_hash' });
+
+/** Key under which volatile values go with `volatileMetadata: 'nested'`. */
+export const VOLATILE_KEY = 'rf_volatile';
+
+/**
+ * Where volatile values (retrieval time, Last-Modified, ETag, HTTP status) go:
+ * `false` (default) nowhere — what `index()` hashes stays identical between runs, and the
+ * retriever looks fetch times and stale state up in ragfresh's state at query time; `'nested'`
+ * under `rf_volatile` (not hashed by `index()`, values of the first run stick); `true` flat keys
+ * (every run re-embeds everything under `index()`).
+ */
+export type VolatileMetadata = boolean | 'nested';
+
+/** A user's splitter (a LangChain `TextSplitter`) and the stable name of its settings. */
+export interface LoaderSplitter {
+  readonly splitter: SectionSplitter;
+  /** Part of every versionId and of the pipeline key; default derived from the splitter's class and settings. */
+  readonly name: string;
+}
+
+/** A stable name for a LangChain TextSplitter: class plus a hash of its serialisable settings. */
+export function splitterName(splitter: SectionSplitter): string {
+  const s = splitter as SectionSplitter & {
+    lc_kwargs?: Record<string, unknown>;
+    chunkSize?: number;
+    chunkOverlap?: number;
+  };
+  const settings = s.lc_kwargs ?? { chunkSize: s.chunkSize, chunkOverlap: s.chunkOverlap };
+  const keys = Object.keys(settings).sort();
+  const kind = splitter.constructor?.name || 'splitter';
+  return `${kind}:${sha256Hex(JSON.stringify(settings, keys)).slice(0, 12)}`;
+}
+
+/**
+ * Re-cuts a prepared page with a user's splitter (per ragfresh section, heading paths kept, ids
+ * deterministic, the splitter's name in the versionId). Markdown only: nothing is parsed again.
+ */
+export async function recut(
+  prepared: PreparedDocument,
+  splitter: LoaderSplitter,
+  counter: TokenCounter,
+): Promise<PreparedDocument> {
+  const provenance = prepared.chunks[0]?.provenance;
+  if (provenance === undefined) return prepared;
+  return prepareDocumentWithSplitter(
+    {
+      documentId: prepared.documentId,
+      sourceId: prepared.sourceId,
+      markdown: prepared.text,
+      normalized: true,
+      provenance,
+      chunking: { counter },
+    },
+    splitter,
+  );
+}
+
+type Flat = Record<string, string | number | boolean>;
+
+/** What `index()` hashes of every Document of a page: nothing that changes between two fetches. */
+export function stablePageMetadata(page: LoadedPage): Flat {
+  const first = page.prepared.chunks[0]?.provenance;
+  return {
+    [FIELDS.source]: page.identityUrl,
+    [FIELDS.documentId]: page.documentId,
+    [FIELDS.sourceId]: page.sourceId,
+    [FIELDS.versionId]: page.prepared.versionId,
+    [FIELDS.url]: page.url,
+    [FIELDS.finalUrl]: page.fetch.finalUrl,
+    ...(page.canonicalUrl === undefined ? {} : { [FIELDS.canonicalUrl]: page.canonicalUrl }),
+    [FIELDS.title]: page.title,
+    [LOADER_FIELDS.pageHash]: page.prepared.contentHash,
+    [FIELDS.acquisition]: first?.acquisition ?? 'raw',
+    ...(first?.authority === undefined ? {} : { [FIELDS.authority]: first.authority }),
+  };
+}
+
+/** The values that change between two fetches of an unchanged page. */
+export function volatileMetadata(page: LoadedPage): Record<string, string | number> {
+  return {
+    [FIELDS.retrievedAt]: page.fetch.retrievedAt,
+    ...(page.fetch.sourceModifiedAt === undefined
+      ? {}
+      : { [FIELDS.sourceModifiedAt]: page.fetch.sourceModifiedAt }),
+    ...(page.fetch.etag === undefined ? {} : { etag: page.fetch.etag }),
+    ...(page.fetch.lastModified === undefined ? {} : { last_modified: page.fetch.lastModified }),
+    http_status: page.fetch.status,
+  };
+}
+
+function withVolatile(
+  stable: Flat,
+  page: LoadedPage,
+  mode: VolatileMetadata,
+): Record<string, unknown> {
+  if (mode === false) return stable;
+  const volatile = volatileMetadata(page);
+  return mode === 'nested' ? { ...stable, [VOLATILE_KEY]: volatile } : { ...stable, ...volatile };
+}
+
+/** One Document per chunk: `id` = chunk id (also `rf_chunk`), `source` = the page URL. */
+export function chunkDocuments(page: LoadedPage, mode: VolatileMetadata = false): Document[] {
+  const stable = stablePageMetadata(page);
+  return page.prepared.chunks.map(
+    (chunk) =>
+      new Document({
+        id: chunk.chunkId,
+        pageContent: chunk.text,
+        metadata: withVolatile(
+          {
+            ...stable,
+            [FIELDS.chunkId]: chunk.chunkId,
+            [FIELDS.ordinal]: chunk.ordinal,
+            [FIELDS.heading]: chunk.headingPath.join(HEADING_SEPARATOR),
+            [FIELDS.headingPath]: JSON.stringify(chunk.headingPath),
+            [LOADER_FIELDS.chunkHash]: chunk.contentHash,
+            [FIELDS.tokenCount]: chunk.tokenCount,
+          },
+          page,
+          mode,
+        ),
+      }),
+  );
+}
+
+/** One Document for a whole page: `id` = documentId. */
+export function pageDocument(page: LoadedPage, mode: VolatileMetadata = false): Document {
+  return new Document({
+    id: page.documentId,
+    pageContent: page.prepared.text,
+    metadata: withVolatile(
+      { ...stablePageMetadata(page), rf_chunks: page.prepared.chunks.length },
+      page,
+      mode,
+    ),
+  });
+}
