@@ -153,3 +153,22 @@ export function groupNearDuplicates(
   });
   return [...groups.values()];
 }
+
+/**
+ * A duplicate-group id per item, for flat chunk metadata: items of one near-duplicate group
+ * (see {@link groupNearDuplicates}) share `rf-dup:<smallest fingerprint in the group>`, so a
+ * reader can collapse a group to one result that cites every URL. Deterministic for a set of
+ * items, whatever their order; an item alone gets its own fingerprint's id.
+ */
+export function duplicateGroupIds(
+  items: readonly NearDuplicateItem[],
+  options: { readonly maxDistance?: number } = {},
+): Map<string, string> {
+  const fingerprintOf = new Map(items.map((it) => [it.id, it.fingerprint]));
+  const out = new Map<string, string>();
+  for (const group of groupNearDuplicates(items, options)) {
+    const key = group.map((id) => fingerprintOf.get(id) ?? '').sort()[0] ?? '';
+    for (const id of group) out.set(id, `rf-dup:${key}`);
+  }
+  return out;
+}
