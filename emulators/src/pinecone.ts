@@ -327,7 +327,6 @@ export async function startPineconeEmulator(
         fields: { _values: { type: 'dense_vector', dimension: ix.dimension, metric: ix.metric } },
       },
       deletion_protection: 'disabled',
-      tags: null,
     };
   }
 
