@@ -19,6 +19,32 @@ import {
 
 type Options = Omit<MemoryConnectorOptions, 'capabilities'>;
 
+/**
+ * The memory connector with the base class's batch hooks: each loops over the single-version
+ * hook, so a connector that breaks a single hook breaks the batch forms core uses too.
+ */
+class SingleHookMemoryConnector extends MemoryConnector {
+  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+    for (const p of patches) await this._patchValidity(p.documentId, p.versionId, p.patch);
+  }
+  protected override async _countMany(refs: readonly VersionRef[]): Promise<number[]> {
+    const out: number[] = [];
+    for (const r of refs) out.push((await this._list(r.documentId, r.versionId, false)).length);
+    return out;
+  }
+  protected override async _listMany(
+    documentIds: readonly string[],
+    withEmbeddings: boolean,
+  ): Promise<ListedChunk[]> {
+    const out: ListedChunk[] = [];
+    for (const id of documentIds) out.push(...(await this._list(id, undefined, withEmbeddings)));
+    return out;
+  }
+  protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
+    for (const r of refs) await this._deleteVersion(r.documentId, r.versionId);
+  }
+}
+
 /** (1) Answers epoch readers from rf_current flags: promotion is not a snapshot, flags flip one chunk at a time. */
 export class FlagsAsEpochConnector extends MemoryConnector {
   constructor(options: Options = {}) {
@@ -86,7 +112,7 @@ export const LAGGING_INDEX_MS = 1_000;
  * behind; the middle chunk of each write (the one core probes) is indexed first. Declares
  * immediate visibility, so verifyQueryable returns ok before the data is searchable.
  */
-export class LaggingIndexConnector extends MemoryConnector {
+export class LaggingIndexConnector extends SingleHookMemoryConnector {
   readonly #pending = new Map<string, { chunk: StoredChunk; landsAt: number }>();
   constructor(options: Options = {}) {
     super({ ...options, capabilities: { store: 'broken-lagging-index' } });
@@ -169,7 +195,7 @@ export class LaggingIndexConnector extends MemoryConnector {
 }
 
 /** (5) Deletes a version one page of 4 chunks deep: retirement leaves chunks behind. */
-export class LeakyRetireConnector extends MemoryConnector {
+export class LeakyRetireConnector extends SingleHookMemoryConnector {
   constructor(options: Options = {}) {
     super({ ...options, capabilities: { store: 'broken-leaky-retire' } });
   }
