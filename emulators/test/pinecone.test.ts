@@ -360,3 +360,193 @@ describe('Pinecone emulator: eventual consistency and faults', () => {
     expect(emu.faults.injected['429']).toBeGreaterThan(0);
   });
 });
+
+describe('Pinecone emulator: modes that model the real service', () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('lags fetch, list and query separately per namespace, with one LSN counter per namespace', async () => {
+    const slow = await startPineconeEmulator({
+      lags: (name) =>
+        name === 'slow'
+          ? { fetchMs: 0, listMs: 100, queryMs: 250 }
+          : { fetchMs: 0, listMs: 0, queryMs: 0 },
+    });
+    try {
+      const h = await slow.createIndex('lag', 3);
+      const up = await call(
+        'POST',
+        '/vectors/upsert',
+        { namespace: 'slow', vectors: [vec('a', [1, 0, 0])] },
+        { base: h },
+      );
+      expect(up.headers.get('x-pinecone-request-lsn')).toBe('1');
+      const other = await call(
+        'POST',
+        '/vectors/upsert',
+        { namespace: 'fast', vectors: [vec('b', [1, 0, 0])] },
+        { base: h },
+      );
+      expect(other.headers.get('x-pinecone-request-lsn')).toBe('1');
+      const fetched = await call('GET', '/vectors/fetch?ids=a&namespace=slow', undefined, {
+        base: h,
+      });
+      expect(Object.keys(fetched.json.vectors)).toEqual(['a']);
+      const listed = await call('GET', '/vectors/list?namespace=slow', undefined, { base: h });
+      expect(listed.json.vectors).toEqual([]);
+      const q = await call(
+        'POST',
+        '/query',
+        { namespace: 'slow', vector: [1, 0, 0], topK: 5 },
+        { base: h },
+      );
+      expect(q.json.matches).toEqual([]);
+      expect(q.headers.get('x-pinecone-max-indexed-lsn')).toBe('0');
+      await sleep(300);
+      const q2 = await call(
+        'POST',
+        '/query',
+        { namespace: 'slow', vector: [1, 0, 0], topK: 5 },
+        { base: h },
+      );
+      expect(q2.json.matches.map((m: { id: string }) => m.id)).toEqual(['a']);
+      expect(q2.headers.get('x-pinecone-max-indexed-lsn')).toBe('1');
+      const fast = await call(
+        'POST',
+        '/query',
+        { namespace: 'fast', vector: [1, 0, 0], topK: 5 },
+        { base: h },
+      );
+      expect(fast.json.matches.length).toBe(1);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('evaluates a filtered update against the lagging index and says so in matchedRecords', async () => {
+    const lagging = await startPineconeEmulator({ lags: { fetchMs: 0, listMs: 0, queryMs: 200 } });
+    try {
+      const h = await lagging.createIndex('upd', 3);
+      await call(
+        'POST',
+        '/vectors/upsert',
+        { namespace: 'n', vectors: [vec('a', [1, 0, 0], { d: 'x' })] },
+        { base: h },
+      );
+      const early = await call(
+        'POST',
+        '/vectors/update',
+        { namespace: 'n', filter: { d: { $eq: 'x' } }, setMetadata: { p: 1 } },
+        { base: h },
+      );
+      expect(early.json).toEqual({ matchedRecords: 0 });
+      await sleep(250);
+      const late = await call(
+        'POST',
+        '/vectors/update',
+        { namespace: 'n', filter: { d: { $eq: 'x' } }, setMetadata: { p: 2 } },
+        { base: h },
+      );
+      expect(late.json).toEqual({ matchedRecords: 1 });
+      const f = await call('GET', '/vectors/fetch?ids=a&namespace=n', undefined, { base: h });
+      expect(f.json.vectors.a.metadata).toEqual({ d: 'x', p: 2 });
+    } finally {
+      await lagging.close();
+    }
+  });
+
+  it('accepts duplicate ids in one upsert (the last wins), refuses query results over 4 MB and namespaces over the quota', async () => {
+    const quota = await startPineconeEmulator({ maxNamespaces: 1 });
+    try {
+      const h = await quota.createIndex('q', 1000);
+      const v = (id: string) =>
+        vec(
+          id,
+          Array.from({ length: 1000 }, (_, i) => (i + 1) / 1000),
+        );
+      const dup = await call(
+        'POST',
+        '/vectors/upsert',
+        { namespace: 'a', vectors: [vec('x', new Array(1000).fill(1)), v('x')] },
+        { base: h },
+      );
+      expect(dup.status).toBe(200);
+      for (let i = 0; i < 6; i++) {
+        const vectors = Array.from({ length: 100 }, (_, j) => v(`r${i}-${j}`));
+        expect(
+          (await call('POST', '/vectors/upsert', { namespace: 'a', vectors }, { base: h })).status,
+        ).toBe(200);
+      }
+      const big = await call(
+        'POST',
+        '/query',
+        { namespace: 'a', vector: v('q').values, topK: 600, includeValues: true },
+        { base: h },
+      );
+      expect(big.status).toBe(400);
+      expect(big.json.message).toMatch(/exceeds the 4MB limit/);
+      const small = await call(
+        'POST',
+        '/query',
+        { namespace: 'a', vector: v('q').values, topK: 600 },
+        { base: h },
+      );
+      expect(small.status).toBe(200);
+      const second = await call(
+        'POST',
+        '/vectors/upsert',
+        { namespace: 'b', vectors: [v('y')] },
+        { base: h },
+      );
+      expect(second.status).toBe(400);
+      expect(second.json.message).toMatch(/Namespace quota exceeded/);
+    } finally {
+      await quota.close();
+    }
+  });
+
+  it('Pinecone Local 2025-01 mode: refuses the 2026-07 create body, accepts the 2025-01 one, sends no LSN headers, refuses update by filter', async () => {
+    const local = await startPineconeEmulator({ mode: 'local-2025-01' });
+    try {
+      const modern = await call(
+        'POST',
+        '/indexes',
+        {
+          name: 'm',
+          schema: { fields: { _values: { type: 'dense_vector', dimension: 3, metric: 'cosine' } } },
+        },
+        { base: local.url },
+      );
+      expect(modern.status).toBe(400);
+      const created = await call(
+        'POST',
+        '/indexes',
+        {
+          name: 'l',
+          dimension: 3,
+          metric: 'cosine',
+          spec: { serverless: { cloud: 'aws', region: 'us-east-1' } },
+        },
+        { base: local.url },
+      );
+      expect(created.status).toBe(201);
+      expect(created.json).toMatchObject({ name: 'l', dimension: 3, metric: 'cosine' });
+      const h = `http://${created.json.host}`;
+      const up = await call(
+        'POST',
+        '/vectors/upsert',
+        { vectors: [vec('a', [1, 0, 0], { d: 'x' })] },
+        { base: h },
+      );
+      expect(up.headers.get('x-pinecone-request-lsn')).toBeNull();
+      const upd = await call(
+        'POST',
+        '/vectors/update',
+        { filter: { d: { $eq: 'x' } }, setMetadata: { p: 1 } },
+        { base: h },
+      );
+      expect(upd.status).toBe(501);
+    } finally {
+      await local.close();
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type QdrantEmulator, startQdrantEmulator } from '../src/index.js';
+import { CLOUD_STRICT_MODE, type QdrantEmulator, startQdrantEmulator } from '../src/index.js';
 
 let emu: QdrantEmulator;
 let n = 0;
@@ -318,5 +318,114 @@ describe('Qdrant emulator: faults', () => {
     expect((await call('POST', `/collections/${c}/points/count`, {})).json.result.count).toBe(1);
     await call('PUT', `/collections/${c}/points?wait=true`, { points: [point(2, [1, 0, 0], {})] });
     expect((await call('POST', `/collections/${c}/points/count`, {})).json.result.count).toBe(2);
+  });
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: the tests read the service's JSON bodies field by field
+type Json = any;
+
+describe('Qdrant emulator: modes that model the real service', () => {
+  it('strict mode (Qdrant Cloud default): refuses filters on unindexed keys with 400, accepts indexed ones', async () => {
+    const strict = await startQdrantEmulator({ strictMode: CLOUD_STRICT_MODE });
+    try {
+      const at = (path: string, method: string, b: unknown) =>
+        fetch(`${strict.url}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(b),
+        }).then(async (r) => ({ status: r.status, json: (await r.json()) as Json }));
+      await at('/collections/s', 'PUT', { vectors: { size: 2, distance: 'Cosine' } });
+      await at('/collections/s/points?wait=true', 'PUT', {
+        points: [{ id: 1, vector: [1, 0], payload: { e: 0 } }],
+      });
+      const filter = { must: [{ key: 'e', match: { value: 0 } }] };
+      const refused = await at('/collections/s/points/payload?wait=true', 'POST', {
+        payload: { e: 1 },
+        filter,
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.json.status.error).toMatch(
+        /^Bad request: Index required but not found for "e" of one of the following types: \[integer\]/,
+      );
+      const count = await at('/collections/s/points/count', 'POST', { filter });
+      expect(count.status).toBe(400);
+      await at('/collections/s/index?wait=true', 'PUT', {
+        field_name: 'e',
+        field_schema: 'integer',
+      });
+      expect(
+        (await at('/collections/s/points/payload?wait=true', 'POST', { payload: { e: 1 }, filter }))
+          .status,
+      ).toBe(200);
+      // A collection created with its own strict_mode_config keeps it.
+      await at('/collections/open', 'PUT', {
+        vectors: { size: 2, distance: 'Cosine' },
+        strict_mode_config: { enabled: false },
+      });
+      expect((await at('/collections/open/points/count', 'POST', { filter })).status).toBe(200);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('scripted 408, 403 and 429 with and without Retry-After; slow writes answer wait_timeout (with timeout) or 408', async () => {
+    const c = await collection(2);
+    emu.inject({
+      status: 429,
+      retryAfterSeconds: 3,
+      route: 'POST /collections/{name}/points/count',
+    });
+    emu.inject({ status: 429, route: 'POST /collections/{name}/points/count' });
+    emu.inject({ status: 408, route: 'POST /collections/{name}/points/count' });
+    emu.inject({ status: 403, route: 'POST /collections/{name}/points/count' });
+    const a = await call('POST', `/collections/${c}/points/count`, {});
+    expect([a.status, a.headers.get('retry-after')]).toEqual([429, '3']);
+    const b = await call('POST', `/collections/${c}/points/count`, {});
+    expect([b.status, b.headers.get('retry-after')]).toEqual([429, null]);
+    expect((await call('POST', `/collections/${c}/points/count`, {})).status).toBe(408);
+    expect((await call('POST', `/collections/${c}/points/count`, {})).status).toBe(403);
+    expect((await call('POST', `/collections/${c}/points/count`, {})).status).toBe(200);
+
+    emu.inject({ slowWriteMs: 200, route: 'PUT /collections/{name}/points' });
+    const w = await call('PUT', `/collections/${c}/points?wait=true&timeout=0`, {
+      points: [point(1, [1, 0], {})],
+    });
+    expect(w.json.result.status).toBe('wait_timeout');
+    expect((await call('POST', `/collections/${c}/points/count`, {})).json.result.count).toBe(0);
+    emu.inject({ slowWriteMs: 200, route: 'PUT /collections/{name}/points' });
+    const t = await call('PUT', `/collections/${c}/points?wait=true`, {
+      points: [point(2, [1, 0], {})],
+    });
+    expect(t.status).toBe(408);
+    await new Promise((r) => setTimeout(r, 450));
+    expect((await call('POST', `/collections/${c}/points/count`, {})).json.result.count).toBe(2);
+  });
+
+  it('a pre-1.17 server ignores update_mode (insert_only overwrites)', async () => {
+    const old = await startQdrantEmulator({ version: '1.16.0' });
+    try {
+      const put = (b: unknown) =>
+        fetch(`${old.url}/collections/o/points?wait=true`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(b),
+        });
+      await fetch(`${old.url}/collections/o`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ vectors: { size: 2, distance: 'Cosine' } }),
+      });
+      await put({ points: [point(1, [1, 0], { v: 1 })] });
+      await put({ update_mode: 'insert_only', points: [point(1, [1, 0], { v: 2 })] });
+      const got = await fetch(`${old.url}/collections/o/points`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ids: [1], with_payload: true }),
+      }).then((r) => r.json() as Promise<Json>);
+      expect(got.result[0].payload).toEqual({ v: 2 });
+      expect(old.ignoredFields).toEqual(['PointsList.update_mode']);
+    } finally {
+      await old.close();
+    }
   });
 });
