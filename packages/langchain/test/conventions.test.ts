@@ -30,7 +30,7 @@ afterAll(async () => {
 
 /** The test store with MMR (as LangChain's MemoryVectorStore has it). */
 class MmrVectorStore extends IdVectorStore {
-  async maxMarginalRelevanceSearch(
+  override async maxMarginalRelevanceSearch(
     query: string,
     options: MaxMarginalRelevanceSearchOptions<this['FilterType']>,
   ): Promise<DocumentInterface[]> {
