@@ -19,6 +19,9 @@ commands:
   inspect <url>              version history of one document, with reasons
   reextract                  re-run extraction from stored raw snapshots (no network)
   demo                       offline end-to-end demo on a simulated web
+  import --source id <file|->  import a crawler export (see docs/import.md)
+  reconcile --source id --inventory <file>   nominate live documents missing from an inventory
+  serve --source id [--port n]  webhook receiver (POST /hooks/apify, /hooks/webscraper)
 
 options: --config <file>  --json  --quiet`;
 
@@ -32,6 +35,9 @@ export const COMMANDS = [
   'query',
   'inspect',
   'reextract',
+  'import',
+  'reconcile',
+  'serve',
 ] as const;
 
 function parse(argv: string[]) {
@@ -55,6 +61,8 @@ function parse(argv: string[]) {
 export type ParsedArgs = ReturnType<typeof parse>;
 
 async function main(argv: string[]): Promise<number> {
+  if (['import', 'reconcile', 'serve'].includes(argv[0] ?? '') && !argv.includes('--help'))
+    return (await import('./import.js')).runImportCommand(argv);
   let parsed: ParsedArgs;
   try {
     parsed = parse(argv);

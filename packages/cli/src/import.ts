@@ -1,0 +1,352 @@
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { isRagfreshError } from '@ragfresh/core';
+import {
+  type CheckpointPolicy,
+  decideCheckpoint,
+  EngineContext,
+  EXPORT_FORMATS,
+  type ExportCoverage,
+  type ExportFormat,
+  FileCheckpointStore,
+  type ImportReport,
+  importRows,
+  type ParsedExport,
+  parseExport,
+  reconcileInventory,
+  type WebScraperMapping,
+} from '@ragfresh/engine';
+import { loadConfig, type ResolvedConfig, type ResolvedSource } from './config.js';
+import { EXIT } from './exit.js';
+import { createLogger, type Logger } from './log.js';
+import type { Runtime } from './runtime.js';
+
+type Print = (s: string) => void;
+
+class UsageError extends Error {}
+
+/** Options shared by `import`, `reconcile` and `serve` (bin.ts hands these commands their own argv). */
+export function parseImportArgs(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      quiet: { type: 'boolean', default: false },
+      source: { type: 'string' },
+      format: { type: 'string', default: 'crawler' },
+      map: { type: 'string', multiple: true },
+      'job-status': { type: 'string' },
+      rechunk: { type: 'boolean', default: false },
+      'fetched-at': { type: 'string' },
+      coverage: { type: 'string' },
+      checkpoint: { type: 'string', default: 'never' },
+      since: { type: 'string' },
+      'crawl-started-at': { type: 'string' },
+      overlap: { type: 'string' },
+      'batch-size': { type: 'string' },
+      inventory: { type: 'string' },
+      'show-checkpoint': { type: 'boolean', default: false },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'secret-env': { type: 'string' },
+      'apify-base-url': { type: 'string' },
+      'apify-token-env': { type: 'string' },
+      'webscraper-base-url': { type: 'string' },
+      'webscraper-token-env': { type: 'string' },
+      'max-body': { type: 'string' },
+      'page-size': { type: 'string' },
+    },
+  });
+}
+
+export type ImportArgs = ReturnType<typeof parseImportArgs>['values'];
+
+export function sourceOf(config: ResolvedConfig, id: string | undefined): ResolvedSource {
+  if (id === undefined)
+    throw new UsageError('--source <id> is required; name the source the export belongs to.');
+  const source = config.sources.find((s) => s.id === id);
+  if (source === undefined)
+    throw new UsageError(
+      `source "${id}" is not in the config; use one of ${config.sources.map((s) => s.id).join(', ')}.`,
+    );
+  return source;
+}
+
+export function formatOf(v: string | undefined): ExportFormat {
+  const f = (v ?? 'crawler') as ExportFormat;
+  if (!EXPORT_FORMATS.includes(f))
+    throw new UsageError(`--format ${v} is unknown; use one of ${EXPORT_FORMATS.join(', ')}.`);
+  return f;
+}
+
+/** `--map url=page-href --map text=body`: Web Scraper columns by role. */
+export function mappingOf(maps: readonly string[] | undefined): WebScraperMapping {
+  const out: { url?: string; text?: string[]; title?: string; loadedTime?: string } = {};
+  for (const m of maps ?? []) {
+    const [role, column] = m.split('=', 2);
+    if (column === undefined || column === '')
+      throw new UsageError(`--map ${m} is not role=column; e.g. --map text=body.`);
+    if (role === 'text') out.text = [...(out.text ?? []), column];
+    else if (role === 'url' || role === 'title' || role === 'loadedTime') out[role] = column;
+    else throw new UsageError(`--map ${role} is unknown; map url, text, title or loadedTime.`);
+  }
+  return out;
+}
+
+function positiveInt(v: string | undefined, flag: string, fallback: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`${flag} ${v} is not a positive integer.`);
+  return n;
+}
+
+/** Coverage is what the export proves, unless the user states the explicit policy `--coverage complete`. */
+export function coverageOf(parsed: ParsedExport, flag: string | undefined): ExportCoverage {
+  if (flag === undefined) return parsed.coverage;
+  if (flag !== 'complete' && flag !== 'partial')
+    throw new UsageError(`--coverage ${flag} is unknown; use complete or partial.`);
+  if (flag === 'partial') return { complete: false, reasons: ['--coverage partial'] };
+  // An export that shows it stopped early stays partial whatever the flag says.
+  if (!parsed.coverage.complete && parsed.format !== 'crawler' && parsed.format !== 'apify-wcc')
+    return parsed.coverage;
+  return { complete: true, reasons: [] };
+}
+
+async function readInput(file: string): Promise<string> {
+  if (file === '-') {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  try {
+    return await readFile(resolve(file), 'utf8');
+  } catch {
+    throw new UsageError(`cannot read ${file}; give a readable export file or - for stdin.`);
+  }
+}
+
+/** An engine context over the runtime's parts, with the import's batch size (one publish batch per import chunk). */
+export function importContext(rt: Runtime, log: Logger, batchSize: number): EngineContext {
+  return new EngineContext({
+    sources: rt.config.sources,
+    connector: rt.connector,
+    state: rt.state,
+    publisher: rt.publisher,
+    fetcher: rt.fetcher,
+    pipeline: rt.pipeline,
+    embeddings: rt.embeddings,
+    snapshots: rt.snapshots,
+    log,
+    metrics: rt.metrics,
+    batchSize,
+    deletion: {
+      goneChecks: rt.config.goneChecks,
+      minGoneAgeMs: rt.config.minGoneAgeMs,
+      autoApprove: rt.config.autoApproveDeletions,
+    },
+  });
+}
+
+export function renderImport(r: ImportReport): string {
+  const c = r.counts;
+  const lines = [
+    `imported ${c.rows} rows into ${r.sourceId}: ${c.published} published, ${c.unchanged} unchanged, ${c.observed} observed, ${c.stale} stale, ${c.review} to review, ${c.deletionProposed} deletion proposals, ${c.ignored} ignored, ${c.rejected} quarantined; ${c.chunksEmbedded} chunks embedded.`,
+    `coverage: ${r.coverage.complete ? 'complete' : `partial (${r.coverage.reasons.join('; ')})`}`,
+  ];
+  for (const g of r.duplicateGroups)
+    lines.push(`duplicate group ${g.id}: ${g.documents.map((d) => d.url).join(', ')}`);
+  for (const e of r.events)
+    lines.push(
+      `  ${e.event.padEnd(18)} ${e.url}${e.reasons.length > 0 ? `  (${e.reasons.join('; ')})` : ''}`,
+    );
+  return lines.join('\n');
+}
+
+async function importCommand(
+  rt: Runtime,
+  v: ImportArgs,
+  file: string | undefined,
+  log: Logger,
+  print: Print,
+): Promise<number> {
+  const source = sourceOf(rt.config, v.source);
+  const checkpoints = new FileCheckpointStore(join(rt.config.dataDir, 'imports'));
+  if (v['show-checkpoint'] === true) {
+    const c = await checkpoints.get(source.id);
+    print(
+      c === undefined ? `no checkpoint for ${source.id}` : v.json ? JSON.stringify(c) : c.since,
+    );
+    return EXIT.ok;
+  }
+  if (file === undefined)
+    throw new UsageError(
+      'import needs a file (or - for stdin); e.g. ragfresh import --source docs delta.jsonl.',
+    );
+  const policy = v.checkpoint as CheckpointPolicy;
+  if (policy !== 'never' && policy !== 'complete-coverage')
+    throw new UsageError(
+      `--checkpoint ${String(v.checkpoint)} is unknown; use never or complete-coverage.`,
+    );
+  const parsed = parseExport(await readInput(file), {
+    format: formatOf(v.format),
+    webscraper: mappingOf(v.map),
+    ...(v['job-status'] === undefined ? {} : { jobStatus: v['job-status'] }),
+  });
+  const coverage = coverageOf(parsed, v.coverage);
+  const ctx = importContext(rt, log, positiveInt(v['batch-size'], '--batch-size', 25));
+  const report = await importRows(ctx, {
+    source,
+    rows: parsed.rows,
+    label: file === '-' ? 'stdin' : file,
+    coverage,
+    chunking: v.rechunk === true ? 'rechunk' : 'provided',
+    ...(v['fetched-at'] === undefined ? {} : { fetchedAt: v['fetched-at'] }),
+  });
+  const previous = await checkpoints.get(source.id);
+  const decision = decideCheckpoint({
+    policy,
+    coverage,
+    ...(previous === undefined ? {} : { previous }),
+    ...(v.since === undefined ? {} : { crawledSince: v.since }),
+    ...(v['crawl-started-at'] === undefined ? {} : { crawlStartedAt: v['crawl-started-at'] }),
+    ...(v.overlap === undefined ? {} : { overlapMs: positiveInt(v.overlap, '--overlap', 1) }),
+  });
+  if (decision.advance)
+    await checkpoints.put({
+      sourceId: source.id,
+      since: decision.since!,
+      advancedAt: ctx.nowIso(),
+      basis: `crawl started ${v['crawl-started-at']}, complete coverage`,
+    });
+  if (v.json)
+    print(JSON.stringify({ report, unreadable: parsed.unreadable, checkpoint: decision }, null, 2));
+  else {
+    print(renderImport(report));
+    for (const u of parsed.unreadable) print(`  unreadable         row ${u.line}  (${u.reason})`);
+    print(
+      decision.advance
+        ? `checkpoint: advanced to ${decision.since}`
+        : `checkpoint: kept (${decision.reasons.join('; ')})`,
+    );
+  }
+  return EXIT.ok;
+}
+
+/** Every URL an inventory lists: an export of any format, or a plain list (one URL a line, or a JSON array of strings). */
+function inventoryUrls(
+  text: string,
+  format: ExportFormat,
+  map: WebScraperMapping,
+  jobStatus: string | undefined,
+): { urls: string[]; parsed?: ParsedExport } {
+  const t = text.trim();
+  if (t.startsWith('[') && /^\[\s*("|\])/.test(t)) return { urls: JSON.parse(t) as string[] };
+  if (!t.startsWith('[') && !t.startsWith('{') && format !== 'webscraper')
+    return {
+      urls: t
+        .split(/\r?\n/)
+        .map((l) => l.trim())
+        .filter((l) => l !== '' && !l.startsWith('#')),
+    };
+  const parsed = parseExport(text, {
+    format,
+    webscraper: map.text === undefined ? { ...map, text: ['-'] } : map,
+    ...(jobStatus === undefined ? {} : { jobStatus }),
+  });
+  return { urls: parsed.rows.map((r) => r.url), parsed };
+}
+
+async function reconcileCommand(
+  rt: Runtime,
+  v: ImportArgs,
+  log: Logger,
+  print: Print,
+): Promise<number> {
+  const source = sourceOf(rt.config, v.source);
+  if (v.inventory === undefined)
+    throw new UsageError(
+      'reconcile needs --inventory <file>: the URLs that exist, from a crawl with complete coverage.',
+    );
+  const { urls, parsed } = inventoryUrls(
+    await readInput(v.inventory),
+    formatOf(v.format),
+    mappingOf(v.map),
+    v['job-status'],
+  );
+  // A plain list proves nothing by itself: the user states its coverage explicitly.
+  const coverage: ExportCoverage =
+    parsed === undefined
+      ? v.coverage === 'complete'
+        ? { complete: true, reasons: [] }
+        : {
+            complete: false,
+            reasons: [
+              'a URL list proves no coverage; pass --coverage complete if it is the whole site',
+            ],
+          }
+      : coverageOf(parsed, v.coverage);
+  const ctx = importContext(rt, log, 25);
+  const r = await reconcileInventory(ctx, { source, urls, coverage, label: v.inventory });
+  if (v.json) print(JSON.stringify(r, null, 2));
+  else if (r.refused !== undefined) {
+    print(
+      `nothing nominated: the inventory's coverage is partial (${r.refused.join('; ')}); ${r.missing.length} live documents are not in it.`,
+    );
+    return EXIT.usage;
+  } else {
+    print(
+      `${r.missing.length} live documents of ${r.sourceId} are not in the inventory (${r.listed} listed); ${r.nominated} nominated for deletion review (ragfresh review list).`,
+    );
+    for (const m of r.missing) print(`  missing  ${m.url}`);
+  }
+  return r.refused === undefined ? EXIT.ok : EXIT.usage;
+}
+
+/** `ragfresh import|reconcile|serve`: loads the config and runtime, runs the command, closes. */
+export async function runImportCommand(argv: string[]): Promise<number> {
+  const print: Print = (s) => process.stdout.write(`${s}\n`);
+  let parsed: ReturnType<typeof parseImportArgs>;
+  try {
+    parsed = parseImportArgs(argv);
+  } catch (err) {
+    process.stderr.write(`ragfresh: ${(err as Error).message}; see \`ragfresh --help\`.\n`);
+    return EXIT.usage;
+  }
+  const { values: v, positionals } = parsed;
+  const [command, file] = positionals;
+  const log = createLogger({ quiet: v.quiet === true, ...(v.json ? { json: true } : {}) });
+  try {
+    const config = await loadConfig(v.config);
+    if (command === 'serve') {
+      const { serveCommand } = await import('./serve.js');
+      return await serveCommand(config, v, log, print);
+    }
+    if (v.source !== undefined) sourceOf(config, v.source);
+    const { openRuntime } = await import('./runtime.js');
+    const rt = await openRuntime(config, { log });
+    try {
+      return command === 'reconcile'
+        ? await reconcileCommand(rt, v, log, print)
+        : await importCommand(rt, v, file, log, print);
+    } finally {
+      await rt.close();
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`ragfresh: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    // Bad input is a usage error: one line, nothing written.
+    if (isRagfreshError(err, 'INVALID_ARGUMENT')) {
+      process.stderr.write(`ragfresh: ${err.message.replace(/^\[ragfresh\] (\[\w+\] )?/, '')}\n`);
+      return EXIT.usage;
+    }
+    throw err;
+  }
+}
+
+export { UsageError as ImportUsageError };
