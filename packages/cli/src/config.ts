@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import {
   assertSourceId,
+  type Canary,
   canonicalKey,
   isRagfreshError,
   type PublishContract,
@@ -11,9 +12,11 @@ import {
   type UrlIdentityPolicy,
 } from '@ragfresh/core';
 import type { AcquisitionSetting } from '@ragfresh/engine';
+import { type CanaryConfig, resolveCanaries } from './canaries.js';
 import { parseDuration } from './duration.js';
 
 export type { AcquisitionSetting } from '@ragfresh/engine';
+export type { CanaryConfig } from './canaries.js';
 
 export interface SourceConfig {
   /** Stable id chosen by you; part of every documentId. Letters, digits, `_`, `.`, `-`. */
@@ -35,6 +38,8 @@ export interface SourceConfig {
   readonly markdownTwin?: boolean;
   readonly proxy?: { readonly url: string; readonly region?: string };
   readonly identity?: UrlIdentityPolicy;
+  /** Publication canaries: questions whose answer must stay retrievable (see docs/cli.md). */
+  readonly canaries?: readonly CanaryConfig[];
 }
 
 export type ConnectorConfig =
@@ -102,6 +107,8 @@ export interface ResolvedSource extends SourceConfig {
   readonly freshnessObjectiveMs: number;
   readonly expectedChangeMs?: number;
   readonly identity: UrlIdentityPolicy;
+  /** Canaries with expected URLs resolved to documentIds under the source's identity policy. */
+  readonly canaries: readonly Canary[];
 }
 
 export interface ResolvedConfig extends RagfreshConfig {
@@ -260,6 +267,7 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
     return {
       ...s,
       identity: policy,
+      canaries: resolveCanaries(s.canaries, s, policy, `${f}.canaries`),
       everyMs,
       freshnessObjectiveMs: duration(s.freshnessObjective, `${f}.freshnessObjective`, everyMs * 2),
       ...(s.expectedChangeEvery === undefined

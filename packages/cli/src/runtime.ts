@@ -139,6 +139,8 @@ export async function openRuntime(
         state,
         maxRetireShare: config.maxRetireShare,
         contracts: (sourceId) => config.sources.find((s) => s.id === sourceId)?.contract,
+        canaries: (sourceId) => config.sources.find((s) => s.id === sourceId)?.canaries ?? [],
+        embedQuery: (text) => embeddings.embedQuery(text),
         ...(options.now === undefined ? {} : { now: options.now }),
       });
   const log = options.log ?? silentLogger;

@@ -1,4 +1,5 @@
-import type { DocumentRecord, DocumentStatus, StateStore } from '@ragfresh/core';
+import type { CanaryResult, DocumentRecord, DocumentStatus, StateStore } from '@ragfresh/core';
+import { latestCanaries, renderCanaryLine } from './canaries.js';
 import type { ResolvedConfig } from './config.js';
 import { formatDuration } from './duration.js';
 import { EXIT } from './exit.js';
@@ -22,6 +23,8 @@ export interface SourceStatus {
   readonly lastRunComplete?: boolean;
   readonly alerts: readonly string[];
   readonly reasons: readonly string[];
+  /** Canary results of the newest run that ran canaries (staged and current phases). */
+  readonly canaries?: readonly CanaryResult[];
 }
 
 const SEVERITY: Record<DocumentStatus, number> = {
@@ -88,6 +91,10 @@ export async function sourceStatuses(
     }
     if (worst === 'empty' && counts.tombstoned > 0) worst = 'tombstoned';
     const [lastRun] = await state.listRuns(source.id, 1);
+    const canaries =
+      (source.canaries ?? []).length === 0
+        ? []
+        : latestCanaries(await state.listRuns(source.id, 50)).results;
     const age = retrieved === undefined ? undefined : now.getTime() - Date.parse(retrieved);
     out.push({
       sourceId: source.id,
@@ -107,6 +114,7 @@ export async function sourceStatuses(
         : { lastRunAt: lastRun.startedAt, lastRunComplete: lastRun.complete }),
       alerts: lastRun?.alerts ?? [],
       reasons,
+      ...(canaries.length === 0 ? {} : { canaries }),
     });
   }
   return out;
@@ -159,6 +167,7 @@ export function renderStatus(statuses: readonly SourceStatus[]): string {
   const notes: string[] = [];
   for (const s of statuses) {
     for (const a of s.alerts) notes.push(`  ${s.sourceId}: alert ${a}`);
+    for (const c of s.canaries ?? []) notes.push(renderCanaryLine(s.sourceId, c));
     for (const r of s.reasons.slice(0, 10)) notes.push(`  ${s.sourceId}: ${r}`);
     if (s.reasons.length > 10) notes.push(`  ${s.sourceId}: … ${s.reasons.length - 10} more`);
   }

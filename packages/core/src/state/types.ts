@@ -6,6 +6,7 @@ import type {
   ReviewStatus,
   Tombstone,
 } from '../model.js';
+import type { CanaryResult } from '../publish/canary.js';
 
 /** HTTP validators kept to make the next fetch conditional. */
 export interface FetchValidators {
@@ -135,6 +136,8 @@ export interface RunSummary {
   readonly complete: boolean;
   readonly counts: Readonly<Record<string, number>>;
   readonly alerts: readonly string[];
+  /** Publication canaries the run's batches ran (staged and current), in order. Optional. */
+  readonly canaries?: readonly CanaryResult[];
 }
 
 export interface Lease {
