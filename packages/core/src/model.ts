@@ -117,7 +117,8 @@ export interface Tombstone {
 }
 
 export type ReviewKind = 'deletion' | 'ingestion';
-export type ReviewStatus = 'pending' | 'approved' | 'rejected';
+/** `withdrawn`: the engine re-evaluated the proposal and its evidence no longer holds (the page answered, or was listed again). */
+export type ReviewStatus = 'pending' | 'approved' | 'rejected' | 'withdrawn';
 
 export interface ReviewItem {
   readonly id: string;
@@ -131,6 +132,10 @@ export interface ReviewItem {
   readonly status: ReviewStatus;
   readonly decidedAt?: IsoTime;
   readonly decidedBy?: string;
+  /** The held version an ingestion item proposes (a contract-quarantined candidate). */
+  readonly versionId?: string;
+  /** Raw snapshot digest of the held candidate's body: approval re-extracts it, no refetch. */
+  readonly rawDigest?: string;
 }
 
 export type DocumentOutcome =

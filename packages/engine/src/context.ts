@@ -13,6 +13,7 @@ import {
   type EngineSource,
   type PageRenderer,
   silentLogger,
+  type TombstoneMirror,
 } from './types.js';
 
 /** Everything the engine is built from. Any `Connector` instance will do. */
@@ -38,6 +39,13 @@ export interface EngineDeps {
   readonly renderer?: () => Promise<PageRenderer>;
   /** Per-page work limits checked before parsing (see `PageLimits`); each field optional. */
   readonly pageLimits?: Partial<PageLimits>;
+  /**
+   * Largest share of a source's live documents one run may remove or propose to remove, every
+   * removal of the run counted (auto-approved ones included). Default 0.2.
+   */
+  readonly maxRetireShare?: number;
+  /** Tombstones mirrored outside the state store (read back by `recover`). */
+  readonly tombstones?: TombstoneMirror;
 }
 
 /**
@@ -49,10 +57,13 @@ export class EngineContext {
   readonly log: EngineLogger;
   readonly deletion: DeletionPolicy;
   readonly publishLock = new Mutex();
+  /** Documents whose copy the store lost and that have no raw snapshot: republished when fetched. */
+  readonly mustRepair = new Set<string>();
   readonly batchSize: number;
   readonly concurrency: number;
   readonly renderer: (() => Promise<PageRenderer>) | undefined;
   readonly pageLimits: PageLimits;
+  readonly maxRetireShare: number;
   #rendering: Promise<PageRenderer> | undefined;
 
   constructor(deps: EngineDeps) {
@@ -62,6 +73,7 @@ export class EngineContext {
     this.batchSize = deps.batchSize ?? 25;
     this.concurrency = deps.concurrency ?? 8;
     this.pageLimits = { ...DEFAULT_PAGE_LIMITS, ...deps.pageLimits };
+    this.maxRetireShare = deps.maxRetireShare ?? 0.2;
     const launch = deps.renderer;
     this.renderer =
       launch === undefined
@@ -98,6 +110,18 @@ export class SourceRun {
   readonly events: { url: string; documentId: string; event: string; reasons: string[] }[] = [];
   /** Coverage: stays true only while every listing was read and every page answered definitively. */
   complete = true;
+  /** Documents whose page answered 200 or 304 in this run (withdraws gone-based proposals). */
+  readonly answered = new Set<string>();
+  /** Deletion proposals of this run, written (or held as one alert) when the source finishes. */
+  readonly proposals: {
+    readonly subject: {
+      readonly sourceId: string;
+      readonly documentId: string;
+      readonly url: string;
+    };
+    readonly reason: string;
+    readonly evidence: readonly string[];
+  }[] = [];
 
   constructor(source: EngineSource, startedAt: string) {
     this.source = source;

@@ -22,6 +22,10 @@ export interface RefreshCounts {
   reviewCreated: number;
   /** Documents re-extracted from raw snapshots (pipeline change), without network. */
   reextracted: number;
+  /** Removals (proposals or auto-approvals) held back by the per-run retire gate. */
+  removalsHeld: number;
+  /** Quarantined (or rejected) candidates seen again unchanged: not embedded, not published. */
+  heldUnchanged: number;
 }
 
 export function emptyCounts(): RefreshCounts {
@@ -46,6 +50,8 @@ export function emptyCounts(): RefreshCounts {
     tombstonedSkipped: 0,
     reviewCreated: 0,
     reextracted: 0,
+    removalsHeld: 0,
+    heldUnchanged: 0,
   };
 }
 
@@ -75,4 +81,6 @@ export interface RefreshReport {
   readonly finishedAt: string;
   readonly sources: readonly SourceReport[];
   readonly totals: RefreshCounts;
+  /** The state/store check the refresh started with. */
+  readonly storeCheck?: import('./reconcile.js').StoreCheckReport;
 }

@@ -1,4 +1,6 @@
-import type { RunSummary } from '@ragfresh/core';
+import type { ReviewItem, RunSummary } from '@ragfresh/core';
+import { decodeBody } from '@ragfresh/fetch';
+import { processBounded } from './bounds.js';
 import { mapLimit } from './concurrency.js';
 import { EngineContext, type EngineDeps, SourceRun } from './context.js';
 import {
@@ -8,11 +10,25 @@ import {
   type RefreshReport,
   type SourceReport,
 } from './counts.js';
+import { embedNewChunks } from './embed.js';
 import { type Inventory, type InventoryEntry, takeInventory } from './inventory.js';
 import { refreshPage } from './page.js';
 import { PublishQueue } from './publish.js';
+import {
+  checkAndRepairStore,
+  type RecoverReport,
+  recoverState,
+  type VerifyReport,
+  verifyStore,
+} from './reconcile.js';
 import { reextractSource } from './reextract.js';
-import { approve, proposeInventoryDiff, reject } from './review.js';
+import {
+  type ApprovalReport,
+  approveMany,
+  proposeInventoryDiff,
+  reject,
+  settleProposals,
+} from './review.js';
 import { checkShape } from './shape.js';
 import type { EngineSource } from './types.js';
 
@@ -70,6 +86,15 @@ export class RefreshEngine {
       sources = sources.filter((s) => options.sourceIds!.includes(s.id));
     const runs = sources.map((s) => new SourceRun(s, ctx.nowIso()));
     const queue = new PublishQueue(ctx);
+    // State and store are checked against each other before anything is fetched: a lost state
+    // is refused (STATE_LOST), a lost store is repaired from raw snapshots.
+    const storeCheck = await checkAndRepairStore(ctx, queue);
+    if (storeCheck.verdict !== 'ok' && storeCheck.verdict !== 'empty') {
+      for (const run of runs)
+        run.alerts.push(
+          `store-${storeCheck.verdict}: ${storeCheck.problems.join('; ')}; ${storeCheck.repaired} documents republished from raw snapshots, ${storeCheck.refetch} to fetch in full`,
+        );
+    }
     // A new extractor/chunker: re-extract from raw snapshots and publish first, so the
     // conditional fetches below carry re-tagged validators and can still be answered 304.
     for (const run of runs) await reextractSource(ctx, queue, run, 'other-pipeline');
@@ -92,7 +117,7 @@ export class RefreshEngine {
     }
     const totals = emptyCounts();
     for (const r of reports) addCounts(totals, r.counts);
-    return { startedAt, finishedAt: ctx.nowIso(), sources: reports, totals };
+    return { startedAt, finishedAt: ctx.nowIso(), sources: reports, totals, storeCheck };
   }
 
   /** Every page of every due source through one bounded pool and one publish queue. */
@@ -124,6 +149,7 @@ export class RefreshEngine {
   async #finishSource(run: SourceRun, inv: Inventory): Promise<SourceReport> {
     const ctx = this.#ctx;
     if (run.complete) await proposeInventoryDiff(ctx, run, inv.listed);
+    await settleProposals(ctx, run, inv.listed);
     await checkShape(ctx, run);
     const summary: RunSummary = {
       runId: `${run.source.id}@${run.startedAt}`,
@@ -143,14 +169,96 @@ export class RefreshEngine {
     return run.report();
   }
 
-  /** Approves a review item: a deletion retires the chunks and writes a tombstone; an ingestion lifts one. */
-  approve(reviewId: string, by: string): Promise<boolean> {
-    return approve(this.#ctx, reviewId, by);
+  /** Approves a review item (see `approveMany`). */
+  async approve(reviewId: string, by: string): Promise<boolean> {
+    return (await this.approveMany([reviewId], by)).approved.length === 1;
+  }
+
+  /**
+   * Approves review items: deletions retire their chunks in one batch (the per-source retire
+   * gate counts them together) and write tombstones; an ingestion item lifts a tombstone or
+   * publishes a quarantined candidate from its raw snapshot, without refetching.
+   */
+  approveMany(reviewIds: readonly string[], by: string): Promise<ApprovalReport> {
+    return approveMany(this.#ctx, reviewIds, by, (item) => this.#publishHeld(item));
   }
 
   /** Rejects a review item; a rejected deletion resets the gone evidence. */
   reject(reviewId: string, by: string): Promise<boolean> {
     return reject(this.#ctx, reviewId, by);
+  }
+
+  /** The full two-way reconciliation of state and store; `repair` republishes and removes orphans. */
+  verify(options: { readonly repair?: boolean } = {}): Promise<VerifyReport> {
+    return verifyStore(this.#ctx, new PublishQueue(this.#ctx), { repair: options.repair === true });
+  }
+
+  /** Rebuilds the state from the store's own metadata (and the tombstone mirror). */
+  recover(): Promise<RecoverReport> {
+    return recoverState(this.#ctx, async () => {
+      const ids: string[] = [];
+      for (const s of this.#ctx.deps.sources) {
+        const inv = await takeInventory(this.#ctx, s);
+        ids.push(...inv.entries.map((e) => e.documentId));
+      }
+      return ids;
+    });
+  }
+
+  /** Publishes a quarantined candidate a reviewer approved; returns why not, if it could not. */
+  async #publishHeld(item: ReviewItem): Promise<string | undefined> {
+    const ctx = this.#ctx;
+    const source = ctx.deps.sources.find((s) => s.id === item.sourceId);
+    if (source === undefined) return `source ${item.sourceId} is not configured`;
+    const raw =
+      item.rawDigest === undefined ? undefined : await ctx.deps.snapshots?.get(item.rawDigest);
+    if (raw === undefined)
+      return 'its raw snapshot is not kept; the next refresh proposes it again';
+    const record = await ctx.deps.state.getDocument(item.documentId);
+    const contentType = raw.meta.contentType ?? raw.meta.headers['content-type'] ?? 'text/html';
+    const retrievedAt = raw.meta.fetchedAt;
+    const outcome = await processBounded(
+      ctx.deps.pipeline,
+      {
+        text: decodeBody(raw.body, contentType).text,
+        contentType,
+        url: item.url,
+        finalUrl: raw.meta.finalUrl,
+        acquisition: /markdown/.test(contentType) ? 'markdown-twin' : 'raw',
+      },
+      {
+        documentId: item.documentId,
+        sourceId: source.id,
+        retrievedAt,
+        ...(raw.meta.region === undefined ? {} : { region: raw.meta.region }),
+        ...(source.authority === undefined ? {} : { authority: source.authority }),
+      },
+      ctx.pageLimits,
+    );
+    if (outcome.kind !== 'document') return `not extractable: ${outcome.reasons.join('; ')}`;
+    const run = new SourceRun(source, ctx.nowIso());
+    const queue = new PublishQueue(ctx);
+    const chunks = await embedNewChunks(ctx, outcome, record, run.counts);
+    await queue.add({
+      run,
+      mode: 'accept',
+      candidate: {
+        documentId: item.documentId,
+        versionId: outcome.versionId,
+        sourceId: source.id,
+        url: item.url,
+        contentHash: outcome.contentHash,
+        textChars: outcome.text.length,
+        text: outcome.text,
+        chunks,
+        retrievedAt,
+        rawDigest: item.rawDigest!,
+      },
+    });
+    await queue.drain();
+    if (run.counts.published === 1) return undefined;
+    const e = run.events.at(-1);
+    return `not published: ${e?.event ?? 'unknown'} ${e?.reasons.join('; ') ?? ''}`.trim();
   }
 
   /**

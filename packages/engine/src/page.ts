@@ -1,5 +1,5 @@
 import type { DocumentRecord, Tombstone } from '@ragfresh/core';
-import type { OkResult } from '@ragfresh/fetch';
+import type { FetchResult, OkResult } from '@ragfresh/fetch';
 import { type AcquireDeps, type Acquisition, acquirePage } from './acquire.js';
 import { oneLine, processBounded } from './bounds.js';
 import { classifyOutcome } from './classify.js';
@@ -9,7 +9,7 @@ import { newRecord, recordDegraded, recordGone, recordGood } from './evidence.js
 import type { ExtractedDocument, PageOutcome } from './extract.js';
 import type { InventoryEntry } from './inventory.js';
 import type { PublishQueue } from './publish.js';
-import { afterProposal, observeResurrection, proposeDeletion } from './review.js';
+import { heldVersion, observeResurrection } from './review.js';
 
 /** One page of one source's run, with what the state already knows about it. */
 export interface PageTask {
@@ -107,6 +107,7 @@ async function settlePage(
   switch (acquired.kind) {
     case 'not-modified':
       run.counts.notModified++;
+      run.answered.add(entry.documentId);
       await recordGood(ctx, base, {
         validators: acquired.result.validators,
         retrievedAt: acquired.result.fetchedAt,
@@ -114,7 +115,7 @@ async function settlePage(
       run.event(entry.url, entry.documentId, 'not-modified');
       return true;
     case 'gone':
-      await onGone(ctx, task, acquired.result.status);
+      await onGone(ctx, task, acquired.result);
       return true;
     case 'failed':
       run.counts.fetchErrors++;
@@ -162,19 +163,29 @@ async function observeTombstoned(
   return acquired.kind === 'page' || acquired.kind === 'gone' || acquired.kind === 'not-modified';
 }
 
-async function onGone(ctx: EngineContext, task: PageTask, status: number): Promise<void> {
+async function onGone(ctx: EngineContext, task: PageTask, result: FetchResult): Promise<void> {
   const { run, entry } = task;
+  const { status } = result;
+  if (result.redirects.length > 0 && ctx.deletion.redirectedGone !== true) {
+    // A redirect chain that ends in 404 says the target is gone, not the requested URL.
+    const chain = result.redirects.map((h) => `${h.status} ${h.location}`).join(' -> ');
+    const reason = `redirected-to-gone: redirected to ${result.finalUrl} (${chain}), which answered HTTP ${status}; not gone evidence for ${entry.url} (deletion.redirectedGone)`;
+    run.counts.fetchErrors++;
+    await recordDegraded(ctx, task.base, [reason]);
+    run.event(entry.url, entry.documentId, 'degraded', [reason]);
+    return;
+  }
   run.counts.gone++;
   const gone = await recordGone(ctx, task.base, status);
   run.event(entry.url, entry.documentId, 'gone', [gone.reason]);
   if (!gone.proposable) return;
-  const item = await proposeDeletion(
-    ctx,
-    { sourceId: run.source.id, documentId: entry.documentId, url: entry.url },
-    'confirmed-gone',
-    [`HTTP ${status} observed ${gone.goneCount} times since ${gone.goneSince}`],
-  );
-  await afterProposal(ctx, run, item);
+  run.proposals.push({
+    subject: { sourceId: run.source.id, documentId: entry.documentId, url: entry.url },
+    reason: 'confirmed-gone',
+    evidence: [
+      `HTTP ${status} observed ${gone.goneCount} times since ${gone.goneSince} at ${entry.url} itself`,
+    ],
+  });
 }
 
 async function onNotTheDocument(
@@ -200,8 +211,17 @@ async function onDocument(
 ): Promise<void> {
   const { run, entry, base } = task;
   run.counts.extracted++;
+  run.answered.add(entry.documentId);
   const before = base.validators;
   const now = result.validators;
+  if (base.currentVersionId === doc.versionId && ctx.mustRepair.has(entry.documentId)) {
+    // The store lost this version and no raw snapshot was kept: the fetched copy restores it.
+    ctx.mustRepair.delete(entry.documentId);
+    const chunks = await embedNewChunks(ctx, doc, undefined, run.counts);
+    run.counts.candidates++;
+    await queue.add({ run, mode: 'repair', candidate: candidateOf(task, doc, result, chunks) });
+    return;
+  }
   if (base.currentVersionId === doc.versionId) {
     // The extracted text's hash decides: same version, nothing to embed or publish.
     run.counts.unchangedContent++;
@@ -226,6 +246,19 @@ async function onDocument(
     // The reverse of churn: content changed under an unchanged validator, so 304s would hide edits.
     run.alerts.push(`validator-stale: ${entry.url} changed content under the same ETag`);
   }
+  const held = await heldVersion(ctx, entry.documentId, doc.versionId);
+  if (held !== undefined) {
+    // Quarantined (awaiting review) or rejected, and unchanged since: nothing to embed or
+    // publish. The validators are kept so the next run can be a 304.
+    run.counts.heldUnchanged++;
+    await ctx.deps.state.putDocument({
+      ...base,
+      validators: now,
+      lastAttemptAt: result.fetchedAt,
+    });
+    run.event(entry.url, entry.documentId, 'held-unchanged', [`${held.id} ${held.status}`]);
+    return;
+  }
   let chunks: Awaited<ReturnType<typeof embedNewChunks>>;
   try {
     chunks = await embedNewChunks(ctx, doc, task.known ? base : undefined, run.counts);
@@ -237,21 +270,28 @@ async function onDocument(
     return;
   }
   run.counts.candidates++;
-  await queue.add({
-    run,
-    candidate: {
-      documentId: entry.documentId,
-      versionId: doc.versionId,
-      sourceId: run.source.id,
-      url: entry.url,
-      contentHash: doc.contentHash,
-      textChars: doc.text.length,
-      text: doc.text,
-      chunks,
-      retrievedAt: result.fetchedAt,
-      validators: now,
-      rawDigest: result.rawDigest,
-      ...(result.lastModifiedAt === undefined ? {} : { sourceModifiedAt: result.lastModifiedAt }),
-    },
-  });
+  await queue.add({ run, candidate: candidateOf(task, doc, result, chunks) });
+}
+
+function candidateOf(
+  task: PageTask,
+  doc: ExtractedDocument,
+  result: OkResult,
+  chunks: Awaited<ReturnType<typeof embedNewChunks>>,
+) {
+  const { run, entry } = task;
+  return {
+    documentId: entry.documentId,
+    versionId: doc.versionId,
+    sourceId: run.source.id,
+    url: entry.url,
+    contentHash: doc.contentHash,
+    textChars: doc.text.length,
+    text: doc.text,
+    chunks,
+    retrievedAt: result.fetchedAt,
+    validators: result.validators,
+    rawDigest: result.rawDigest,
+    ...(result.lastModifiedAt === undefined ? {} : { sourceModifiedAt: result.lastModifiedAt }),
+  };
 }

@@ -1,6 +1,7 @@
 import type { DocumentPublishResult, PublishCandidate } from '@ragfresh/core';
 import type { EngineContext, SourceRun } from './context.js';
 import { newRecord, recordGood } from './evidence.js';
+import { proposeQuarantined } from './review.js';
 
 /** Outcomes whose chunks were written to the store (promoted or not). */
 const STAGED: ReadonlySet<string> = new Set(['published', 'held', 'verify-failed']);
@@ -11,6 +12,11 @@ export interface PendingCandidate {
   readonly run: SourceRun;
   /** Times the publisher held it because another document of its batch failed verification. */
   readonly held?: number;
+  /**
+   * `repair`: re-write the current version the store lost (reconciliation); `accept`: a reviewer
+   * approved a quarantined candidate, the contract is not applied.
+   */
+  readonly mode?: 'repair' | 'accept';
 }
 
 /**
@@ -52,7 +58,12 @@ export class PublishQueue {
   async #publish(batch: readonly PendingCandidate[]): Promise<void> {
     const ctx = this.#ctx;
     const started = performance.now();
-    const report = await ctx.deps.publisher.publish(batch.map((p) => p.candidate));
+    const ids = (mode: PendingCandidate['mode']) =>
+      new Set(batch.filter((p) => p.mode === mode).map((p) => p.candidate.documentId));
+    const report = await ctx.deps.publisher.publish(
+      batch.map((p) => p.candidate),
+      { repair: ids('repair'), accept: ids('accept') },
+    );
     const latency = performance.now() - started;
     const byId = new Map(batch.map((p) => [p.candidate.documentId, p]));
     for (const sourceId of new Set(batch.map((p) => p.run.source.id))) {
@@ -111,6 +122,19 @@ export class PublishQueue {
         // Rejected or not queryable: quarantined by the publisher, its validators not stored,
         // so the next run fetches the page in full again.
         run.counts.rejected++;
+        if (r.outcome === 'rejected-by-gate')
+          await proposeQuarantined(
+            this.#ctx,
+            run,
+            {
+              sourceId: c.sourceId,
+              documentId: c.documentId,
+              url: c.url,
+              versionId: c.versionId,
+              ...(c.rawDigest === undefined ? {} : { rawDigest: c.rawDigest }),
+            },
+            r.reasons,
+          );
         if (r.reasons.some((x) => x.startsWith('shrink')))
           run.alerts.push(`sharp-shrink: ${c.url} (${r.reasons.join('; ')})`);
         run.event(c.url, c.documentId, 'quarantined', r.reasons);

@@ -1,4 +1,4 @@
-import type { DocumentRecord, RemovalRequest, ReviewItem } from '@ragfresh/core';
+import type { DocumentRecord, RemovalRequest, ReviewItem, Tombstone } from '@ragfresh/core';
 import type { EngineContext, SourceRun } from './context.js';
 import { addHistory, type EvidenceContext } from './evidence.js';
 
@@ -8,6 +8,24 @@ export interface ProposalSubject {
   readonly documentId: string;
   readonly url: string;
 }
+
+/**
+ * Why a deletion is proposed. Only `confirmed-gone` (the requested URL itself answered 404/410
+ * `goneChecks` times over `minGoneAge`) is ever approved by `deletion.autoApprove`.
+ */
+export const DELETION_REASONS = Object.freeze({
+  confirmedGone: 'confirmed-gone',
+  /** Absent from a complete inventory and the page answered 404/410 (not yet confirmed). */
+  inventoryDiff: 'inventory-diff',
+  /** Absent from a complete inventory while the page still answers 200/304. */
+  unlistedAnswering: 'unlisted-but-answering',
+});
+
+/** Ingestion review reasons. */
+export const INGESTION_REASONS = Object.freeze({
+  contractQuarantine: 'contract-quarantine',
+  tombstoneLift: 'tombstoned page answers 200 again',
+});
 
 /** Creates a pending deletion proposal; undefined when one is already pending. */
 export async function proposeDeletion(
@@ -35,16 +53,13 @@ export async function proposeDeletion(
   return item;
 }
 
-/** Counts a new proposal and, under `deletion.autoApprove`, approves it at once. */
+/** Counts a new proposal (approval, when the policy allows it, happens once per run per source). */
 export async function afterProposal(
-  ctx: EngineContext,
+  _ctx: EngineContext,
   run: SourceRun,
   item: ReviewItem | undefined,
 ): Promise<void> {
-  if (item === undefined) return;
-  run.counts.reviewCreated++;
-  if (ctx.deletion.autoApprove && (await approve(ctx, item.id, 'auto-policy:deletion.autoApprove')))
-    run.counts.removed++;
+  if (item !== undefined) run.counts.reviewCreated++;
 }
 
 /**
@@ -72,7 +87,7 @@ export async function observeResurrection(
     documentId: base.documentId,
     sourceId: base.sourceId,
     url: base.url,
-    reason: 'tombstoned page answers 200 again',
+    reason: INGESTION_REASONS.tombstoneLift,
     evidence: [`HTTP 200 observed ${seen} times after the tombstone`],
     createdAt: at,
     status: 'pending',
@@ -80,42 +95,170 @@ export async function observeResurrection(
   run.counts.reviewCreated++;
 }
 
-/** After a run with complete coverage: every live document the inventory no longer lists is proposed for deletion. */
+/**
+ * After a run with complete coverage: every live document the inventory no longer lists becomes
+ * a proposal of this run — `inventory-diff` when the page answered 404/410, else
+ * `unlisted-but-answering` (never auto-approved). They are written, or held as one mass-removal
+ * alert, by `settleProposals`.
+ */
 export async function proposeInventoryDiff(
   ctx: EngineContext,
   run: SourceRun,
   listed: ReadonlySet<string>,
 ): Promise<void> {
-  const absent: DocumentRecord[] = [];
   for await (const r of ctx.deps.state.listDocuments({ sourceId: run.source.id })) {
     if (listed.has(r.documentId) || r.currentVersionId === undefined || r.status === 'tombstoned')
       continue;
-    absent.push(r);
-  }
-  for (const r of absent) {
-    const item = await proposeDeletion(ctx, r, 'inventory-diff', [
-      'absent from a run whose coverage was complete (every sitemap read, every page answered)',
-      ...r.statusReasons.map((reason) => `last observation: ${reason}`),
-    ]);
-    if (item !== undefined) run.event(r.url, r.documentId, 'deletion-proposed', ['inventory-diff']);
-    await afterProposal(ctx, run, item);
+    if (run.proposals.some((p) => p.subject.documentId === r.documentId)) continue;
+    const answering = run.answered.has(r.documentId);
+    run.proposals.push({
+      subject: r,
+      reason: answering ? DELETION_REASONS.unlistedAnswering : DELETION_REASONS.inventoryDiff,
+      evidence: [
+        `absent from the inventory of the run of ${run.startedAt}, whose coverage was complete (every sitemap read, every page answered)`,
+        answering
+          ? 'the page itself still answers (200/304): absence from a listing is not evidence it is gone'
+          : `last observation: ${r.statusReasons.join('; ') || 'none'}`,
+      ],
+    });
   }
 }
 
-async function retire(ctx: EngineContext, item: ReviewItem, by: string): Promise<boolean> {
-  const removal: RemovalRequest = {
-    documentId: item.documentId,
-    reason: `${item.reason}: ${item.evidence.join('; ')}`,
-  };
-  const report = await ctx.publishLock.run(() =>
-    ctx.deps.publisher.publish([], { removals: [removal] }),
-  );
-  const r = report.documents.find((d) => d.documentId === item.documentId);
-  if (r?.outcome === 'rejected-by-gate') {
-    ctx.log.warn('approval-blocked', { id: item.id, reasons: r.reasons });
-    return false;
+/** Live (current, not tombstoned) documents of a source. */
+async function liveDocuments(ctx: EngineContext, sourceId: string): Promise<number> {
+  let live = 0;
+  for await (const r of ctx.deps.state.listDocuments({ sourceId }))
+    if (r.currentVersionId !== undefined && r.status !== 'tombstoned') live++;
+  return live;
+}
+
+/** Most removals one run may make (or propose) for a source of `live` documents. */
+function allowedRemovals(ctx: EngineContext, live: number): number {
+  return Math.floor(live * ctx.maxRetireShare + 1e-9);
+}
+
+/**
+ * Re-evaluates the source's pending deletion proposals against this run: a page that answered
+ * 200/304 withdraws a gone-based proposal, a page listed again withdraws an inventory-based one.
+ * Each withdrawal is an audit log line and a history entry on the document.
+ */
+async function withdrawContradicted(
+  ctx: EngineContext,
+  run: SourceRun,
+  listed: ReadonlySet<string>,
+): Promise<void> {
+  const pending = await ctx.deps.state.listReviewItems({ status: 'pending' });
+  for (const item of pending) {
+    if (item.sourceId !== run.source.id || item.kind !== 'deletion') continue;
+    const answered = run.answered.has(item.documentId);
+    const relisted = listed.has(item.documentId);
+    const why =
+      item.reason === DELETION_REASONS.unlistedAnswering
+        ? relisted
+          ? 'listed in the inventory again'
+          : undefined
+        : answered
+          ? 'the page answered 200/304'
+          : item.reason === DELETION_REASONS.inventoryDiff && relisted
+            ? 'listed in the inventory again'
+            : undefined;
+    if (why !== undefined) await withdraw(ctx, item, `${why} in the run of ${run.startedAt}`);
   }
-  await ctx.deps.state.putTombstone({
+}
+
+/** Marks a pending proposal withdrawn: its evidence no longer holds. */
+export async function withdraw(ctx: EngineContext, item: ReviewItem, why: string): Promise<void> {
+  const at = ctx.nowIso();
+  await ctx.deps.state.putReviewItem({
+    ...item,
+    status: 'withdrawn',
+    decidedAt: at,
+    decidedBy: 'engine:re-evaluated',
+    evidence: [...item.evidence, `${at} withdrawn: ${why}`],
+  });
+  ctx.log.info('review-withdrawn', { id: item.id, url: item.url, reason: item.reason, why });
+  const record = await ctx.deps.state.getDocument(item.documentId);
+  if (record !== undefined)
+    await ctx.deps.state.putDocument(
+      addHistory(record, at, 'proposal-withdrawn', [item.reason, why]),
+    );
+}
+
+/**
+ * The end of a source's run: pending proposals are re-evaluated (withdrawn when contradicted),
+ * this run's proposals are written — or, when they exceed `maxRetireShare` of the source, held
+ * as one `mass-removal-held` alert — and, under `deletion.autoApprove`, confirmed-gone
+ * proposals are approved together, counted against the same per-run, per-source gate.
+ */
+export async function settleProposals(
+  ctx: EngineContext,
+  run: SourceRun,
+  listed: ReadonlySet<string>,
+): Promise<void> {
+  await withdrawContradicted(ctx, run, listed);
+  const live = await liveDocuments(ctx, run.source.id);
+  const allowed = allowedRemovals(ctx, live);
+  const fresh: typeof run.proposals = [];
+  for (const p of run.proposals) {
+    const existing = await ctx.deps.state.getReviewItem(`delete:${p.subject.documentId}`);
+    if (existing?.status !== 'pending') fresh.push(p);
+  }
+  if (fresh.length > Math.max(1, allowed)) {
+    const byReason = new Map<string, number>();
+    for (const p of fresh) byReason.set(p.reason, (byReason.get(p.reason) ?? 0) + 1);
+    run.alerts.push(
+      `mass-removal-held: this run would propose removing ${fresh.length} of ${live} live documents (${[...byReason].map(([r, n]) => `${n} ${r}`).join(', ')}), over the ${Math.round(ctx.maxRetireShare * 100)}% gate (gates.maxRetireShare); nothing was proposed or removed. Check the source's listing; if the removal is real, raise the gate for one run.`,
+    );
+    run.counts.removalsHeld += fresh.length;
+  } else {
+    for (const p of fresh) {
+      const item = await proposeDeletion(ctx, p.subject, p.reason, p.evidence);
+      if (item === undefined) continue;
+      run.counts.reviewCreated++;
+      run.event(p.subject.url, p.subject.documentId, 'deletion-proposed', [p.reason]);
+    }
+  }
+  if (ctx.deletion.autoApprove) await autoApprove(ctx, run, live, allowed);
+}
+
+async function autoApprove(
+  ctx: EngineContext,
+  run: SourceRun,
+  live: number,
+  allowed: number,
+): Promise<void> {
+  const eligible = (await ctx.deps.state.listReviewItems({ status: 'pending' })).filter(
+    (i) =>
+      i.kind === 'deletion' &&
+      i.sourceId === run.source.id &&
+      i.reason === DELETION_REASONS.confirmedGone,
+  );
+  if (eligible.length === 0) return;
+  if (run.counts.removed + eligible.length > allowed) {
+    run.alerts.push(
+      `auto-approval-held: ${eligible.length} confirmed-gone deletions of ${live} live documents exceed the ${Math.round(ctx.maxRetireShare * 100)}% gate (gates.maxRetireShare); they wait in the review queue.`,
+    );
+    run.counts.removalsHeld += eligible.length;
+    return;
+  }
+  const approved = await approveMany(
+    ctx,
+    eligible.map((i) => i.id),
+    'auto-policy:deletion.autoApprove',
+  );
+  run.counts.removed += approved.approved.length;
+  for (const b of approved.blocked) run.alerts.push(`auto-approval-blocked: ${b}`);
+}
+
+/** The outcome of approving several items at once. */
+export interface ApprovalReport {
+  readonly approved: readonly string[];
+  /** One line per item that could not be approved, with why. */
+  readonly blocked: readonly string[];
+}
+
+async function tombstone(ctx: EngineContext, item: ReviewItem, by: string): Promise<void> {
+  const t: Tombstone = {
     documentId: item.documentId,
     sourceId: item.sourceId,
     url: item.url,
@@ -123,12 +266,54 @@ async function retire(ctx: EngineContext, item: ReviewItem, by: string): Promise
     evidence: item.evidence,
     createdAt: ctx.nowIso(),
     approvedBy: by,
-  });
-  return true;
+  };
+  await ctx.deps.state.putTombstone(t);
+  await ctx.deps.tombstones?.put(t);
+}
+
+async function decide(
+  ctx: EngineContext,
+  item: ReviewItem,
+  status: 'approved' | 'rejected',
+  by: string,
+): Promise<void> {
+  await ctx.deps.state.putReviewItem({ ...item, status, decidedAt: ctx.nowIso(), decidedBy: by });
+}
+
+/**
+ * Approves deletions together: one removal batch, so the publisher's per-source retire gate
+ * counts all of them at once. A blocked batch approves nothing.
+ */
+async function approveDeletions(
+  ctx: EngineContext,
+  items: readonly ReviewItem[],
+  by: string,
+): Promise<ApprovalReport> {
+  if (items.length === 0) return { approved: [], blocked: [] };
+  const removals: RemovalRequest[] = items.map((item) => ({
+    documentId: item.documentId,
+    reason: `${item.reason}: ${item.evidence.join('; ')}`,
+  }));
+  const report = await ctx.publishLock.run(() => ctx.deps.publisher.publish([], { removals }));
+  const approved: string[] = [];
+  const blocked: string[] = [];
+  for (const item of items) {
+    const r = report.documents.find((d) => d.documentId === item.documentId);
+    if (r?.outcome === 'rejected-by-gate' || r?.outcome === 'verify-failed') {
+      ctx.log.warn('approval-blocked', { id: item.id, reasons: r.reasons });
+      blocked.push(`${item.id}: ${r.reasons.join('; ')}`);
+      continue;
+    }
+    await tombstone(ctx, item, by);
+    await decide(ctx, item, 'approved', by);
+    approved.push(item.id);
+  }
+  return { approved, blocked };
 }
 
 async function liftTombstone(ctx: EngineContext, item: ReviewItem, by: string): Promise<void> {
   await ctx.deps.state.deleteTombstone(item.documentId);
+  await ctx.deps.tombstones?.delete(item.documentId);
   const record = await ctx.deps.state.getDocument(item.documentId);
   if (record === undefined) return;
   // Validators are dropped so the next run fetches the page in full and publishes it.
@@ -143,37 +328,130 @@ async function liftTombstone(ctx: EngineContext, item: ReviewItem, by: string): 
   );
 }
 
-/** Approves a review item: a deletion retires the chunks and writes a tombstone; an ingestion lifts one. */
-export async function approve(ctx: EngineContext, reviewId: string, by: string): Promise<boolean> {
-  const item = await ctx.deps.state.getReviewItem(reviewId);
-  if (item === undefined || item.status !== 'pending') return false;
-  if (item.kind === 'deletion') {
-    if (!(await retire(ctx, item, by))) return false;
-  } else {
-    await liftTombstone(ctx, item, by);
+/** Publishes a held (quarantined) candidate; provided by the engine (it needs the pipeline). */
+export type PublishHeld = (item: ReviewItem) => Promise<string | undefined>;
+
+/**
+ * Approves review items: deletions retire their chunks in one batch and write tombstones; an
+ * ingestion item lifts a tombstone, or publishes a quarantined candidate from its raw snapshot.
+ */
+export async function approveMany(
+  ctx: EngineContext,
+  ids: readonly string[],
+  by: string,
+  publishHeld?: PublishHeld,
+): Promise<ApprovalReport> {
+  const items: ReviewItem[] = [];
+  const blocked: string[] = [];
+  for (const id of ids) {
+    const item = await ctx.deps.state.getReviewItem(id);
+    if (item === undefined || item.status !== 'pending') blocked.push(`${id}: not pending`);
+    else items.push(item);
   }
-  await ctx.deps.state.putReviewItem({
-    ...item,
-    status: 'approved',
-    decidedAt: ctx.nowIso(),
-    decidedBy: by,
-  });
-  return true;
+  const deletions = await approveDeletions(
+    ctx,
+    items.filter((i) => i.kind === 'deletion'),
+    by,
+  );
+  const approved = [...deletions.approved];
+  blocked.push(...deletions.blocked);
+  for (const item of items.filter((i) => i.kind === 'ingestion')) {
+    if (item.reason === INGESTION_REASONS.contractQuarantine) {
+      const problem =
+        publishHeld === undefined ? 'no publisher for held candidates' : await publishHeld(item);
+      if (problem !== undefined) {
+        blocked.push(`${item.id}: ${problem}`);
+        continue;
+      }
+    } else {
+      await liftTombstone(ctx, item, by);
+    }
+    await decide(ctx, item, 'approved', by);
+    approved.push(item.id);
+  }
+  return { approved, blocked };
 }
 
-/** Rejects a review item; a rejected deletion resets the gone evidence. */
+/** Approves one review item (see `approveMany`). */
+export async function approve(
+  ctx: EngineContext,
+  reviewId: string,
+  by: string,
+  publishHeld?: PublishHeld,
+): Promise<boolean> {
+  return (await approveMany(ctx, [reviewId], by, publishHeld)).approved.length === 1;
+}
+
+/**
+ * Rejects a review item. A rejected deletion resets the gone evidence; a rejected quarantine
+ * keeps the old version current (healthy again) until the page changes again.
+ */
 export async function reject(ctx: EvidenceContext, reviewId: string, by: string): Promise<boolean> {
   const item = await ctx.deps.state.getReviewItem(reviewId);
   if (item === undefined || item.status !== 'pending') return false;
-  await ctx.deps.state.putReviewItem({
-    ...item,
-    status: 'rejected',
-    decidedAt: ctx.nowIso(),
-    decidedBy: by,
-  });
-  if (item.kind === 'deletion') {
-    const record = await ctx.deps.state.getDocument(item.documentId);
-    if (record !== undefined) await ctx.deps.state.putDocument({ ...record, goneCount: 0 });
-  }
+  const at = ctx.nowIso();
+  await ctx.deps.state.putReviewItem({ ...item, status: 'rejected', decidedAt: at, decidedBy: by });
+  const record = await ctx.deps.state.getDocument(item.documentId);
+  if (record === undefined) return true;
+  if (item.kind === 'deletion') await ctx.deps.state.putDocument({ ...record, goneCount: 0 });
+  else if (item.reason === INGESTION_REASONS.contractQuarantine && record.status === 'quarantined')
+    await ctx.deps.state.putDocument(
+      addHistory(
+        {
+          ...record,
+          status: record.currentVersionId === undefined ? 'degraded' : 'healthy',
+          statusReasons:
+            record.currentVersionId === undefined
+              ? [`quarantine rejected by ${by}: version ${item.versionId ?? '?'} not published`]
+              : [],
+        },
+        at,
+        'quarantine-rejected',
+        [by, `version ${item.versionId ?? '?'} stays unpublished until the page changes`],
+        item.versionId,
+      ),
+    );
   return true;
+}
+
+/**
+ * A candidate the source's publish contract rejected becomes an ingestion review item
+ * (`quarantine:<documentId>`) carrying its version and raw snapshot digest, so approval
+ * publishes it without refetching.
+ */
+export async function proposeQuarantined(
+  ctx: EngineContext,
+  run: SourceRun,
+  held: ProposalSubject & { readonly versionId: string; readonly rawDigest?: string },
+  reasons: readonly string[],
+): Promise<void> {
+  const id = `quarantine:${held.documentId}`;
+  const existing = await ctx.deps.state.getReviewItem(id);
+  if (existing?.status === 'pending' && existing.versionId === held.versionId) return;
+  await ctx.deps.state.putReviewItem({
+    id,
+    kind: 'ingestion',
+    documentId: held.documentId,
+    sourceId: held.sourceId,
+    url: held.url,
+    reason: INGESTION_REASONS.contractQuarantine,
+    evidence: [...reasons],
+    createdAt: ctx.nowIso(),
+    status: 'pending',
+    versionId: held.versionId,
+    ...(held.rawDigest === undefined ? {} : { rawDigest: held.rawDigest }),
+  });
+  run.counts.reviewCreated++;
+  ctx.log.info('review-item', { id, reason: INGESTION_REASONS.contractQuarantine, url: held.url });
+}
+
+/** The quarantine item holding exactly this version (awaiting review, or rejected), if any. */
+export async function heldVersion(
+  ctx: EvidenceContext,
+  documentId: string,
+  versionId: string,
+): Promise<ReviewItem | undefined> {
+  const item = await ctx.deps.state.getReviewItem(`quarantine:${documentId}`);
+  if (item === undefined || item.versionId !== versionId) return undefined;
+  return item.status === 'pending' || item.status === 'rejected' ? item : undefined;
 }

@@ -1,4 +1,4 @@
-import type { UrlIdentityPolicy } from '@ragfresh/core';
+import type { Tombstone, UrlIdentityPolicy } from '@ragfresh/core';
 
 /** How a source's pages are read: the raw response, a headless render, or a render only for an empty app shell. */
 export type AcquisitionSetting = 'raw' | 'rendered' | 'auto';
@@ -32,8 +32,13 @@ export interface DeletionPolicy {
   readonly goneChecks: number;
   /** Time those observations must span. */
   readonly minGoneAgeMs: number;
-  /** Approve deletions without review (an explicit policy; default false). */
+  /** Approve confirmed-gone deletions without review (an explicit policy; default false). Never inventory absence. */
   readonly autoApprove: boolean;
+  /**
+   * Count a redirect that ends in 404/410 as gone evidence for the requested URL. Default false:
+   * it is recorded as "redirected to X, which answered 404" and the document is degraded.
+   */
+  readonly redirectedGone?: boolean;
 }
 
 export const DEFAULT_DELETION_POLICY: DeletionPolicy = Object.freeze({
@@ -65,4 +70,14 @@ export interface EngineMetrics {
 /** What the engine needs from a headless browser (`@ragfresh/render`'s `Renderer` fits). */
 export interface PageRenderer {
   render(url: string): Promise<{ readonly html: string; readonly finalUrl: string }>;
+}
+
+/**
+ * Where tombstones are mirrored so a lost state file does not take them all (the CLI keeps a
+ * JSON file beside the raw snapshots); `recover` reads them back.
+ */
+export interface TombstoneMirror {
+  put(t: Tombstone): Promise<void>;
+  delete(documentId: string): Promise<void>;
+  list(): Promise<Tombstone[]>;
 }

@@ -40,7 +40,12 @@ export interface Harness {
   readonly batches: string[][];
   engine(
     sources: readonly EngineSource[],
-    extra?: { pipeline?: PagePipeline; deletion?: DeletionPolicy; batchSize?: number },
+    extra?: {
+      pipeline?: PagePipeline;
+      deletion?: DeletionPolicy;
+      batchSize?: number;
+      maxRetireShare?: number;
+    },
   ): RefreshEngine;
   stop(): Promise<void>;
 }
@@ -49,13 +54,19 @@ export interface Harness {
 export async function harness(
   sim?: { hosts?: number; pagesPerHost?: number; seed?: number },
   maxRetireShare = 0.5,
+  contracts?: Parameters<typeof Publisher.open>[0]['contracts'],
 ): Promise<Harness> {
   const web = await startSimWeb({ seed: 5, hosts: 2, pagesPerHost: 4, ...sim });
   const connector = createMemoryConnector();
   const embeddings = new CountingEmbeddings();
   await connector.open({ dimensions: 64 });
   const state = new InMemoryStateStore();
-  const publisher = await Publisher.open({ connector, state, maxRetireShare });
+  const publisher = await Publisher.open({
+    connector,
+    state,
+    maxRetireShare,
+    ...(contracts === undefined ? {} : { contracts }),
+  });
   const batches: string[][] = [];
   const publish = publisher.publish.bind(publisher);
   publisher.publish = (candidates, options) => {
@@ -92,6 +103,7 @@ export async function harness(
         pipeline: extra.pipeline ?? new ExtractPipeline({ maxTokens: 200 }),
         ...(extra.deletion === undefined ? {} : { deletion: extra.deletion }),
         ...(extra.batchSize === undefined ? {} : { batchSize: extra.batchSize }),
+        maxRetireShare: extra.maxRetireShare ?? maxRetireShare,
       }),
     async stop() {
       await publisher.close();

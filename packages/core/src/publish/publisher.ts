@@ -285,6 +285,11 @@ export class Publisher {
        * `unchanged` and nothing is written.
        */
       readonly repair?: ReadonlySet<string>;
+      /**
+       * Documents a reviewer accepted although their source's publish contract rejected them
+       * (a quarantined candidate approved through review): the contract is not applied to them.
+       */
+      readonly accept?: ReadonlySet<string>;
     } = {},
   ): Promise<PublishReport> {
     await this.#renew();
@@ -332,7 +337,8 @@ export class Publisher {
         continue;
       }
       // A repair restores what was already accepted: the contract compared it once.
-      const reasons = repairing ? [] : this.#gate(c, record);
+      const reasons =
+        repairing || options.accept?.has(c.documentId) === true ? [] : this.#gate(c, record);
       if (reasons.length > 0) {
         await this.#markRejected(c, record, reasons);
         results.push({
