@@ -76,7 +76,10 @@ export interface PineconeEmulatorOptions {
   readonly lags?: PineconeLags | ((namespace: string) => PineconeLags);
   /** Send the LSN headers (`x-pinecone-request-lsn` on writes, `x-pinecone-max-indexed-lsn` on queries). Default true; false in Local mode. */
   readonly lsnHeaders?: boolean;
-  /** Namespaces per index; a write that would create one more is refused (400). Default unlimited. */
+  /**
+   * Namespaces per index (100 on the Starter plan); a write that would create one more is
+   * refused with 403 QUOTA_EXCEEDED. Default unlimited.
+   */
   readonly maxNamespaces?: number;
   /**
    * `local-2025-01`: behave like Pinecone Local, which speaks API 2025-01 — the control plane
@@ -511,8 +514,11 @@ export async function startPineconeEmulator(
           options.maxNamespaces !== undefined &&
           ix.namespaces.size >= options.maxNamespaces
         ) {
-          throw invalid(
-            `Namespace quota exceeded: the index already has ${ix.namespaces.size} namespaces, the limit is ${options.maxNamespaces}`,
+          // Object limits page: "API operations return a 403 - QUOTA_EXCEEDED".
+          throw rpc(
+            403,
+            7,
+            `QUOTA_EXCEEDED: Namespace quota exceeded: the index already has ${ix.namespaces.size} namespaces, the limit is ${options.maxNamespaces}`,
           );
         }
         n = {

@@ -497,8 +497,8 @@ describe('Pinecone emulator: modes that model the real service', () => {
         { namespace: 'b', vectors: [v('y')] },
         { base: h },
       );
-      expect(second.status).toBe(400);
-      expect(second.json.message).toMatch(/Namespace quota exceeded/);
+      expect(second.status).toBe(403);
+      expect(second.json.message).toMatch(/^QUOTA_EXCEEDED: Namespace quota exceeded/);
     } finally {
       await quota.close();
     }
