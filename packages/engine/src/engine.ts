@@ -1,6 +1,7 @@
 import type { ReviewItem, RunSummary } from '@ragfresh/core';
 import { decodeBody } from '@ragfresh/fetch';
 import { processBounded } from './bounds.js';
+import { CanaryLog } from './canaries.js';
 import { mapLimit } from './concurrency.js';
 import { EngineContext, type EngineDeps, SourceRun } from './context.js';
 import {
@@ -50,9 +51,10 @@ export interface RefreshOptions {
  */
 export class RefreshEngine {
   readonly #ctx: EngineContext;
+  readonly #canaries = new CanaryLog();
 
   constructor(deps: EngineDeps) {
-    this.#ctx = new EngineContext(deps);
+    this.#ctx = new EngineContext({ ...deps, publisher: this.#canaries.observe(deps.publisher) });
   }
 
   /** Sources whose interval has elapsed since their last run (all of them with `all`). */
@@ -86,6 +88,7 @@ export class RefreshEngine {
       sources = sources.filter((s) => options.sourceIds!.includes(s.id));
     const runs = sources.map((s) => new SourceRun(s, ctx.nowIso()));
     const queue = new PublishQueue(ctx);
+    this.#canaries.reset();
     // State and store are checked against each other before anything is fetched: a lost state
     // is refused (STATE_LOST), a lost store is repaired from raw snapshots.
     const storeCheck = await checkAndRepairStore(ctx, queue);
@@ -151,6 +154,7 @@ export class RefreshEngine {
     if (run.complete) await proposeInventoryDiff(ctx, run, inv.listed);
     await settleProposals(ctx, run, inv.listed);
     await checkShape(ctx, run);
+    const canaries = this.#canaries.of(run.source.id);
     const summary: RunSummary = {
       runId: `${run.source.id}@${run.startedAt}`,
       sourceId: run.source.id,
@@ -159,6 +163,7 @@ export class RefreshEngine {
       complete: run.complete,
       counts: { ...run.counts },
       alerts: run.alerts,
+      ...(canaries.length === 0 ? {} : { canaries }),
     };
     await ctx.deps.state.appendRun(summary);
     for (const a of run.alerts) ctx.log.warn('alert', { source: run.source.id, alert: a });
@@ -166,7 +171,8 @@ export class RefreshEngine {
       source: run.source.id,
       complete: String(run.complete),
     });
-    return run.report();
+    const report: SourceReport = run.report();
+    return canaries.length === 0 ? report : Object.assign(report, { canaries });
   }
 
   /** Approves a review item (see `approveMany`). */
