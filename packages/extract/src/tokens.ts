@@ -47,25 +47,52 @@ export function tiktokenCounter(encoding: TiktokenEncodingName = 'cl100k_base'):
       },
     );
   }
-  let enc: Tiktoken | undefined;
+  let fast: ((text: string) => number) | undefined;
   const counter: TokenCounter = {
     name: `tiktoken:${encoding}`,
     count: (text: string) => {
       if (text === '') return 0;
-      enc ??= loadEncoding(encoding);
-      return enc.encode(text, [], []).length;
+      fast ??= memoisedCount(encoding);
+      return fast(text);
     },
   };
   cache.set(encoding, counter);
   return counter;
 }
 
-function loadEncoding(encoding: TiktokenEncodingName): Tiktoken {
+/** Pieces remembered per encoding before the memo starts over (bounds memory on huge runs). */
+const MEMO_LIMIT = 200_000;
+
+/**
+ * Counts like `Tiktoken.encode(text).length`, faster: the text is split with the encoding's own
+ * pre-tokenizer pattern (BPE never merges across its pieces, so the count is the sum over
+ * pieces), and each distinct piece is encoded once and remembered. Words repeat across a site's
+ * pages, and js-tiktoken's encoder builds a string key per byte pair, so this removes most of
+ * the per-page tokenizer cost with identical counts.
+ */
+function memoisedCount(encoding: TiktokenEncodingName): (text: string) => number {
   loadedEncodings.add(encoding);
   const loaded = require(`js-tiktoken/ranks/${encoding}`) as {
     default?: TiktokenBPE;
   } & TiktokenBPE;
-  return new Tiktoken(loaded.default ?? loaded);
+  const ranks = loaded.default ?? loaded;
+  const enc = new Tiktoken(ranks);
+  const pattern = new RegExp(ranks.pat_str, 'gu');
+  const memo = new Map<string, number>();
+  return (text) => {
+    let n = 0;
+    for (const m of text.matchAll(pattern)) {
+      const piece = m[0];
+      let c = memo.get(piece);
+      if (c === undefined) {
+        c = enc.encode(piece, [], []).length;
+        if (memo.size >= MEMO_LIMIT) memo.clear();
+        memo.set(piece, c);
+      }
+      n += c;
+    }
+    return n;
+  };
 }
 
 /** True once a counter of this encoding has loaded its ranks (for start-up cost tests). */

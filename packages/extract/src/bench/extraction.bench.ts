@@ -80,8 +80,10 @@ interface ChunkQuality {
   chunks: number;
   /** Chunks under minTokens on pages that have more than one chunk. */
   underMin: number;
-  /** Chunks whose non-empty lines are all headings. */
+  /** Chunks whose non-empty lines are all headings, on pages with more than one chunk. */
   headingOnly: number;
+  /** Pages whose whole extracted text is headings (one chunk, nothing else to join). */
+  headingOnlyPages: number;
   /** Code blocks / tables that fit hardMaxTokens but are not whole inside one chunk. */
   splitBlocks: number;
   /** Code blocks / tables over hardMaxTokens (cut by design). */
@@ -113,6 +115,7 @@ const empty = (): Results => ({
     chunks: 0,
     underMin: 0,
     headingOnly: 0,
+    headingOnlyPages: 0,
     splitBlocks: 0,
     oversizedBlocks: 0,
     blocks: 0,
@@ -175,7 +178,10 @@ function measurePage(results: Results, html: string, url: string): void {
     }
     if (chunks.length > 1 && real < MIN_TOKENS) q.underMin++;
     const lines = ch.text.split('\n').filter((l) => l.trim() !== '');
-    if (lines.length > 0 && lines.every((l) => /^#{1,6}\s/.test(l))) q.headingOnly++;
+    if (lines.length > 0 && lines.every((l) => /^#{1,6}\s/.test(l))) {
+      if (chunks.length > 1) q.headingOnly++;
+      else q.headingOnlyPages++;
+    }
     if (real > MAX_TOKENS) {
       q.overMax++;
       if (!/^\s*(?:```|~~~|\|)/m.test(ch.text)) q.overMaxProse++;
@@ -404,7 +410,8 @@ function report(r: Results): void {
     console.log(
       `| chunks under ${MIN_TOKENS} tokens (pages with more than one chunk) | ${q.underMin} |`,
     );
-    console.log(`| heading-only chunks | ${q.headingOnly} |`);
+    console.log(`| heading-only chunks (pages with more than one chunk) | ${q.headingOnly} |`);
+    console.log(`| pages whose whole text is headings (one chunk) | ${q.headingOnlyPages} |`);
     console.log(
       `| code blocks / tables split (of ${q.blocks}; fitting ${HARD_MAX_TOKENS} tokens) | ${q.splitBlocks} |`,
     );
