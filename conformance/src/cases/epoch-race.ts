@@ -1,4 +1,4 @@
-import { type Connector, isRagfreshError } from '@ragfresh/core';
+import { type Connector, isRagfreshError, Publisher } from '@ragfresh/core';
 import type { CaseContext, ConformanceCase } from '../types.js';
 
 /** Rounds of the race: each is one epoch move two publishers both try to make. */
@@ -33,7 +33,7 @@ export const epochRace: ConformanceCase = {
   id: 'epoch-race',
   title: 'two publishers race one epoch move: exactly one wins',
   guarantee:
-    'With the publisher lease bypassed, two connector instances on one namespace call advanceEpoch(E, E + 1) at the same moment, 5 times: for an `exclusive` epoch claim exactly one call succeeds and the other fails with EPOCH_CONFLICT every time, and a late third attempt of an already-made move (a stale publisher) fails with EPOCH_CONFLICT. A `lease-only` store declares that only the lease protects it; the case then reports what it observed.',
+    'With the publisher lease bypassed, two connector instances on one namespace call advanceEpoch(E, E + 1) at the same moment, 5 times: for an `exclusive` epoch claim exactly one call succeeds and the other fails with EPOCH_CONFLICT every time, and a late third attempt of an already-made move (a stale publisher) fails with EPOCH_CONFLICT. A `lease-only` store declares that only the lease protects it; the case then reports what the race did and checks that a second publisher on the same state is refused the lease (LEASE_HELD).',
   whenItFails:
     "_advanceEpoch must be a compare-and-set whose winner is decided by the store, not by a read-back of the value: both racers write the same `next`, so reading `next` back proves nothing. Write a claim only the winner's write can leave (a token in the same conditional write, a row count, an insert-if-absent), read it back, and never treat 'the store already holds next' as success. If the store offers no such write, declare epochClaim: 'lease-only'.",
   appliesTo: (c) => c.epochInStore,
@@ -43,7 +43,12 @@ export const epochRace: ConformanceCase = {
       : 'lease-only: races reported, the lease is required',
   timeoutMs: 180_000,
   async run(ctx) {
-    const exclusive = (ctx.capabilities.epochClaim ?? 'exclusive') === 'exclusive';
+    const claim = ctx.capabilities.epochClaim ?? 'exclusive';
+    ctx.check(
+      claim === 'exclusive' || claim === 'lease-only',
+      `epochClaim ${JSON.stringify(claim)} is neither 'exclusive' nor 'lease-only'`,
+    );
+    const exclusive = claim === 'exclusive';
     const a = await ctx.connector();
     const b = await ctx.openAnotherConnector();
     let epoch = await a.readEpoch();
@@ -87,6 +92,24 @@ export const epochRace: ConformanceCase = {
           `round ${round + 1}: a stale advanceEpoch(${epoch - 1}, ${epoch}) after the move ${stale.outcome === 'won' ? 'succeeded' : `failed with ${stale.detail}`}, expected EPOCH_CONFLICT`,
         );
       }
+    }
+    if (!exclusive) {
+      // The declaration says only the publisher lease protects the epoch: it must hold.
+      const state = ctx.memoryState();
+      const first = await ctx.publisher({ state, holder: 'race-a' });
+      const second = await Publisher.open({ connector: b, state, holder: 'race-b' }).then(
+        async (p) => {
+          await p.close();
+          return 'opened';
+        },
+        (err: unknown) => (isRagfreshError(err, 'LEASE_HELD') ? 'LEASE_HELD' : String(err)),
+      );
+      ctx.observe('secondPublisher', second);
+      ctx.check(
+        second === 'LEASE_HELD',
+        `declared lease-only, but a second publisher on the same state ${second === 'opened' ? 'opened while the first held the lease' : `failed with ${second}`}`,
+      );
+      await first.close();
     }
     const final = await settledEpoch(ctx, b, epoch);
     ctx.observe('winnersPerRound', winners);

@@ -57,9 +57,9 @@ function differences(want: unknown, got: unknown, typed: unknown, at: string, ou
       out.push(`${at}: the model does not read an array here`);
       return;
     }
-    got.forEach((x, i) =>
-      differences(want[i], x, Array.isArray(typed) ? typed[i] : undefined, `${at}[${i}]`, out),
-    );
+    got.forEach((x, i) => {
+      differences(want[i], x, Array.isArray(typed) ? typed[i] : undefined, `${at}[${i}]`, out);
+    });
     return;
   }
   if (typeof got === 'object' && got !== null) {
