@@ -32,10 +32,21 @@ export function peakRssMiB(): number {
  * Runs `script` (a TypeScript file Node strips) in a fresh Node process with one JSON argument
  * and parses the JSON it writes to stdout. stderr passes through, so a failing phase is visible.
  */
-export function runPhaseProcess<T>(script: string, input: unknown): Promise<T> {
+export function runPhaseProcess<T>(
+  script: string,
+  input: unknown,
+  tuning: {
+    readonly execArgv: readonly string[];
+    readonly env: Readonly<Record<string, string>>;
+  } = {
+    execArgv: [],
+    env: {},
+  },
+): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, JSON.stringify(input)], {
+    const child = spawn(process.execPath, [...tuning.execArgv, script, JSON.stringify(input)], {
       stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...tuning.env },
     });
     const out: Buffer[] = [];
     child.stdout.on('data', (d: Buffer) => out.push(d));

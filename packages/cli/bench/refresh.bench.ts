@@ -12,6 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { heavyProcessTuning } from '../dist/process-tuning.js';
 import { type ChunkSnapshot, changedChunks } from './changed-chunks.ts';
 import type { LangChainPhaseInput, LangChainPhaseResult } from './langchain-phase.ts';
 import { diskBytes, measureStart, runPhaseProcess } from './phase-process.ts';
@@ -103,9 +104,12 @@ async function benchSize(size: number): Promise<RoundRow[]> {
       }
       const label = `${urls.length} pages, ${round}`;
       progress(`${label}: ragfresh refresh`);
+      // The refresh runs with the process settings the CLI gives its heavy commands (bounded
+      // V8 old space, MALLOC_ARENA_MAX=2): what `ragfresh refresh` users get.
       const refresh = await runPhaseProcess<RagfreshRefreshResult>(
         RAGFRESH_PHASE,
         rfInput('refresh'),
+        heavyProcessTuning(),
       );
       progress(
         `${label}: ragfresh ${(refresh.cpuMs / 1000).toFixed(1)} s CPU; inspecting the store`,
