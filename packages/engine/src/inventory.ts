@@ -1,4 +1,4 @@
-import { errorMessage, documentId as makeDocumentId } from '@ragfresh/core';
+import { type DocumentRecord, errorMessage, documentId as makeDocumentId } from '@ragfresh/core';
 import { discoverLlmsTxt, discoverSitemap } from '@ragfresh/fetch';
 import type { EngineContext } from './context.js';
 import type { EngineSource } from './types.js';
@@ -9,6 +9,12 @@ export interface InventoryEntry {
   readonly documentId: string;
   /** False for a known document that discovery no longer lists (re-checked for gone evidence). */
   readonly listed: boolean;
+  /**
+   * The document's record as the inventory read it (undefined: none existed), so the page
+   * stage does not read it again. Each document is observed by exactly one page task per run,
+   * and nothing else writes its record in between.
+   */
+  readonly record: DocumentRecord | undefined;
 }
 
 export interface Inventory {
@@ -67,12 +73,21 @@ export async function takeInventory(
     }
     if (listed.has(documentId)) continue;
     listed.add(documentId);
-    entries.push({ url, documentId, listed: true });
+    entries.push({ url, documentId, listed: true, record: undefined });
   }
+  // One listing of the source's records serves the whole run: the page stage reads each
+  // document's record from here instead of once more per URL.
+  const records = new Map<string, DocumentRecord>();
   for await (const r of ctx.deps.state.listDocuments({ sourceId: source.id })) {
+    records.set(r.documentId, r);
     if (listed.has(r.documentId) || r.status === 'tombstoned' || r.currentVersionId === undefined)
       continue;
-    entries.push({ url: r.url, documentId: r.documentId, listed: false });
+    entries.push({ url: r.url, documentId: r.documentId, listed: false, record: r });
   }
-  return { entries, listed, complete: problems.length === 0, problems };
+  return {
+    entries: entries.map((e) => (e.listed ? { ...e, record: records.get(e.documentId) } : e)),
+    listed,
+    complete: problems.length === 0,
+    problems,
+  };
 }

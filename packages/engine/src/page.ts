@@ -64,10 +64,9 @@ export async function refreshPage(
 ): Promise<boolean> {
   const { run, entry } = page;
   const { state } = ctx.deps;
-  const [record, tombstone] = await Promise.all([
-    state.getDocument(entry.documentId),
-    state.getTombstone(entry.documentId),
-  ]);
+  // The inventory read the record already (undefined when the document is new).
+  const record = entry.record;
+  const tombstone = await state.getTombstone(entry.documentId);
   const task: PageTask = {
     run,
     entry,
