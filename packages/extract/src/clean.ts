@@ -55,6 +55,16 @@ export function cleanDocument(doc: DomDocument): CleanStats {
     pagination: 0,
   };
   for (const el of elements(doc.querySelectorAll('script, style, noscript, template, link, svg'))) {
+    // A <noscript> holding a document (a heading or main landmark and real text) is what a
+    // reader without JavaScript gets: forum software serves whole threads there.
+    if (
+      el.nodeName === 'NOSCRIPT' &&
+      el.parentNode &&
+      el.querySelector('h1, h2, main, article, [role="main"]') &&
+      textOf(el).length >= 500
+    ) {
+      while (el.firstChild) el.parentNode.insertBefore(el.firstChild, el);
+    }
     el.remove();
   }
   for (const pre of elements(doc.querySelectorAll('pre'))) {

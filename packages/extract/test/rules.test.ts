@@ -240,3 +240,15 @@ describe('parsePage: one parse, classification first', () => {
     expect(parsed.classify({ status: 200 })).toEqual(check);
   });
 });
+
+describe('E: a document served in <noscript>', () => {
+  it('keeps a thread that forum software serves to readers without JavaScript', () => {
+    const html = shell(
+      '',
+      `<div id="app"></div><noscript><main><h1>How do I repair a replica?</h1>${prose('Reply', 5)}</main></noscript>
+<noscript><img src="/pixel.gif" alt=""></noscript>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('Reply paragraph 4');
+  });
+});
