@@ -102,6 +102,11 @@ export class LaggedLog {
     return this.#pending.length;
   }
 
+  /** When the last pending write becomes due (ms since epoch; 0 when none is pending). */
+  get lastDueAt(): number {
+    return this.#pending.reduce((m, p) => Math.max(m, p.at), 0);
+  }
+
   /** Applies everything at once (tests and shutdown). */
   flush(): void {
     while (this.#pending.length > 0) this.#pending.shift()!.run();

@@ -387,18 +387,24 @@ describe('Qdrant emulator: modes that model the real service', () => {
     expect((await call('POST', `/collections/${c}/points/count`, {})).status).toBe(200);
 
     emu.inject({ slowWriteMs: 200, route: 'PUT /collections/{name}/points' });
-    const w = await call('PUT', `/collections/${c}/points?wait=true&timeout=0`, {
-      points: [point(1, [1, 0], {})],
-    });
-    expect(w.json.result.status).toBe('wait_timeout');
-    expect((await call('POST', `/collections/${c}/points/count`, {})).json.result.count).toBe(0);
-    emu.inject({ slowWriteMs: 200, route: 'PUT /collections/{name}/points' });
     const t = await call('PUT', `/collections/${c}/points?wait=true`, {
       points: [point(2, [1, 0], {})],
     });
     expect(t.status).toBe(408);
-    await new Promise((r) => setTimeout(r, 450));
+    emu.inject({ slowWriteMs: 200, route: 'PUT /collections/{name}/points' });
+    const waited = await call('PUT', `/collections/${c}/points?wait=true&timeout=1`, {
+      points: [point(3, [1, 0], {})],
+    });
+    expect(waited.json.result.status).toBe('completed');
     expect((await call('POST', `/collections/${c}/points/count`, {})).json.result.count).toBe(2);
+    emu.inject({ slowWriteMs: 1_500, route: 'PUT /collections/{name}/points' });
+    const w = await call('PUT', `/collections/${c}/points?wait=true&timeout=1`, {
+      points: [point(1, [1, 0], {})],
+    });
+    expect(w.json.result.status).toBe('wait_timeout');
+    expect((await call('POST', `/collections/${c}/points/count`, {})).json.result.count).toBe(2);
+    await new Promise((r) => setTimeout(r, 1_600));
+    expect((await call('POST', `/collections/${c}/points/count`, {})).json.result.count).toBe(3);
   });
 
   it('a pre-1.17 server ignores update_mode (insert_only overwrites)', async () => {

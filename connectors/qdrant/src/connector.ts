@@ -61,7 +61,7 @@ export interface QdrantConnectorOptions {
   /** Epoch the pointer starts at when this connector creates it (blue/green rebuilds). */
   readonly initialEpoch?: number;
   /**
-   * Server-side wait per write, seconds (the `timeout` query parameter). With it, Qdrant may
+   * Server-side wait per write, whole seconds (the `timeout` query parameter). With it, Qdrant may
    * answer `status: wait_timeout` (accepted, not yet applied); the connector then retries the
    * idempotent write until it reports `completed`. Default: none (the server then answers 408).
    */
@@ -258,7 +258,14 @@ export class QdrantConnector extends Connector {
     this.collection = options.collection;
     this.#retry = options.retry ?? {};
     this.#initialEpoch = options.initialEpoch ?? 0;
-    this.#writeTimeout = options.writeTimeoutSeconds;
+    const wt = options.writeTimeoutSeconds;
+    if (wt !== undefined && !(Number.isSafeInteger(wt) && wt >= 1)) {
+      throw this.error(
+        'INVALID_CONFIG',
+        `writeTimeoutSeconds must be a whole number of seconds ≥ 1 (Qdrant's timeout parameter), got ${wt}.`,
+      );
+    }
+    this.#writeTimeout = wt;
     this.#strictMode = options.strictMode;
     this.client = new QdrantClient({
       url: options.url,

@@ -178,11 +178,11 @@ describe('Qdrant connector: server version, status codes, wait_timeout', () => {
 
   it('treats status wait_timeout as not visible: the write is retried until completed, and only then returns', async () => {
     const c = await connector({
-      writeTimeoutSeconds: 0.05,
-      retry: { attempts: 30, baseDelayMs: 20, maxDelayMs: 50 },
+      writeTimeoutSeconds: 1,
+      retry: { attempts: 30, baseDelayMs: 20, maxDelayMs: 200 },
     });
     const doc = candidate('s', 'https://example.com/w', ['slow one', 'slow two']);
-    emu.inject({ slowWriteMs: 300, route: 'PUT /collections/{name}/points' });
+    emu.inject({ slowWriteMs: 1_500, route: 'PUT /collections/{name}/points' });
     const before = requests('PUT /collections/{name}/points');
     await c.upsert(stored(doc, 1));
     expect(requests('PUT /collections/{name}/points') - before).toBeGreaterThanOrEqual(2);
