@@ -26,7 +26,6 @@ export interface HookEvent {
   /** Items imported so far (Apify pages resume from here after a crash). */
   offset: number;
   attempts: number;
-  deliveries: number;
   error?: string;
   finishedAt?: string;
 }
@@ -34,6 +33,7 @@ export interface HookEvent {
 /** Events as one JSON file each: created exclusively (a retried delivery is recorded once), replaced atomically. */
 class HookEventStore {
   readonly #dir: string;
+  #writes = 0;
   constructor(dir: string) {
     this.#dir = dir;
   }
@@ -61,7 +61,7 @@ class HookEventStore {
     }
   }
   async put(event: HookEvent): Promise<void> {
-    const tmp = `${this.#file(event.key)}.tmp`;
+    const tmp = `${this.#file(event.key)}.${process.pid}.${++this.#writes}.tmp`;
     await writeFile(tmp, JSON.stringify(event));
     await rename(tmp, this.#file(event.key));
   }
@@ -146,7 +146,6 @@ function apifyEvent(body: string, now: string): HookEvent | { ignored: string } 
     ...(typeof resource.status === 'string' ? { resourceStatus: resource.status } : {}),
     offset: 0,
     attempts: 0,
-    deliveries: 1,
     ...(succeeded ? {} : { error: `eventType ${String(p.eventType)} is not ACTOR.RUN.SUCCEEDED` }),
   };
 }
@@ -165,7 +164,6 @@ function webscraperEvent(body: string, now: string): HookEvent | { ignored: stri
     resourceStatus: status,
     offset: 0,
     attempts: 0,
-    deliveries: 1,
   };
 }
 
@@ -405,11 +403,8 @@ export async function serveCommand(
       count(hook, 'unreadable');
       return answer(res, 400, { error: event.ignored });
     }
+    // A retried delivery finds the event already recorded: it is counted, never imported again.
     const first = await events.record(event);
-    if (!first) {
-      const known = await events.get(event.key);
-      if (known !== undefined) await events.put({ ...known, deliveries: known.deliveries + 1 });
-    }
     count(hook, first ? 'accepted' : 'duplicate');
     // Acknowledge first; the import runs after the answer is on its way.
     answer(res, 202, { key: event.key, duplicate: !first, status: first ? event.status : 'known' });

@@ -37,7 +37,7 @@ export function cli(args: string[], cwd: string, env: Record<string, string> = {
 export async function cliAfterKill(args: string[], cwd: string) {
   for (;;) {
     const r = cli(args, cwd);
-    if (!/LEASE_HELD/.test(r.stderr)) return r;
+    if (!/LEASE_HELD|holds the publish lease/.test(r.stderr)) return r;
     await new Promise((res) => setTimeout(res, 2_000));
   }
 }
