@@ -108,13 +108,12 @@ describe('conditional requests', () => {
   });
 
   it('classifies a 304 from its headers without reading a body', async () => {
-    const t0 = Date.now();
+    // A body read would hang until the test's own timeout: the outcome arriving at all is the proof.
     const r = await f.fetch(`${s.origin}/304-with-body-would-hang`, {
       validators: { etag: '"z"' },
     });
     expect(r.outcome).toBe('not-modified');
     expect(bodyStreamed).toBe(true);
-    expect(Date.now() - t0).toBeLessThan(2000);
   });
 
   it('normalises entity tags and pipeline keys', () => {

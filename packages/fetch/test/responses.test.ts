@@ -279,9 +279,8 @@ describe('classification', () => {
     const ac = new AbortController();
     const p = g.fetch(`${s.origin}/again`, { signal: ac.signal });
     setTimeout(() => ac.abort(new Error('queued cancel')), 50);
-    const t0 = Date.now();
+    // Not aborted, it would resolve 'ok' after the 10 s interval: the rejection is the proof.
     await expect(p).rejects.toThrow('queued cancel');
-    expect(Date.now() - t0).toBeLessThan(1000);
     await g.close();
   });
 });

@@ -67,7 +67,6 @@ describe('against the simulated web', () => {
     const [h0, h1] = sim.hosts();
     const limited = sim.urls(h0)[1]!;
     sim.mutate(limited, 'rateLimit', { retryAfter: 1, times: 1 });
-    const t0 = Date.now();
     const [r, ...others] = await Promise.all([
       f.fetch(limited),
       ...sim
@@ -81,7 +80,8 @@ describe('against the simulated web', () => {
     expect(hits.map((e) => e.status)).toEqual([429, 200]);
     expect(hits[1]!.time - hits[0]!.time).toBeGreaterThanOrEqual(1000);
     expect(others.every((o) => o.outcome === 'ok')).toBe(true);
-    for (const e of sim.log(h1)) expect(e.time - t0).toBeLessThan(1000);
+    // Order, not the clock: the other host was answered before the limited URL's retry.
+    for (const e of sim.log(h1)) expect(e.time).toBeLessThan(hits[1]!.time);
     await f.close();
   });
 
