@@ -41,6 +41,14 @@ export interface PgVectorConnectorOptions {
   readonly maxWriteBatch?: number;
 }
 
+/** The `rf_to` / `rf_current` keys a validity patch sets, as a jsonb object to merge. */
+function validitySet(patch: ValidityPatch): Record<string, number | boolean> {
+  const set: Record<string, number | boolean> = {};
+  if (patch.to !== undefined) set[FIELDS.to] = patch.to;
+  if (patch.current !== undefined) set[FIELDS.current] = patch.current;
+  return set;
+}
+
 /** Written into `<table>_rf_epoch.format`; a table whose marker differs is foreign. */
 export const PGVECTOR_LAYOUT = 'ragfresh-pgvector/1';
 
@@ -48,8 +56,8 @@ export const PGVECTOR_CAPABILITIES: ConnectorCapabilities = {
   store: 'pgvector',
   // Epoch readers filter `rf_from <= E < rf_to`; the epoch is one row updated by compare-and-set.
   promotion: 'snapshot',
-  // `_patchValidity(doc, v, { current: true })` flips rf_current for every version of the
-  // document in one UPDATE statement: a reader's snapshot sees the old flags or the new ones.
+  // `_patchValidityMany` applies a call's patches in one UPDATE statement, and core sends a
+  // batch's flag flip in one call: a reader's snapshot sees the old flags or the new ones.
   flagPromotion: 'atomic',
   visibility: { mode: 'immediate' },
   maxWriteBatch: 500,
@@ -523,71 +531,33 @@ export class PgVectorConnector extends Connector {
     versionId: string,
     patch: ValidityPatch,
   ): Promise<void> {
-    const set: Record<string, number | boolean> = {};
-    if (patch.to !== undefined) set[FIELDS.to] = patch.to;
-    if (patch.current !== undefined) set[FIELDS.current] = patch.current;
-    // `||` replaces only the patched keys. Making a version current also clears rf_current on
-    // the document's other versions in the same statement, so flag readers never see both
-    // versions nor neither (flagPromotion 'atomic').
-    await this.#transaction('patching validity', async (c) => {
-      await c.query(
-        `UPDATE ${this.#t}
-            SET metadata = CASE WHEN rf_version = $2 THEN metadata || $3::jsonb
-                                ELSE jsonb_set(metadata, '{rf_current}', 'false'::jsonb) END
-          WHERE rf_doc = $1
-            AND (rf_version = $2 OR ($4::boolean AND metadata->>'rf_current' = 'true'))`,
-        [documentId, versionId, JSON.stringify(set), patch.current === true],
-      );
-    });
+    // `||` replaces only the patched keys; only the named version's rows are touched.
+    await this.#query(
+      'patching validity',
+      `UPDATE ${this.#t} SET metadata = metadata || $3::jsonb WHERE rf_doc = $1 AND rf_version = $2`,
+      [documentId, versionId, JSON.stringify(validitySet(patch))],
+    );
   }
 
   /**
-   * Every patch of the call in one UPDATE (one statement, so one commit): rows of a named
-   * version get its `rf_to`/`rf_current`; a `current: true` also clears rf_current on the
-   * document's other versions, as `_patchValidity` does. When a row meets both its own patch and
-   * a clear from another version of its document, the later patch in the list wins, exactly as
-   * the same patches applied one by one. Only `metadata` changes, so the updates stay HOT.
+   * Every patch of the call in one UPDATE (one statement, so one commit): the rows of each
+   * named version get its `rf_to` / `rf_current`, nothing else changes. Core sends a batch's
+   * whole flag flip (new versions on, the versions they replace off) in one call, so a flag
+   * reader's snapshot holds the old flags or the new ones (flagPromotion `atomic`). Only
+   * `metadata` changes, so the updates stay HOT.
    */
   protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
-    const docs: string[] = [];
-    const versions: string[] = [];
-    const patchJson: string[] = [];
-    const makesCurrent: boolean[] = [];
-    for (const p of patches) {
-      const set: Record<string, number | boolean> = {};
-      if (p.patch.to !== undefined) set[FIELDS.to] = p.patch.to;
-      if (p.patch.current !== undefined) set[FIELDS.current] = p.patch.current;
-      docs.push(p.documentId);
-      versions.push(p.versionId);
-      patchJson.push(JSON.stringify(set));
-      makesCurrent.push(p.patch.current === true);
-    }
     await this.#query(
       'patching validity',
-      `WITH p AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::boolean[])
-           WITH ORDINALITY AS p(doc, version, patch, makes_current, ord)
-       ), x AS (
-         SELECT t.id, own.patch, own.ord AS own_ord,
-                (SELECT max(c.ord) FROM p c
-                  WHERE c.doc = t.rf_doc AND c.version <> t.rf_version AND c.makes_current) AS clear_ord
-           FROM ${this.#t} t
-           LEFT JOIN p own ON own.doc = t.rf_doc AND own.version = t.rf_version
-          WHERE t.rf_doc = ANY($1::text[])
-       )
-       UPDATE ${this.#t} t
-          SET metadata = CASE
-                -- Cleared, unless the row's own patch sets rf_current after the clear.
-                WHEN x.clear_ord IS NOT NULL
-                     AND (x.own_ord IS NULL OR x.own_ord < x.clear_ord
-                          OR NOT (x.patch ? 'rf_current'))
-                  THEN jsonb_set(t.metadata || coalesce(x.patch, '{}'::jsonb), '{rf_current}', 'false'::jsonb)
-                ELSE t.metadata || x.patch END
-         FROM x
-        WHERE t.id = x.id
-          AND (x.own_ord IS NOT NULL
-               OR (x.clear_ord IS NOT NULL AND t.metadata->>'rf_current' = 'true'))`,
-      [docs, versions, patchJson, makesCurrent],
+      `UPDATE ${this.#t} t
+          SET metadata = t.metadata || p.patch
+         FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS p(doc, version, patch)
+        WHERE t.rf_doc = p.doc AND t.rf_version = p.version`,
+      [
+        patches.map((p) => p.documentId),
+        patches.map((p) => p.versionId),
+        patches.map((p) => JSON.stringify(validitySet(p.patch))),
+      ],
     );
   }
 

@@ -199,7 +199,7 @@ describe('writes', () => {
     ).toBe('INVALID_METADATA');
   });
 
-  it('patches validity without clobbering other metadata; making a version current clears the others in one statement', async () => {
+  it('patches validity without clobbering other metadata, on the named version only', async () => {
     const c = await connector(namespace('patch'));
     const extra = { custom: 'keep me', nested_json: '{"a":[1,2]}', n: 42, flag: false };
     await c.upsert(makeVersion('s:d', 'v1', 4, { from: 1, current: true, extra }));
@@ -221,8 +221,10 @@ describe('writes', () => {
       true,
       true,
     ]);
+    // One meaning: only the named version changes. v1 stays current until it is patched itself
+    // (core sends both halves of a flip in one patchValidityMany call: see the atomic test).
     const after = await c.listChunks('s:d', 'v1');
-    expect(after.map((x) => x.metadata[FIELDS.current])).toEqual([false, false, false, false]);
+    expect(after.map((x) => x.metadata[FIELDS.current])).toEqual([true, true, true, true]);
     expect(after.map((x) => x.metadata[FIELDS.to])).toEqual([2, 2, 2, 2]);
     expect(after[0]?.metadata.custom).toBe('keep me');
     // Another document is untouched.
@@ -253,7 +255,10 @@ describe('writes', () => {
     await c.upsert(makeVersion('s:d', 'v1', 10, { current: true }));
     await c.upsert(makeVersion('s:d', 'v2', 10));
     await c.patchValidity('s:d', 'v1', { to: 2 });
-    await c.patchValidity('s:d', 'v2', { current: true }); // 20 rows: v2 set, v1 cleared
+    await c.patchValidityMany([
+      { documentId: 's:d', versionId: 'v2', patch: { current: true } },
+      { documentId: 's:d', versionId: 'v1', patch: { current: false } },
+    ]); // 20 rows: v2 set, v1 cleared
     await sql.query('SELECT pg_stat_force_next_flush()');
     await sql.query('SELECT 1');
     const stats = await sql.query<{ upd: string; hot: string }>(
@@ -264,13 +269,12 @@ describe('writes', () => {
     expect(Number(stats.rows[0]?.hot)).toBe(30);
   });
 
-  it('patchValidityMany (one UPDATE) gives the result of the same patches one by one, order included, and stays HOT', async () => {
+  it('patchValidityMany (one UPDATE) gives the result of the same patches one by one and stays HOT', async () => {
     const ns = namespace('patchmany');
     const c = await connector(ns);
     type P = { readonly doc: string; readonly v: string; readonly patch: ValidityPatch };
     // Each list is applied by patchValidityMany to one copy of the documents and by
-    // patchValidity one by one to another; a later `current: true` clears what an earlier
-    // patch set on another version of the same document, and vice versa.
+    // patchValidity one by one to another; each patch touches only its own version.
     const lists: P[][] = [
       [
         { doc: 'x', v: 'v2', patch: { current: true } },
@@ -340,14 +344,14 @@ describe('writes', () => {
       for (const p of list) await c.patchValidity(`one${i}:${p.doc}`, p.v, p.patch);
       expect(await state(`many${i}`), `patch list ${i}`).toEqual(await state(`one${i}`));
     }
-    // Spot-check the semantics the comparison relies on.
+    // Spot-check: two `current: true` patches leave both versions current (no hidden clear).
     expect(await state('many1')).toEqual([
       [
         'x',
         [
-          ['v1', 0, OPEN_EPOCH, false],
-          ['v1', 1, OPEN_EPOCH, false],
-          ['v1', 2, OPEN_EPOCH, false],
+          ['v1', 0, OPEN_EPOCH, true],
+          ['v1', 1, OPEN_EPOCH, true],
+          ['v1', 2, OPEN_EPOCH, true],
           ['v2', 0, OPEN_EPOCH, true],
           ['v2', 1, OPEN_EPOCH, true],
         ],

@@ -51,7 +51,10 @@ beforeAll(async () => {
   await connector.upsert(makeVersion('s:a', 'v2', 3, { from: 2 }));
   await connector.patchValidity('s:a', 'v1', { to: 2 });
   await connector.advanceEpoch(1, 2);
-  await connector.patchValidity('s:a', 'v2', { current: true });
+  await connector.patchValidityMany([
+    { documentId: 's:a', versionId: 'v2', patch: { current: true } },
+    { documentId: 's:a', versionId: 'v1', patch: { current: false } },
+  ]);
   await connector.upsert(makeVersion('s:a', 'v3', 4, { from: 3 }));
 
   pool = new pg.Pool({

@@ -76,7 +76,10 @@ describe(`real PostgreSQL at ${URL.replace(/:[^:@/]*@/, ':***@')}`, () => {
       await c.patchValidity('s:d', 'v1', { to: 2 });
       expect((await failure(c.advanceEpoch(0, 2))).code).toBe('EPOCH_CONFLICT');
       await c.advanceEpoch(1, 2);
-      await c.patchValidity('s:d', 'v2', { current: true });
+      await c.patchValidityMany([
+        { documentId: 's:d', versionId: 'v2', patch: { current: true } },
+        { documentId: 's:d', versionId: 'v1', patch: { current: false } },
+      ]);
       const hits = await c.searchCurrent(vectorFor(1), 50);
       expect(new Set(hits.map((h) => h.metadata.rf_version))).toEqual(new Set(['v2']));
       expect(hits).toHaveLength(10);

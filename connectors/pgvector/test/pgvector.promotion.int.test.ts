@@ -82,7 +82,7 @@ afterAll(async () => {
   await target?.stop();
 });
 
-describe('flagPromotion atomic: rf_current flips a whole document in one statement', () => {
+describe('flagPromotion atomic: one patchValidityMany call flips a whole document in one statement', () => {
   it('flag readers on other connections never see both versions nor neither', async () => {
     const ns = namespace('flag');
     const writer = await connector(ns);
@@ -102,9 +102,12 @@ describe('flagPromotion atomic: rf_current flips a whole document in one stateme
       ),
     );
     for (let i = 0; i < 16; i++) {
-      await writer.patchValidity('s:d', i % 2 === 0 ? 'v2' : 'v1', { current: true });
-      // What a publisher does next; after the atomic flip it changes nothing.
-      await writer.patchValidity('s:d', i % 2 === 0 ? 'v1' : 'v2', { current: false });
+      // The Publisher's flag flip: both halves in one patchValidityMany call (one UPDATE).
+      const [on, off] = i % 2 === 0 ? ['v2', 'v1'] : ['v1', 'v2'];
+      await writer.patchValidityMany([
+        { documentId: 's:d', versionId: on, patch: { current: true } },
+        { documentId: 's:d', versionId: off, patch: { current: false } },
+      ]);
     }
     finished = true;
     const t = sum(await Promise.all(reading));

@@ -22,8 +22,10 @@ export type Visibility =
   | { readonly mode: 'eventual'; readonly maxLagMs: number };
 
 /**
- * The frozen capability manifest. It alone decides which conformance cases run and what
- * they expect; there are no suite-side switches.
+ * The frozen capability manifest, as `connector.capabilities` holds it: every default filled in
+ * (see `ConnectorCapabilitiesInput` for what a connector declares and `CAPABILITY_DEFAULTS`).
+ * It alone decides which conformance cases run and what they expect; there are no suite-side
+ * switches.
  */
 export interface ConnectorCapabilities {
   /** Store name used in messages and reports: `memory`, `chroma`, `pgvector`, ... */
@@ -50,7 +52,71 @@ export interface ConnectorCapabilities {
    * `epoch-race` holds `exclusive` connectors to it and reports what `lease-only` ones did.
    */
   readonly epochClaim?: 'exclusive' | 'lease-only';
+  /**
+   * The LangChain vector store class that reads this connector's stored layout, when there is
+   * one (absent by default: no claim). Declaring it makes the conformance case
+   * `langchain-reader` run: the fixture's target must then supply `langchainReader(namespace)`
+   * (see `@ragfresh/conformance`), and the case counts how many current chunks the class
+   * finds by their own vector, with retired duplicates of those vectors stored and after they
+   * were deleted.
+   */
+  readonly langchain?: LangChainReaderCapability;
 }
+
+/** How the LangChain class of the same store reads what the connector wrote. */
+export interface LangChainReaderCapability {
+  /** The class and where it comes from, e.g. `LibSQLVectorStore (@langchain/community/vectorstores/libsql)`. */
+  readonly class: string;
+  /**
+   * `complete`: a current-view read through the class returns every current chunk asked for by
+   * its own vector (exact search, or an index that keeps duplicate vectors). `lossy`: the
+   * class's search is known to miss current chunks (an approximate index that drops or hides
+   * duplicate vectors); the case then reports the recall it measured instead of failing on it.
+   * Either way a read must never return a chunk outside the current view.
+   */
+  readonly recall: 'complete' | 'lossy';
+}
+
+/**
+ * What a connector passes to `super(...)`: the manifest with every field that has an honest
+ * default optional. Fields added to the manifest later are always optional here with a
+ * documented default, so adding one never breaks an existing connector (Kysely's habit).
+ * `store`, `promotion` and `flagPromotion` have no honest default and stay required.
+ */
+export interface ConnectorCapabilitiesInput {
+  readonly store: string;
+  readonly promotion: PromotionGuarantee;
+  readonly flagPromotion: Exclude<PromotionGuarantee, 'snapshot'>;
+  /** Default `{ mode: 'immediate' }` (the suite's `verify-within-lag` holds a store to it). */
+  readonly visibility?: Visibility;
+  /** Default 100 chunks per `_upsert` call. */
+  readonly maxWriteBatch?: number;
+  /** Default: no limit. */
+  readonly maxMetadataBytes?: number;
+  /** Default `false`: readers are not promised an epoch they can read from the store alone. */
+  readonly epochInStore?: boolean;
+  /** Default `chunk-id`. */
+  readonly idForm?: 'chunk-id' | 'uuid';
+  /** Default `exclusive` (`epoch-race` holds the connector to it when `epochInStore`). */
+  readonly epochClaim?: 'exclusive' | 'lease-only';
+  /** Default: absent (no LangChain class is claimed; `langchain-reader` does not apply). */
+  readonly langchain?: LangChainReaderCapability;
+}
+
+/** The defaults `Connector` fills in for fields a connector leaves out of its manifest. */
+export const CAPABILITY_DEFAULTS: Readonly<{
+  visibility: Visibility;
+  maxWriteBatch: number;
+  epochInStore: boolean;
+  idForm: 'chunk-id' | 'uuid';
+  epochClaim: 'exclusive' | 'lease-only';
+}> = Object.freeze({
+  visibility: Object.freeze({ mode: 'immediate' as const }),
+  maxWriteBatch: 100,
+  epochInStore: false,
+  idForm: 'chunk-id' as const,
+  epochClaim: 'exclusive' as const,
+});
 
 /** Which chunks a query may return. */
 export type ViewSelector =
@@ -115,7 +181,15 @@ export interface OpenOptions {
 
 const PROMOTIONS: readonly PromotionGuarantee[] = ['snapshot', 'atomic', 'overlap', 'gap'];
 
-function freezeCapabilities(c: ConnectorCapabilities): ConnectorCapabilities {
+function freezeCapabilities(input: ConnectorCapabilitiesInput): ConnectorCapabilities {
+  const c: ConnectorCapabilities = {
+    ...input,
+    visibility: input.visibility ?? CAPABILITY_DEFAULTS.visibility,
+    maxWriteBatch: input.maxWriteBatch ?? CAPABILITY_DEFAULTS.maxWriteBatch,
+    epochInStore: input.epochInStore ?? CAPABILITY_DEFAULTS.epochInStore,
+    idForm: input.idForm ?? CAPABILITY_DEFAULTS.idForm,
+    epochClaim: input.epochClaim ?? CAPABILITY_DEFAULTS.epochClaim,
+  };
   if (
     !PROMOTIONS.includes(c.promotion) ||
     !PROMOTIONS.includes(c.flagPromotion) ||
@@ -138,7 +212,22 @@ function freezeCapabilities(c: ConnectorCapabilities): ConnectorCapabilities {
       `connector ${c.store} declares eventual visibility without maxLagMs.`,
     );
   }
-  return Object.freeze({ ...c, visibility: Object.freeze({ ...c.visibility }) });
+  if (
+    c.langchain !== undefined &&
+    (typeof c.langchain.class !== 'string' ||
+      c.langchain.class === '' ||
+      !['complete', 'lossy'].includes(c.langchain.recall))
+  ) {
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `connector ${c.store} declares langchain without a class name or with an unknown recall (complete | lossy).`,
+    );
+  }
+  return Object.freeze({
+    ...c,
+    visibility: Object.freeze({ ...c.visibility }),
+    ...(c.langchain === undefined ? {} : { langchain: Object.freeze({ ...c.langchain }) }),
+  });
 }
 
 /**
@@ -157,7 +246,12 @@ export abstract class Connector {
   #dimensions: number | undefined;
   #closed = false;
 
-  constructor(capabilities: ConnectorCapabilities) {
+  /**
+   * `capabilities` is frozen after the defaults of `CAPABILITY_DEFAULTS` are filled in for the
+   * fields left out; an unknown guarantee, a bad `maxWriteBatch` or an eventual visibility
+   * without `maxLagMs` is INVALID_ARGUMENT.
+   */
+  constructor(capabilities: ConnectorCapabilitiesInput) {
     this.capabilities = freezeCapabilities(capabilities);
   }
 
