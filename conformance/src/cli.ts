@@ -5,14 +5,15 @@
  * Loads `@ragfresh/connector-<name>/fixture` as resolved from the current directory, starts
  * its target, runs the suite, prints a table and exits non-zero when any case failed.
  */
-import { existsSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { errorMessage, type StoreFixture } from '@ragfresh/core';
 import { CASES } from './cases/index.js';
 import { formatCaseRow, formatHeader, formatSummary, formatTableHead } from './report.js';
+import { resolveFrom } from './resolve-from.js';
+import { describeScaffold, scaffold } from './scaffold.js';
 import { runSuite, SUITE_VERSION } from './suite.js';
 
 // node:sqlite (core's state store) announces itself as experimental on every run; keep the
@@ -24,7 +25,7 @@ process.on('warning', (w) => {
 });
 
 const USAGE =
-  'usage: ragfresh-conformance --store <name> [--url <url>] [--json <report.json>] [--cases <id,id,...>]';
+  'usage: ragfresh-conformance --store <name> [--url <url>] [--json <report.json>] [--cases <id,id,...>]\n       ragfresh-conformance init <store> [--dir <folder>] [--package <name>]';
 
 /** Exit 2: the command line is wrong. Exit 1: the suite ran and something failed (or could not start). */
 class UsageError extends Error {}
@@ -95,24 +96,25 @@ function parse(argv: readonly string[]): CliOptions | 'help' {
   };
 }
 
-/** Resolves the fixture from the current directory, as the user's project sees it. */
+/**
+ * Resolves the fixture from the current directory with an ordinary ESM import, as the user's
+ * project sees it (not through NODE_PATH or pnpm's hidden hoist folder).
+ */
 async function loadFixture(store: string): Promise<StoreFixture> {
   const specifier = `@ragfresh/connector-${store}/fixture`;
-  const require = createRequire(join(process.cwd(), 'package.json'));
-  let path: string;
+  let url: string;
   try {
-    path = require.resolve(specifier);
-  } catch {
+    url = resolveFrom(specifier, pathToFileURL(join(process.cwd(), 'package.json')).href);
+  } catch (err) {
+    if (/Cannot find package/.test(errorMessage(err)))
+      throw new UsageError(
+        `cannot resolve ${specifier} from ${process.cwd()}; install @ragfresh/connector-${store} in this project (npm i -D @ragfresh/connector-${store}) or run from a directory that has it.`,
+      );
     throw new UsageError(
-      `cannot resolve ${specifier} from ${process.cwd()}; install @ragfresh/connector-${store} in this project (npm i -D @ragfresh/connector-${store}) or run from a directory that has it.`,
+      `${specifier} does not resolve to a file from ${process.cwd()} (${errorMessage(err).split('\n')[0]}); build the connector package first.`,
     );
   }
-  if (!existsSync(path)) {
-    throw new UsageError(
-      `${specifier} resolves to ${path}, which does not exist; build the connector package first.`,
-    );
-  }
-  const mod = (await import(pathToFileURL(path).href)) as { fixture?: StoreFixture };
+  const mod = (await import(url)) as { fixture?: StoreFixture };
   if (mod.fixture === undefined || typeof mod.fixture.start !== 'function') {
     throw new UsageError(
       `${specifier} does not export a fixture ({ store, start() }); it is not a ragfresh connector fixture.`,
@@ -121,7 +123,49 @@ async function loadFixture(store: string): Promise<StoreFixture> {
   return mod.fixture;
 }
 
+const INIT_USAGE =
+  'usage: ragfresh-conformance init <store> [--dir <folder>] [--package <name>] [--core <range>] [--conformance <version>]';
+
+/** `init <store>`: writes a connector package that builds and fails the suite until written. */
+function init(argv: readonly string[]): number {
+  let positionals: string[];
+  let values: { dir?: string; package?: string; core?: string; conformance?: string };
+  try {
+    ({ positionals, values } = parseArgs({
+      args: [...argv],
+      options: {
+        dir: { type: 'string' },
+        package: { type: 'string' },
+        core: { type: 'string' },
+        conformance: { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: true,
+    }));
+  } catch (err) {
+    throw new UsageError(`${errorMessage(err).split('\n')[0]}; ${INIT_USAGE}`);
+  }
+  const [store, ...extra] = positionals;
+  if (store === undefined || extra.length > 0)
+    throw new UsageError(`init takes one store name, e.g. init mystore; ${INIT_USAGE}`);
+  let result: ReturnType<typeof scaffold>;
+  try {
+    result = scaffold({
+      store,
+      ...(values.dir === undefined ? {} : { dir: values.dir }),
+      ...(values.package === undefined ? {} : { packageName: values.package }),
+      ...(values.core === undefined ? {} : { coreRange: values.core }),
+      ...(values.conformance === undefined ? {} : { conformanceRange: values.conformance }),
+    });
+  } catch (err) {
+    throw new UsageError(errorMessage(err));
+  }
+  process.stdout.write(`${describeScaffold(result)}\n`);
+  return 0;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'init') return init(argv.slice(1));
   const options = parse(argv);
   if (options === 'help') {
     process.stdout.write(

@@ -22,12 +22,12 @@ const BUILT = [
   join(ROOT, 'connectors/memory/dist/fixture.js'),
 ];
 
-function cli(args: string[], cwd = ROOT) {
+function cli(args: string[], cwd = ROOT, extraEnv: Record<string, string> = {}) {
   // pnpm exec sets NODE_PATH; a user's shell does not, and resolution must not depend on it.
   const { NODE_PATH: _ignored, ...env } = process.env;
   const r = spawnSync(process.execPath, [CLI, ...args], {
     cwd,
-    env,
+    env: { ...env, ...extraEnv },
     encoding: 'utf8',
     timeout: 120_000,
   });
@@ -121,6 +121,18 @@ describe('ragfresh-conformance CLI', () => {
     expect(r.errors).toHaveLength(1);
     expect(r.errors[0]).toContain(message);
     expect(r.stdout).toBe('');
+  });
+
+  it("resolves with an ordinary ESM import: NODE_PATH (pnpm's hidden hoist folder) is not used", () => {
+    const hoist = join(ROOT, 'node_modules/.pnpm/node_modules');
+    expect(existsSync(join(hoist, '@ragfresh/connector-memory/package.json'))).toBe(true);
+    const empty = join(dir, 'empty-with-node-path');
+    mkdirSync(empty);
+    const r = cli(['--store', 'memory'], empty, { NODE_PATH: hoist });
+    expect(r.code).toBe(2);
+    expect(r.errors[0]).toContain(
+      `cannot resolve @ragfresh/connector-memory/fixture from ${empty}`,
+    );
   });
 
   it('resolves the fixture from the current directory, as a user project sees it', {

@@ -1,0 +1,27 @@
+import { registerHooks } from 'node:module';
+
+const PROBE = 'ragfresh-resolve-from:probe';
+
+/**
+ * Resolves `specifier` as an ordinary ESM `import` written in `parentURL` would (package
+ * exports, `import` conditions, node_modules lookup from that folder up) — never through
+ * NODE_PATH or a package manager's hidden hoist folder. `import.meta.resolve` takes no parent
+ * without a flag, so a one-shot resolve hook answers a probe with the default resolution.
+ */
+export function resolveFrom(specifier: string, parentURL: string): string {
+  let url: string | undefined;
+  const hooks = registerHooks({
+    resolve(spec, context, nextResolve) {
+      if (spec !== PROBE) return nextResolve(spec, context);
+      url = nextResolve(specifier, { ...context, parentURL }).url;
+      return { url: 'data:text/javascript,', shortCircuit: true };
+    },
+  });
+  try {
+    import.meta.resolve(PROBE);
+  } finally {
+    hooks.deregister();
+  }
+  if (url === undefined) throw new Error(`could not resolve ${specifier} from ${parentURL}`);
+  return url;
+}
