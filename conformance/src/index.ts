@@ -25,8 +25,13 @@ export type {
   CaseStatus,
   ConformanceCase,
   ConformanceReport,
+  LangChainReader,
+  LangChainReaderHit,
+  LangChainReaderTarget,
+  LangChainReaderView,
   RegisterSuiteOptions,
   RunSuiteOptions,
   SuiteOptions,
   TestRunner,
 } from './types.js';
+export { hasLangChainReader } from './types.js';

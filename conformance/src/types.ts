@@ -130,3 +130,44 @@ export interface TestRunner {
 export interface RegisterSuiteOptions extends SuiteOptions {
   readonly runner: TestRunner;
 }
+
+/** One hit as a LangChain vector store class returns it (a `Document`, structurally). */
+export interface LangChainReaderHit {
+  readonly pageContent: string;
+  readonly metadata: Readonly<Record<string, unknown>>;
+}
+
+/** The view a LangChain reader filters on: the published epoch's range, or `rf_current`. */
+export type LangChainReaderView =
+  | { readonly kind: 'epoch'; readonly epoch: number }
+  | { readonly kind: 'flag' };
+
+/**
+ * The LangChain class named in the manifest (`capabilities.langchain.class`), opened on one
+ * namespace's stored data exactly as an application would open it.
+ */
+export interface LangChainReader {
+  /**
+   * The class's `similaritySearchVectorWithScore(vector, k, filter)` with the current-view
+   * filter the per-store doc tells applications to use for `view`.
+   */
+  search(
+    vector: readonly number[],
+    k: number,
+    view: LangChainReaderView,
+  ): Promise<readonly LangChainReaderHit[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * A target whose connector names its LangChain class: the fixture's `start()` returns it with
+ * a reader factory, which the `langchain-reader` case calls after publishing into `namespace`.
+ */
+export interface LangChainReaderTarget extends StoreTarget {
+  langchainReader(namespace: string): Promise<LangChainReader>;
+}
+
+/** Whether a target supplies a LangChain reader factory. */
+export function hasLangChainReader(target: StoreTarget): target is LangChainReaderTarget {
+  return typeof (target as Partial<LangChainReaderTarget>).langchainReader === 'function';
+}

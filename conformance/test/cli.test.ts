@@ -61,7 +61,8 @@ describe('ragfresh-conformance CLI', () => {
       'capabilities: promotion=snapshot flagPromotion=overlap visibility=immediate',
     );
     expect(r.stdout).toMatch(/^promotion-epoch-readers\s+pass\s+snapshot: both=0, neither=0/m);
-    expect(r.stdout).toContain(`PASS: ${CASES.length} passed, 0 failed, 0 skipped`);
+    // langchain-reader does not apply: the memory connector names no LangChain class.
+    expect(r.stdout).toContain(`PASS: ${CASES.length - 1} passed, 0 failed, 1 skipped`);
     const report = JSON.parse(readFileSync(json, 'utf8')) as ConformanceReport;
     expect(report.suite).toEqual({ name: '@ragfresh/conformance', version: SUITE_VERSION });
     expect(report.capabilities.store).toBe('memory');
@@ -69,7 +70,10 @@ describe('ragfresh-conformance CLI', () => {
     expect(report.cases.map((c) => c.id)).toEqual(CASES.map((c) => c.id));
     expect(
       report.cases.every(
-        (c) => c.status === 'passed' && c.guarantee !== '' && c.whenItFails !== '',
+        (c) =>
+          c.status === (c.id === 'langchain-reader' ? 'skipped' : 'passed') &&
+          c.guarantee !== '' &&
+          c.whenItFails !== '',
       ),
     ).toBe(true);
     const flags = report.cases.find((c) => c.id === 'promotion-flag-readers')!;
@@ -103,7 +107,7 @@ describe('ragfresh-conformance CLI', () => {
       /^retire-after-grace\s+FAIL\s+stored for 2 epochs, then 0 chunks\s+stored 7 -> 7 -> 3/m,
     );
     expect(r.stdout).toContain('chunk(s) of the replaced version are still stored');
-    expect(r.stdout).toContain('    check: _deleteVersion must delete every chunk');
+    expect(r.stdout).toContain('    check: Core retires through _countMany then _deleteVersions');
     expect(r.stdout).toContain('FAIL: 1 passed, 1 failed, 0 skipped');
   });
 

@@ -243,3 +243,36 @@ export class DocumentCountConnector extends MemoryConnector {
     return out;
   }
 }
+
+/**
+ * (8) The validity patch writes `rf_current` as `1` / `0`, as `UPDATE … SET rf_current = ?`
+ * with a bound JavaScript boolean does in SQLite-family drivers: the flag view (which matches
+ * `=== true`) loses the chunks, and the metadata type changed.
+ */
+export class NumericFlagsConnector extends MemoryConnector {
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-numeric-flags' } });
+  }
+  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+    for (const p of patches) await this._patchValidity(p.documentId, p.versionId, p.patch);
+  }
+  protected override async _patchValidity(
+    documentId: string,
+    versionId: string,
+    patch: ValidityPatch,
+  ): Promise<void> {
+    const { current, ...bound } = patch;
+    await super._patchValidity(documentId, versionId, bound);
+    if (current === undefined) return;
+    const rows = await this._list(documentId, versionId, true);
+    await this._upsert(
+      rows.map((r) => ({
+        id: r.id,
+        text: r.text,
+        embedding: r.embedding ?? [],
+        // The driver's encoding, smuggled past the type: a number where a boolean belongs.
+        metadata: { ...r.metadata, [FIELDS.current]: (current ? 1 : 0) as unknown as boolean },
+      })),
+    );
+  }
+}

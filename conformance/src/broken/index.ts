@@ -9,6 +9,7 @@ import {
   FlagsAsEpochConnector,
   LaggingIndexConnector,
   LeakyRetireConnector,
+  NumericFlagsConnector,
   StagedVisibleConnector,
 } from './connectors.js';
 
@@ -20,6 +21,7 @@ export {
   LAGGING_INDEX_MS,
   LaggingIndexConnector,
   LeakyRetireConnector,
+  NumericFlagsConnector,
   StagedVisibleConnector,
 } from './connectors.js';
 
@@ -31,6 +33,7 @@ const CONNECTORS = {
   'leaky-retire': LeakyRetireConnector,
   'first-patch-only': FirstPatchOnlyConnector,
   'document-count': DocumentCountConnector,
+  'numeric-flags': NumericFlagsConnector,
 } as const;
 
 export type BrokenKind = keyof typeof CONNECTORS;
@@ -127,5 +130,12 @@ export const BROKEN_CONNECTORS: readonly BrokenConnector[] = Object.freeze([
       'the batch count counts every version of the document, not the one asked for: verification of a replacement fails',
     caughtBy: 'batch-hooks-agree',
     fixture: brokenFixture('document-count'),
+  },
+  {
+    kind: 'numeric-flags',
+    breaks:
+      'the validity patch stores rf_current as 1/0 (a bound boolean in a SQLite-family driver): flag readers lose the chunks and the type changed',
+    caughtBy: 'metadata-types-after-patch',
+    fixture: brokenFixture('numeric-flags'),
   },
 ]);

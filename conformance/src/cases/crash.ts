@@ -289,7 +289,7 @@ async function crashAt(ctx: CaseContext, killAt: KillPoint): Promise<void> {
 }
 
 const WHEN_IT_FAILS =
-  "The connector's idempotency (every hook may run twice after a restart: _upsert overwrite, _patchValidity, _deleteVersion of absent data), _readEpoch reading the store after a restart, and the fixture's connectorSpec building the same namespace in another process.";
+  "The connector's idempotency (every hook may run twice after a restart: _upsert overwrite, _patchValidityMany with { to: OPEN_EPOCH } on versions already open, _deleteVersions of absent data), _readEpoch reading the store after a restart, and the fixture's connectorSpec building the same namespace in another process from built code (module: new URL('../dist/index.js', import.meta.url); 'build the connector package first' means the child could not import it).";
 
 function crashCase(id: string, killAt: KillPoint, title: string): ConformanceCase {
   const forward = rollsForward(killAt);

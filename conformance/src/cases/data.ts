@@ -48,7 +48,7 @@ export const metadataRoundTrip: ConformanceCase = {
   guarantee:
     'Text (8 KB of Unicode: emoji, CJK, RTL, combining marks) and every metadata field (strings, heading_path as a JSON array, numbers, booleans) come back identical, with the same types and no nulls, through listChunks and query.',
   whenItFails:
-    "Metadata encoding in _upsert/_list/_query: numbers must stay numbers (not strings), booleans booleans (not 0/1), text must not be truncated or re-encoded; check the store's metadata size limit against maxMetadataBytes.",
+    'Metadata encoding in _upsert and decoding in _list / _query (driver type traps, authoring.md §5): numbers must stay numbers (not strings or bigint), booleans booleans (not 0/1 or "true"), no nulls added, text must not be truncated or re-encoded, vectors read back as plain numbers; check the store\'s metadata size limit against maxMetadataBytes.',
   appliesTo: () => true,
   declared: (c) =>
     `exact round trip${c.maxMetadataBytes === undefined ? '' : ` within ${c.maxMetadataBytes} B`}`,
@@ -156,7 +156,7 @@ export const batchBeyondLimit: ConformanceCase = {
   guarantee:
     'A version of maxWriteBatch × 2 + 7 chunks is staged in several writes, counted exactly, published whole into the current view, and deleted whole.',
   whenItFails:
-    "Declared maxWriteBatch vs. the store's real request limits, and pagination in _list/_count/_deleteVersion (a default page size of 100 or 1000 silently truncates).",
+    "Declared maxWriteBatch vs. the store's real request limits in _upsert, and pagination in _list / _count / _deleteVersion and their batch forms _listMany / _countMany (the verifier's) (a default page size of 100 or 1000 silently truncates).",
   appliesTo: (c) => c.maxWriteBatch * 2 + 7 <= 20_007,
   declared: (c) => `${c.maxWriteBatch * 2 + 7} chunks in batches of ${c.maxWriteBatch}`,
   timeoutMs: 180_000,
@@ -265,7 +265,7 @@ export const largeDocument: ConformanceCase = {
   guarantee:
     'A 1,000-chunk version publishes and verifies, its replacement by another 1,000-chunk version leaves exactly the new 1,000 chunks in the current view, and the old ones are deleted after grace.',
   whenItFails:
-    'Pagination and limits in _list, _count, _patchValidity and _deleteVersion (anything that stops at 100, 256 or 1,000 rows), and request sizes in _upsert.',
+    'Pagination and limits in the hooks core drives for a batch — _listMany, _countMany, _patchValidityMany, _deleteVersions — and their single forms (anything that stops at 100, 256 or 1,000 rows), and request sizes in _upsert.',
   appliesTo: () => true,
   declared: () => '1000 current after replacement',
   timeoutMs: 180_000,

@@ -17,6 +17,7 @@ import {
   shorterReplacement,
 } from './lifecycle.js';
 import { promotionEpochReaders, promotionFlagReaders } from './promotion.js';
+import { langchainReader, metadataTypesAfterPatch } from './readers.js';
 import { sentinelEmpty, sentinelIsolated } from './sentinels.js';
 import { restageIdempotent, stagedInvisible } from './staging.js';
 import { verifyDetectsMissing, verifyWithinLag } from './verify.js';
@@ -38,10 +39,12 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   epochShared,
   epochRace,
   metadataRoundTrip,
+  metadataTypesAfterPatch,
   batchBeyondLimit,
   listByDocumentAndVersion,
   largeDocument,
   ...batchCases,
+  langchainReader,
   ...crashCases,
   sentinelIsolated,
 ]);

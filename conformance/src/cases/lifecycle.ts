@@ -15,7 +15,7 @@ export const shorterReplacement: ConformanceCase = {
   guarantee:
     'Replacing a 6-chunk version with a 3-chunk one leaves exactly the 3 new chunks in the current view (epoch and flag readers, query and listing), and once the grace period passed exactly those 3 stored.',
   whenItFails:
-    "Chunk ids include the version, so old ordinals 3..5 are not overwritten: the connector must close the old version by (document, version) in _patchValidity and delete it by (document, version) in _deleteVersion, not by the new version's ids.",
+    "Chunk ids include the version, so old ordinals 3..5 are not overwritten: the old version must be closed by (document, version) in _patchValidityMany (or _patchValidity, which the default loops) and deleted by (document, version) in _deleteVersions (or _deleteVersion), not by the new version's ids.",
   appliesTo: () => true,
   declared: () => 'new version only; old gone after grace',
   async run(ctx) {
@@ -83,7 +83,7 @@ export const retireAfterGrace: ConformanceCase = {
   guarantee:
     'With graceEpochs = 2, the replaced version leaves the current view at once, stays stored while fewer than 2 epochs passed (a reader of the previous epoch can finish), and is deleted, every chunk, once they passed.',
   whenItFails:
-    '_deleteVersion must delete every chunk of (document, version) — beyond one page of results and across write batches — and nothing of other versions; _count must count what is stored.',
+    'Core retires through _countMany then _deleteVersions (their defaults loop _count / _deleteVersion): delete every chunk of each (document, version) — beyond one page of results and across write batches — and nothing of other versions; count what is stored, not what was written.',
   appliesTo: () => true,
   declared: () => 'stored for 2 epochs, then 0 chunks',
   async run(ctx) {
@@ -133,7 +133,7 @@ export const deleteTombstone: ConformanceCase = {
   guarantee:
     'A Publisher removal takes the document out of the epoch and flag views at one epoch, leaves the other documents of the source untouched, marks the record tombstoned without a current version, deletes its chunks after grace, and removing an absent document is a no-op.',
   whenItFails:
-    "_patchValidity on the removed version (rf_to and rf_current), _deleteVersion, and filters scoped by documentId: the other documents' chunks must be unaffected.",
+    "_patchValidityMany on the removed version ({ to: T } then { current: false }), _deleteVersions after grace, and _query filters scoped by documentId: the other documents' chunks must be unaffected.",
   appliesTo: () => true,
   declared: () => 'removed: 0 visible, record tombstoned',
   async run(ctx) {
@@ -255,7 +255,7 @@ export const revertToEarlierVersion: ConformanceCase = {
   guarantee:
     'Publishing A, then B, then A again (same content, so the same versionId and chunk ids as the retired copy) makes A current in the epoch and flag views with every chunk, and grace collection deletes B but never the current A.',
   whenItFails:
-    "_upsert must overwrite a stored chunk's whole metadata (a merge or set-payload that keeps the old rf_to/rf_current leaves the reverted version closed), and _deleteVersion must only delete what it is asked to.",
+    "_upsert must overwrite a stored chunk's whole metadata (a merge or set-payload that keeps the old rf_to/rf_current leaves the reverted version closed), and _deleteVersions / _deleteVersion must delete only the (document, version) pairs asked for.",
   appliesTo: () => true,
   declared: () => 'A current again; B deleted after grace',
   async run(ctx) {

@@ -193,7 +193,7 @@ export const promotionEpochReaders: ConformanceCase = {
   guarantee:
     'While documents are republished, readers that read the published epoch and query its view (searchCurrent scoped by document) see what the declared promotion guarantee promises: snapshot/atomic never both versions nor neither (snapshot: never two generations across the batch), overlap never neither, gap never both.',
   whenItFails:
-    'The epoch view filter (rf_from <= E < rf_to on both bounds), _readEpoch reading the same store the query reads, and _advanceEpoch being one atomic write. A reader must not see flags (rf_current) when it asked for an epoch.',
+    'The epoch view filter in _query (rf_from <= E AND E < rf_to, both bounds, compared as numbers), _readEpoch reading the same store the query reads, _patchValidityMany closing every replaced version ({ to: T }) before core calls _advanceEpoch, and _advanceEpoch being one write. A reader that asked for an epoch must not be answered from rf_current. If the store cannot filter two numeric bounds inside the vector query, declare a weaker promotion.',
   appliesTo: () => true,
   declared: (c) => expectation(c.promotion),
   timeoutMs: 120_000,
@@ -206,7 +206,7 @@ export const promotionFlagReaders: ConformanceCase = {
   guarantee:
     'While documents are republished, readers that only filter rf_current = true (query with the flag view, scoped by document) see what the declared flagPromotion guarantee promises: atomic never both nor neither, overlap never neither, gap never both.',
   whenItFails:
-    "The order of flag writes in _patchValidity (overlap: set the new version's flag before clearing the old one), and whether a batch of flag updates is applied in one commit (atomic).",
+    "The flag flip reaches _patchValidityMany as one call holding the new versions' { current: true } and the replaced versions' { current: false }. atomic: apply the whole call in one transaction (the default _patchValidityMany loops _patchValidity, one commit per version: override it, or declare overlap). overlap: apply the patches in the order given (current: true first), never clearing before setting. _patchValidity must touch only the version it names: clearing the document's other versions there is not how atomic flags are made.",
   appliesTo: () => true,
   declared: (c) => expectation(c.flagPromotion),
   timeoutMs: 120_000,

@@ -39,7 +39,7 @@ export const verifyDetectsMissing: ConformanceCase = {
   guarantee:
     'verifyQueryable reports failure, naming the count and the missing id, when the store holds fewer chunks than the manifest expects, even after waiting the declared visibility lag.',
   whenItFails:
-    '_count and _list must read the store (not echo what was written), exactly, by (document, version); a count that is approximate or capped makes verification meaningless.',
+    '_count / _list (and _countMany / _listMany, the batch verifier) must read the store (not echo what was written), exactly, by (document, version); a count that is approximate or capped makes verification meaningless. _query scoped to a version must return a chunk for its own vector.',
   appliesTo: () => true,
   declared: (c) => `missing chunk detected (${declaredLag(c)})`,
   async run(ctx) {

@@ -65,6 +65,18 @@ export const LIBSQL_CAPABILITIES: ConnectorCapabilities = {
   epochClaim: 'exclusive',
 };
 
+/**
+ * The manifest's `langchain` entry, declared when the table has the vector index LangChain's
+ * class needs (`vectorIndex`, or `search: 'approximate'`). `lossy`: the class searches only
+ * through `vector_top_k`, filters after the k nearest rows and, once retired duplicates of a
+ * vector are deleted, no longer reaches some current rows (measured by the suite's
+ * `langchain-reader` case and `test/libsql.langchain.int.test.ts`).
+ */
+export const LIBSQL_LANGCHAIN_READER = Object.freeze({
+  class: 'LibSQLVectorStore (@langchain/community/vectorstores/libsql)',
+  recall: 'lossy' as const,
+});
+
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_TABLE_NAME = 48;
 /** libSQL's F32_BLOB column limit. */
@@ -90,7 +102,14 @@ export class LibSqlConnector extends Connector {
 
   constructor(options: LibSqlConnectorOptions) {
     const maxWriteBatch = options.maxWriteBatch ?? LIBSQL_CAPABILITIES.maxWriteBatch;
-    super({ ...LIBSQL_CAPABILITIES, maxWriteBatch });
+    // LangChain's class can read the table only through the vector index, and its search
+    // through vector_top_k loses current rows whose vectors duplicate a retired row's.
+    const readable = options.vectorIndex ?? options.search === 'approximate';
+    super({
+      ...LIBSQL_CAPABILITIES,
+      maxWriteBatch,
+      ...(readable ? { langchain: LIBSQL_LANGCHAIN_READER } : {}),
+    });
     const url = options.url;
     if (typeof url !== 'string' || url === '') {
       throw this.error('INVALID_CONFIG', 'url is required, e.g. file:/var/lib/rag/index.db.');

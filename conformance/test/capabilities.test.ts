@@ -1,0 +1,55 @@
+import { MemoryConnector } from '@ragfresh/connector-memory';
+import { CAPABILITY_DEFAULTS } from '@ragfresh/core';
+import { describe, expect, it } from 'vitest';
+
+describe('capability defaults (the base class fills what a connector leaves out)', () => {
+  it('fills the documented defaults and freezes the result', () => {
+    // Fields left undefined reach the base class as absent: it fills them with the defaults.
+    const c = new MemoryConnector({
+      capabilities: {
+        store: 'minimal',
+        promotion: 'gap',
+        flagPromotion: 'gap',
+        visibility: undefined as never,
+        maxWriteBatch: undefined as never,
+        epochInStore: undefined as never,
+        idForm: undefined as never,
+      },
+    });
+    expect(c.capabilities).toEqual({
+      store: 'minimal',
+      promotion: 'gap',
+      flagPromotion: 'gap',
+      visibility: { mode: 'immediate' },
+      maxWriteBatch: 100,
+      epochInStore: false,
+      idForm: 'chunk-id',
+      epochClaim: 'exclusive',
+    });
+    expect(CAPABILITY_DEFAULTS).toEqual({
+      visibility: { mode: 'immediate' },
+      maxWriteBatch: 100,
+      epochInStore: false,
+      idForm: 'chunk-id',
+      epochClaim: 'exclusive',
+    });
+    expect(Object.isFrozen(c.capabilities)).toBe(true);
+    expect(Object.isFrozen(c.capabilities.visibility)).toBe(true);
+  });
+
+  it('keeps what a connector declares, and validates the langchain entry', () => {
+    const c = new MemoryConnector({
+      capabilities: { langchain: { class: 'X (@example/x)', recall: 'lossy' } },
+    });
+    expect(c.capabilities.maxWriteBatch).toBe(500);
+    expect(c.capabilities.epochInStore).toBe(true);
+    expect(c.capabilities.langchain).toEqual({ class: 'X (@example/x)', recall: 'lossy' });
+    expect(Object.isFrozen(c.capabilities.langchain)).toBe(true);
+    expect(
+      () =>
+        new MemoryConnector({
+          capabilities: { langchain: { class: '', recall: 'complete' } },
+        }),
+    ).toThrow(/langchain without a class name/);
+  });
+});
