@@ -20,6 +20,7 @@ import {
   parseRetryAfter,
   sleep,
 } from './politeness.js';
+import type { PolitenessGate } from './politeness-shared.js';
 import type {
   FetchOutcome,
   FetchResult,
@@ -120,6 +121,11 @@ export interface FetcherOptions {
   readonly tls?: { readonly ca?: string | Buffer | ReadonlyArray<string | Buffer> };
   /** Markdown-twin settings used when a request asks for `markdownTwin: true`. */
   readonly markdownTwin?: MarkdownTwinOptions;
+  /**
+   * Per-host politeness shared with other fetchers (e.g. `RedisPolitenessGate`): interval,
+   * per-host concurrency and Retry-After blocks hold across all of them. Default: this process only.
+   */
+  readonly politeness?: PolitenessGate;
 }
 
 export interface FetchOptions {
@@ -258,6 +264,7 @@ export class Fetcher {
   readonly #agent: Agent;
   readonly #proxies = new Map<string, ProxyAgent>();
   readonly #gate: HostGate;
+  readonly #politeness: PolitenessGate | undefined;
   readonly #guard: SsrfGuard;
   readonly #robots: RobotsCache | undefined;
   readonly #robotsOptions: RobotsOptions;
@@ -289,10 +296,17 @@ export class Fetcher {
       'ragfresh'
     ).toLowerCase();
     const perHost = positiveInt('perHostConcurrency', options.perHostConcurrency, 2);
+    this.#politeness = options.politeness;
     this.#gate = new HostGate({
       globalConcurrency: positiveInt('globalConcurrency', options.globalConcurrency, 16),
       perHostConcurrency: perHost,
       minIntervalMs: positiveInt('minIntervalMs', options.minIntervalMs, 1000, 0),
+      ...(options.politeness === undefined
+        ? {}
+        : {
+            shared: options.politeness,
+            sharedMaxHoldMs: 2 * positiveInt('totalTimeoutMs', options.totalTimeoutMs, 120_000),
+          }),
       breaker: {
         failureThreshold: positiveInt(
           'circuitBreaker.failureThreshold',
@@ -615,6 +629,9 @@ export class Fetcher {
           );
         }
       }
+      // Another fetcher's Retry-After blocks this host here too.
+      if (this.#politeness !== undefined)
+        this.#gate.block(host, Date.now() + (await this.#politeness.blockedFor(host)));
       // A host blocked (Retry-After) for longer than we would wait is reported, not waited for.
       const blockedMs = this.#gate.host(host).blockedUntil - Date.now();
       if (blockedMs > r.maxRetryAfterMs) {
@@ -644,8 +661,10 @@ export class Fetcher {
       } else {
         this.#gate.recordSuccess(host);
       }
-      if (end.kind === 'final' && end.hostBlockMs !== undefined)
+      if (end.kind === 'final' && end.hostBlockMs !== undefined) {
         this.#gate.block(host, Date.now() + end.hostBlockMs);
+        await this.#politeness?.block(host, end.hostBlockMs);
+      }
       if (end.kind === 'final' && end.retry !== undefined && attempt + 1 < this.#maxAttempts) {
         // The host block (if any) is waited for inside acquire(), where other hosts keep going.
         const t = Date.now();

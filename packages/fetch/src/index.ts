@@ -42,6 +42,12 @@ export {
   parseRetryAfter,
   seededRandom,
 } from './politeness.js';
+export {
+  type RedisEvalClient,
+  RedisPolitenessGate,
+  type RedisPolitenessGateOptions,
+} from './politeness-redis.js';
+export type { HostTurnPolicy, PolitenessGate, SharedHostTurn } from './politeness-shared.js';
 export type * from './result.js';
 export {
   MemoryRobotsStore,

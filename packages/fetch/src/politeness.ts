@@ -1,3 +1,5 @@
+import type { PolitenessGate, SharedHostTurn } from './politeness-shared.js';
+
 /** Sleeps `ms`, rejecting with the signal's reason when it aborts first. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(signal.reason);
@@ -157,6 +159,10 @@ export interface HostGateOptions {
   readonly perHostConcurrency: number;
   readonly minIntervalMs: number;
   readonly breaker: Required<CircuitBreakerOptions>;
+  /** Politeness shared with other fetchers (Redis), consulted on top of this gate. */
+  readonly shared?: PolitenessGate;
+  /** How long a shared turn may stay unanswered before it expires (above the request timeout). */
+  readonly sharedMaxHoldMs?: number;
 }
 
 /** A granted request slot; `answered` marks when the server's answer (or failure) arrived. */
@@ -232,10 +238,22 @@ export class HostGate {
     const releaseHost = await s.slots.acquire(signal);
     let releaseGlobal: (() => void) | undefined;
     let releaseStart: (() => void) | undefined;
+    let sharedTurn: SharedHostTurn | undefined;
     try {
       const interval = this.intervalOf(host);
       const serialise = interval > 0 || s.blockedUntil > Date.now();
       if (serialise) releaseStart = await s.startLock.acquire(signal);
+      // The shared turn comes after this process's own host slot, so each process has at most
+      // one waiter per host in the shared gate.
+      sharedTurn = await this.options.shared?.acquire(
+        host,
+        {
+          intervalMs: interval,
+          perHostConcurrency: this.options.perHostConcurrency,
+          maxHoldMs: this.options.sharedMaxHoldMs ?? 300_000,
+        },
+        signal,
+      );
       for (;;) {
         // Unserialised starts (no interval, no block when we arrived) ignore nextStartAt, which
         // holds +Infinity while a serialised request to this host is unanswered.
@@ -250,6 +268,7 @@ export class HostGate {
         releaseGlobal = undefined;
       }
     } catch (err) {
+      void sharedTurn?.answered().catch(() => {});
       releaseStart?.();
       releaseHost();
       throw err;
@@ -264,6 +283,9 @@ export class HostGate {
       answeredOnce = true;
       const interval = this.intervalOf(host);
       s.nextStartAt = interval > 0 ? Date.now() + interval : 0;
+      // Commands on one Redis connection run in order, so this process's next acquire for the
+      // host sees the answer; a failure here only lets the turn expire (maxHoldMs).
+      void sharedTurn?.answered().catch(() => {});
       releaseStart?.();
     };
     let releasedOnce = false;

@@ -1,1 +1,20 @@
-export {};
+export {
+  connectRedis,
+  PAGES_QUEUE,
+  PUBLISH_QUEUE,
+  prefixOf,
+  type QueueConfig,
+  queueConfigProblem,
+} from './config.js';
+export { PageWorker, type PageWorkerOptions } from './page-worker.js';
+export {
+  type PageBatchJob,
+  type PageBatchResult,
+  type PublishJob,
+  pageJobId,
+  publishJobId,
+  runKeyOf,
+} from './payloads.js';
+export { PublishConsumer, type PublishConsumerOptions } from './publish-consumer.js';
+export { type ScheduleOptions, type ScheduleReport, scheduleDueSources } from './scheduler.js';
+export { obliterateQueues, type QueueStatus, queueStatus } from './status.js';

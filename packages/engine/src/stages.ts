@@ -1,0 +1,6 @@
+/**
+ * The page stage and the bounded pool, for callers that run pages outside `RefreshEngine`
+ * (the `@ragfresh/queue` workers): the same pipeline, not a fork of it.
+ */
+export { Mutex, mapLimit } from './concurrency.js';
+export { type PageTask, refreshPage } from './page.js';

@@ -1,0 +1,167 @@
+import { type DocumentRecord, RagfreshError } from '@ragfresh/core';
+import {
+  EngineContext,
+  type EngineDeps,
+  type PendingCandidate,
+  PublishQueue,
+  SourceRun,
+} from '@ragfresh/engine';
+import { mapLimit, refreshPage } from '@ragfresh/engine/stages';
+import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { PAGES_QUEUE, PUBLISH_QUEUE } from './config.js';
+import {
+  type PageBatchJob,
+  type PageBatchResult,
+  type PublishJob,
+  publishJobId,
+} from './payloads.js';
+
+/**
+ * The page stages end at a publish candidate: instead of publishing, candidates are collected
+ * and handed to the publish queue together, once the whole batch is through.
+ */
+class CandidateCollector extends PublishQueue {
+  readonly collected: PendingCandidate[] = [];
+  override async add(p: PendingCandidate): Promise<void> {
+    this.collected.push(p);
+  }
+  override async drain(): Promise<void> {}
+}
+
+/** A worker never publishes: anything that reaches for the publisher is a bug, said loudly. */
+const NO_PUBLISHER = new Proxy(
+  {},
+  {
+    get(_t, name) {
+      if (name === 'then') return undefined;
+      throw new RagfreshError(
+        'INTERNAL',
+        `a page worker reached for publisher.${String(name)}; only the publish consumer publishes.`,
+        { scope: 'queue' },
+      );
+    },
+  },
+) as EngineDeps['publisher'];
+
+export interface PageWorkerOptions {
+  readonly connection: Redis;
+  readonly prefix: string;
+  /** The engine's dependencies without a publisher (sources, state, connector, fetcher, pipeline, embeddings…). */
+  readonly deps: Omit<EngineDeps, 'publisher'>;
+  /** Page batches processed at once by this process. Default 1 (pages of a batch run `deps.concurrency` at once). */
+  readonly jobConcurrency?: number;
+  /** BullMQ lock duration; a worker silent this long is presumed dead and its job retried. Default 30 s. */
+  readonly lockDurationMs?: number;
+  readonly stalledIntervalMs?: number;
+  /** Name shown by `ragfresh status` (BullMQ client name). */
+  readonly name?: string;
+  readonly onError?: (message: string) => void;
+}
+
+/**
+ * `ragfresh worker`'s page role: takes URL batches from the `pages` queue, runs each page
+ * through the engine's page stage (acquire, classify, extract, chunk, embed; evidence written
+ * to the shared state store) and adds one publish job holding every candidate of the batch —
+ * all or nothing, so a worker never hands over half a batch. A job of a worker that died is
+ * retried elsewhere by BullMQ's stalled-job check; the retry is idempotent (deterministic ids).
+ */
+export class PageWorker {
+  readonly #worker: Worker<PageBatchJob, PageBatchResult>;
+  readonly #publish: Queue<PublishJob>;
+  readonly #ctx: EngineContext;
+  readonly #abort = new AbortController();
+  readonly #onError: (message: string) => void;
+
+  constructor(options: PageWorkerOptions) {
+    this.#ctx = new EngineContext({ ...options.deps, publisher: NO_PUBLISHER });
+    this.#onError = options.onError ?? (() => {});
+    this.#publish = new Queue<PublishJob>(PUBLISH_QUEUE, {
+      connection: options.connection,
+      prefix: options.prefix,
+    });
+    this.#worker = new Worker<PageBatchJob, PageBatchResult>(
+      PAGES_QUEUE,
+      (job) => this.#process(job),
+      {
+        connection: options.connection,
+        prefix: options.prefix,
+        concurrency: options.jobConcurrency ?? 1,
+        lockDuration: options.lockDurationMs ?? 30_000,
+        ...(options.stalledIntervalMs === undefined
+          ? {}
+          : { stalledInterval: options.stalledIntervalMs }),
+        maxStalledCount: 3,
+        ...(options.name === undefined ? {} : { name: options.name }),
+        autorun: true,
+      },
+    );
+    this.#worker.on('error', (err) => this.#onError(`page worker: ${err.message}`));
+    this.#worker.on('failed', (job, err) =>
+      this.#onError(`page job ${job?.id ?? '?'} failed: ${err.message}`),
+    );
+  }
+
+  get ctx(): EngineContext {
+    return this.#ctx;
+  }
+
+  async #process(job: Job<PageBatchJob, PageBatchResult>): Promise<PageBatchResult> {
+    const ctx = this.#ctx;
+    const { sourceId, pages } = job.data;
+    const source = ctx.deps.sources.find((s) => s.id === sourceId);
+    if (source === undefined)
+      throw new UnrecoverableError(`source ${sourceId} is not configured on this worker`);
+    const run = new SourceRun(source, ctx.nowIso());
+    const collector = new CandidateCollector(ctx);
+    const records = new Map<string, DocumentRecord | undefined>();
+    for (const p of pages)
+      records.set(p.documentId, await ctx.deps.state.getDocument(p.documentId));
+    await mapLimit(pages, ctx.concurrency, async (p) => {
+      const entry = { ...p, record: records.get(p.documentId) };
+      if (!(await refreshPage(ctx, collector, { run, entry }, this.#abort.signal)))
+        run.complete = false;
+    });
+    if (this.#abort.signal.aborted)
+      throw new Error('worker stopping; the batch goes back to the queue');
+    if (collector.collected.length > 0) {
+      await this.#publish.add(
+        'publish',
+        {
+          pageJobId: job.id!,
+          candidates: collector.collected.map((p) => ({
+            candidate: p.candidate,
+            ...(p.mode === undefined ? {} : { mode: p.mode }),
+          })),
+        },
+        {
+          jobId: publishJobId(job.id!),
+          attempts: 5,
+          backoff: { type: 'exponential', delay: 1000 },
+          removeOnComplete: { age: 24 * 3600 },
+          removeOnFail: { age: 7 * 24 * 3600 },
+        },
+      );
+    }
+    ctx.count('ragfresh_queue_jobs_total', 'Queue jobs processed by this worker.', {
+      queue: PAGES_QUEUE,
+    });
+    ctx.count('ragfresh_queue_pages_total', 'Pages processed by this worker.', {}, pages.length);
+    return {
+      pages: pages.length,
+      candidates: collector.collected.length,
+      complete: run.complete,
+      counts: { ...run.counts },
+    };
+  }
+
+  /**
+   * Graceful stop (SIGTERM): takes no new jobs and lets in-flight batches finish (BullMQ waits
+   * for them). `abandon` aborts in-flight pages instead; their jobs fail and are retried.
+   */
+  async close(options: { readonly abandon?: boolean } = {}): Promise<void> {
+    if (options.abandon === true) this.#abort.abort(new Error('worker stopping'));
+    await this.#worker.close();
+    await this.#publish.close();
+  }
+}

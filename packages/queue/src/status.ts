@@ -1,0 +1,59 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { PAGES_QUEUE, PUBLISH_QUEUE } from './config.js';
+
+export interface QueueStatus {
+  readonly queues: readonly {
+    readonly name: string;
+    readonly waiting: number;
+    readonly active: number;
+    readonly delayed: number;
+    readonly failed: number;
+    readonly completed: number;
+    /** Connected BullMQ workers of this queue (client names). */
+    readonly workers: readonly string[];
+  }[];
+}
+
+/** Queue depth and connected workers of both queues, for `ragfresh status`. */
+export async function queueStatus(connection: Redis, prefix: string): Promise<QueueStatus> {
+  const queues = [];
+  for (const name of [PAGES_QUEUE, PUBLISH_QUEUE]) {
+    const q = new Queue(name, { connection, prefix });
+    try {
+      const c = await q.getJobCounts(
+        'waiting',
+        'active',
+        'delayed',
+        'failed',
+        'completed',
+        'prioritized',
+      );
+      const workers = (await q.getWorkers()).map((w) => w.name || w.addr || '?');
+      queues.push({
+        name,
+        waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
+        active: c.active ?? 0,
+        delayed: c.delayed ?? 0,
+        failed: c.failed ?? 0,
+        completed: c.completed ?? 0,
+        workers,
+      });
+    } finally {
+      await q.close();
+    }
+  }
+  return { queues };
+}
+
+/** Removes every key of a prefix's queues (tests, and `ragfresh worker --reset`). */
+export async function obliterateQueues(connection: Redis, prefix: string): Promise<void> {
+  for (const name of [PAGES_QUEUE, PUBLISH_QUEUE]) {
+    const q = new Queue(name, { connection, prefix });
+    try {
+      await q.obliterate({ force: true });
+    } finally {
+      await q.close();
+    }
+  }
+}
