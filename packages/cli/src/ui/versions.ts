@@ -1,0 +1,133 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DEFAULT_PAGE_LIMITS, type PagePipeline, processBounded } from '@ragfresh/engine';
+import { decodeBody, type RawSnapshotStore } from '@ragfresh/fetch';
+
+/** A version's text re-extracted from a raw snapshot (no network). */
+export interface SnapshotText {
+  readonly digest: string;
+  readonly fetchedAt: string;
+  readonly versionId?: string;
+  readonly title?: string;
+  readonly text?: string;
+  /** Why no text: not kept, or not extractable (the classifier's reasons). */
+  readonly problem?: string;
+}
+
+export interface SnapshotSubject {
+  readonly documentId: string;
+  readonly sourceId: string;
+  readonly url: string;
+  readonly authority?: string;
+}
+
+/** How long a scan of the raw snapshot sidecars is reused before the directory is read again. */
+const INDEX_TTL_MS = 10_000;
+
+/**
+ * Texts of versions, from the raw snapshots kept in the data dir: a held candidate by its digest,
+ * and every version of a URL whose body is still kept (the sidecars name the URL). Extraction is
+ * the engine's own step (`processBounded` over the configured pipeline), so a text shown here is
+ * the text that was, or would be, published; results are memoised by digest.
+ */
+export class VersionTexts {
+  readonly #root: string;
+  readonly #snapshots: RawSnapshotStore;
+  readonly #pipeline: PagePipeline;
+  readonly #extracted = new Map<string, SnapshotText>();
+  #index: { at: number; byUrl: Map<string, { digest: string; fetchedAt: string }[]> } | undefined;
+
+  constructor(root: string, snapshots: RawSnapshotStore, pipeline: PagePipeline) {
+    this.#root = root;
+    this.#snapshots = snapshots;
+    this.#pipeline = pipeline;
+  }
+
+  /** The text a raw snapshot extracts to. */
+  async ofDigest(digest: string, subject: SnapshotSubject): Promise<SnapshotText> {
+    const memo = this.#extracted.get(digest);
+    if (memo !== undefined) return memo;
+    const raw = await this.#snapshots.get(digest).catch(() => undefined);
+    if (raw === undefined)
+      return { digest, fetchedAt: '', problem: 'its raw snapshot is not kept' };
+    const contentType = raw.meta.contentType ?? raw.meta.headers['content-type'] ?? 'text/html';
+    const outcome = await processBounded(
+      this.#pipeline,
+      {
+        text: decodeBody(raw.body, contentType).text,
+        contentType,
+        url: subject.url,
+        finalUrl: raw.meta.finalUrl,
+        acquisition: /markdown/.test(contentType) ? 'markdown-twin' : 'raw',
+      },
+      {
+        documentId: subject.documentId,
+        sourceId: subject.sourceId,
+        retrievedAt: raw.meta.fetchedAt,
+        ...(raw.meta.region === undefined ? {} : { region: raw.meta.region }),
+        ...(subject.authority === undefined ? {} : { authority: subject.authority }),
+      },
+      DEFAULT_PAGE_LIMITS,
+    );
+    const result: SnapshotText =
+      outcome.kind === 'document'
+        ? {
+            digest,
+            fetchedAt: raw.meta.fetchedAt,
+            versionId: outcome.versionId,
+            title: outcome.title,
+            text: outcome.text,
+          }
+        : {
+            digest,
+            fetchedAt: raw.meta.fetchedAt,
+            problem: `not extractable: ${outcome.reasons.join('; ')}`,
+          };
+    this.#extracted.set(digest, result);
+    return result;
+  }
+
+  /** Every kept snapshot of the URL, extracted, newest observation first. */
+  async ofUrl(subject: SnapshotSubject): Promise<SnapshotText[]> {
+    const entries = (await this.#scan()).get(subject.url) ?? [];
+    const out: SnapshotText[] = [];
+    for (const e of entries) out.push(await this.ofDigest(e.digest, subject));
+    return out.sort((a, b) => b.fetchedAt.localeCompare(a.fetchedAt));
+  }
+
+  /** Texts by versionId among the URL's kept snapshots (the newest observation of each). */
+  async byVersion(subject: SnapshotSubject): Promise<Map<string, SnapshotText>> {
+    const map = new Map<string, SnapshotText>();
+    for (const t of await this.ofUrl(subject))
+      if (t.versionId !== undefined && !map.has(t.versionId)) map.set(t.versionId, t);
+    return map;
+  }
+
+  async #scan(): Promise<Map<string, { digest: string; fetchedAt: string }[]>> {
+    if (this.#index !== undefined && Date.now() - this.#index.at < INDEX_TTL_MS)
+      return this.#index.byUrl;
+    const byUrl = new Map<string, { digest: string; fetchedAt: string }[]>();
+    const shards = await readdir(this.#root).catch(() => [] as string[]);
+    for (const shard of shards) {
+      if (!/^[0-9a-f]{2}$/.test(shard)) continue;
+      for (const name of await readdir(join(this.#root, shard)).catch(() => [] as string[])) {
+        if (!name.endsWith('.json')) continue;
+        try {
+          const meta = JSON.parse(await readFile(join(this.#root, shard, name), 'utf8')) as {
+            digest?: string;
+            url?: string;
+            fetchedAt?: string;
+          };
+          if (typeof meta.url !== 'string' || typeof meta.digest !== 'string') continue;
+          const list = byUrl.get(meta.url) ?? [];
+          list.push({ digest: meta.digest, fetchedAt: meta.fetchedAt ?? '' });
+          byUrl.set(meta.url, list);
+        } catch {
+          // A sidecar being written (or damaged) is skipped here; `get` reports damage when read.
+        }
+      }
+    }
+    this.#index = { at: Date.now(), byUrl };
+    return byUrl;
+  }
+}
