@@ -43,7 +43,12 @@ export interface CleanStats {
  * permalinks, skip links, "Edit this page", breadcrumbs, share bars, scripts and styles; and
  * pins each code block's language on the `<pre>` so it survives Readability's class cleanup.
  */
-export function cleanDocument(doc: DomDocument): CleanStats {
+export interface CleanOptions {
+  /** Also unwrap links to other pages that hold a heading (cards). Default false. */
+  readonly unwrapLinkedHeadings?: boolean;
+}
+
+export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): CleanStats {
   const stats: CleanStats = {
     feedback: 0,
     actions: 0,
@@ -105,12 +110,14 @@ export function cleanDocument(doc: DomDocument): CleanStats {
   const body = doc.body;
   if (!body) return stats;
   // mdBook-style `<a href="#x"><h2>Title</h2></a>`: an in-page link around nothing but a
-  // heading is a permalink; the heading is content. (A link to another page around a heading
-  // stays: a card of a link grid, rendered as `## [Title](url)`.)
+  // heading is a permalink; the heading is content. A link to another page around a heading
+  // (a card) is unwrapped only off articles: on a listing the cards are the content, while
+  // on an article they are its related stories, which Readability drops as links.
   for (const h of elements(body.querySelectorAll('a h1, a h2, a h3, a h4, a h5, a h6'))) {
     const a = h.closest('a');
-    if (!a?.parentNode || !(a.getAttribute('href') ?? '').startsWith('#')) continue;
-    if (textOf(a) !== textOf(h)) continue;
+    if (!a?.parentNode) continue;
+    const permalink = (a.getAttribute('href') ?? '').startsWith('#') && textOf(a) === textOf(h);
+    if (!permalink && !options.unwrapLinkedHeadings) continue;
     while (a.firstChild) a.parentNode.insertBefore(a.firstChild, a);
     a.remove();
   }

@@ -368,7 +368,7 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
     !cx.declaredOther;
   if (strategy !== 'readability') {
     cx.reveal();
-    cleanDocument(doc);
+    cleanDocument(doc, { unwrapLinkedHeadings: !(cx.declaredArticle && !cx.declaredOther) });
     protectContent(doc);
   }
   const docTitle = doc.head ? doc.title : '';

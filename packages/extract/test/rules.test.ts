@@ -252,3 +252,24 @@ describe('E: a document served in <noscript>', () => {
     expect(md).toContain('Reply paragraph 4');
   });
 });
+
+describe('G: headings inside links to other pages (cards)', () => {
+  const cards = Array.from(
+    { length: 5 },
+    (_, i) =>
+      `<a href="/guides/${i}"><h3>Guide number ${i}</h3><p>What guide ${i} covers, in one sentence.</p></a>`,
+  ).join('');
+  it('off an article, a card link is unwrapped and its title is a heading', () => {
+    const md = extractPage(
+      shell('', `<main><h1>Guides</h1>${prose('Intro', 2)}${cards}</main>`),
+    ).markdown;
+    expect(md).toMatch(/^### Guide number 4$/m);
+  });
+  it('on a declared article, a card link stays a link (a related story)', () => {
+    const html = shell(
+      '<meta property="og:type" content="article">',
+      `<article><h1>Storage guide</h1>${prose('Body', 6)}${cards}</article>`,
+    );
+    expect(extractPage(html).markdown).not.toMatch(/^### Guide number 4$/m);
+  });
+});
