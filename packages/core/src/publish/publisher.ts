@@ -786,6 +786,7 @@ export class Publisher {
             versionId: d.versionId,
             event: 'removed',
             reasons: d.reason === undefined ? [] : [d.reason],
+            epoch,
           },
         ].slice(-HISTORY_LIMIT),
       };
@@ -822,6 +823,7 @@ export class Publisher {
           versionId: d.versionId,
           event: d.previousVersionId === undefined ? 'published' : 'replaced',
           reasons: d.previousVersionId === undefined ? [] : [`replaces ${d.previousVersionId}`],
+          epoch,
         },
       ].slice(-HISTORY_LIMIT),
     };

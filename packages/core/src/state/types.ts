@@ -52,6 +52,11 @@ export interface VersionHistoryEntry {
   readonly versionId?: string;
   readonly event: string;
   readonly reasons: readonly string[];
+  /**
+   * The epoch the event took effect at: a `published`/`replaced` version is current from it, a
+   * `removed` one left the view at it. Optional (entries written before it was recorded lack it).
+   */
+  readonly epoch?: number;
 }
 
 export type JournalStep =
