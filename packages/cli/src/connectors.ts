@@ -1,0 +1,121 @@
+import { registerHooks } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type Connector, RagfreshError } from '@ragfresh/core';
+
+// The open connector registry. `connector: { store: 'x', ...options }` names a package, not an
+// entry of a list: `@ragfresh/connector-x`, then `ragfresh-connector-x`, resolved by an
+// ordinary ESM import from the user's project (the config file's folder), never from the
+// CLI's own dependencies or a package manager's hidden folder. The package's factory export:
+//   export function createConnector(options, context: ConnectorFactoryContext): Connector | Promise<Connector>
+// (packages written before the convention are found by `create<Store>Connector`, the store name
+// in any casing, e.g. `createPgVectorConnector`). `connector:` may also be a Connector instance
+// or such a factory, in a `.ts` / `.mjs` config.
+
+/** What the CLI hands a connector factory beside the user's options. */
+export interface ConnectorFactoryContext {
+  /** The config's `dataDir` (absolute): where an embedded store keeps its files by default. */
+  readonly dataDir: string;
+  /** The config file's folder (absolute): relative paths in options are relative to it. */
+  readonly baseDir: string;
+}
+
+export type ConnectorFactory = (
+  options: Readonly<Record<string, unknown>>,
+  context: ConnectorFactoryContext,
+) => Connector | Promise<Connector>;
+
+/** The documented factory export of a connector package. */
+export const CONNECTOR_FACTORY_EXPORT = 'createConnector';
+
+/** `store` as a package-name segment: lower-case letters, digits, `-`, `.`, `_`. */
+export const STORE_NAME = /^[a-z0-9][a-z0-9._-]*$/;
+
+/** The packages `store: 'x'` may name, in the order they are tried. */
+export function connectorPackages(store: string): readonly string[] {
+  return [`@ragfresh/connector-${store}`, `ragfresh-connector-${store}`];
+}
+
+export function isConnector(value: unknown): value is Connector {
+  const v = value as Partial<Connector> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.capabilities === 'object' &&
+    typeof v.open === 'function' &&
+    typeof v.query === 'function'
+  );
+}
+
+const PROBE = 'ragfresh-resolve-from:probe';
+
+/** Resolves `specifier` as an `import` written in `parentURL` would; throws ERR_MODULE_NOT_FOUND. */
+export function resolveFrom(specifier: string, parentURL: string): string {
+  let url: string | undefined;
+  const hooks = registerHooks({
+    resolve(spec, context, nextResolve) {
+      if (spec !== PROBE) return nextResolve(spec, context);
+      url = nextResolve(specifier, { ...context, parentURL }).url;
+      return { url: 'data:text/javascript,', shortCircuit: true };
+    },
+  });
+  try {
+    import.meta.resolve(PROBE);
+  } finally {
+    hooks.deregister();
+  }
+  if (url === undefined) throw new Error(`could not resolve ${specifier}`);
+  return url;
+}
+
+function configError(message: string, cause?: unknown): RagfreshError {
+  return new RagfreshError('INVALID_CONFIG', message, {
+    scope: 'config',
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+function factoryOf(mod: Record<string, unknown>, store: string): ConnectorFactory | undefined {
+  const named = mod[CONNECTOR_FACTORY_EXPORT];
+  if (typeof named === 'function') return named as ConnectorFactory;
+  const legacy = `create${store.replace(/[^a-z0-9]/g, '')}connector`;
+  const key = Object.keys(mod).find((k) => k.toLowerCase() === legacy);
+  return key !== undefined && typeof mod[key] === 'function'
+    ? (mod[key] as ConnectorFactory)
+    : undefined;
+}
+
+/**
+ * Finds and imports the package for `store`: from `baseDir` (the user's project) first, then
+ * from this CLI's own install, whose dependencies include the embedded default (LanceDB) and
+ * the reference store (memory), so a config in an empty folder works with `npx ragfresh`.
+ */
+export async function loadConnectorFactory(
+  store: string,
+  baseDir: string,
+): Promise<{ factory: ConnectorFactory; pkg: string; conventional: boolean }> {
+  const parents = [pathToFileURL(join(baseDir, 'package.json')).href, import.meta.url];
+  const tried = connectorPackages(store);
+  for (const [pkg, parent] of tried.flatMap((p) => parents.map((u) => [p, u] as const))) {
+    let url: string;
+    try {
+      url = resolveFrom(pkg, parent);
+    } catch (err) {
+      if (/Cannot find package/.test((err as Error).message)) continue;
+      throw configError(
+        `connector.store: ${pkg} is installed but does not load (${(err as Error).message.split('\n')[0]}); build or reinstall it.`,
+        err,
+      );
+    }
+    const mod = (await import(url)) as Record<string, unknown>;
+    const factory = factoryOf(mod, store);
+    if (factory === undefined)
+      throw configError(
+        `connector.store: ${pkg} exports no ${CONNECTOR_FACTORY_EXPORT}(options, context); it is not a ragfresh connector package.`,
+      );
+    return { factory, pkg, conventional: typeof mod[CONNECTOR_FACTORY_EXPORT] === 'function' };
+  }
+  throw configError(
+    `connector.store: "${store}" needs the package ${tried[0]} (or ${tried[1]}), not found from ${baseDir}; install it there (npm i ${tried[0]}).`,
+  );
+}
