@@ -15,6 +15,11 @@ export interface StateBackend {
   readonly scanMayRepeat: boolean;
 
   get(key: string): Promise<string | undefined>;
+  /**
+   * Several keys in one round trip, values in the order of `keys` (undefined when absent).
+   * Optional: listings fall back to one `get` per key.
+   */
+  getMany?(keys: readonly string[]): Promise<(string | undefined)[]>;
   set(key: string, value: string): Promise<void>;
   delete(key: string): Promise<void>;
   /** Every `[key, value]` whose key starts with `prefix + ':'`, in pages (bounded memory). */

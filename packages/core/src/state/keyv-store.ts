@@ -25,6 +25,9 @@ type FieldType = 'string' | 'number' | 'boolean' | 'array' | 'object';
  * per-source index), `journal`, `retire:<documentId>:<versionId>`, `review:<id>`,
  * `tomb:<documentId>`, `robots:<host>`, `run:<sourceId>:<runId>`, `lease:<name>`.
  */
+/** Records read per round trip when a listing goes through the per-source index. */
+const LIST_PAGE = 256;
+
 export class KeyvStateStore implements StateStore {
   readonly kind: string;
   readonly namespace: string;
@@ -95,13 +98,37 @@ export class KeyvStateStore implements StateStore {
       return;
     }
     requireId(sourceId, 'filter.sourceId');
+    // The index names documents; their records are read a page at a time (one round trip per
+    // page where the backend can), not one read per document.
+    const page: string[] = [];
     for await (const [key, raw] of this.scan(
       'listDocuments',
       this.keys.documentsOfSource(sourceId),
     )) {
-      const documentId = decodeIndexEntry(raw, key);
-      const record = await this.getDocument(documentId);
-      if (record !== undefined && record.sourceId === sourceId) yield record;
+      page.push(decodeIndexEntry(raw, key));
+      if (page.length >= LIST_PAGE) yield* this.documentsOf(page.splice(0), sourceId);
+    }
+    if (page.length > 0) yield* this.documentsOf(page, sourceId);
+  }
+
+  private async *documentsOf(
+    documentIds: readonly string[],
+    sourceId: string,
+  ): AsyncIterable<DocumentRecord> {
+    const getMany = this.backend.getMany?.bind(this.backend);
+    if (getMany === undefined) {
+      for (const id of documentIds) {
+        const record = await this.getDocument(id);
+        if (record !== undefined && record.sourceId === sourceId) yield record;
+      }
+      return;
+    }
+    const keys = documentIds.map((id) => this.keys.document(id));
+    const values = await this.call('listDocuments', () => getMany(keys));
+    for (const [i, raw] of values.entries()) {
+      if (raw === undefined) continue;
+      const record = decodeDocument(raw, keys[i]!);
+      if (record.sourceId === sourceId) yield record;
     }
   }
 

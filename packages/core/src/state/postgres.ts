@@ -106,6 +106,15 @@ export class PostgresStateBackend implements StateBackend {
   async get(key: string): Promise<string | undefined> {
     return (await this.adapter.get(key)) as string | undefined;
   }
+  async getMany(keys: readonly string[]): Promise<(string | undefined)[]> {
+    if (keys.length === 0) return [];
+    const rows = await this.query(
+      `SELECT key, value FROM ${this.table} WHERE key = ANY($1::text[])`,
+      [[...keys]],
+    );
+    const found = new Map(rows.map((r) => [r.key as string, r.value as string]));
+    return keys.map((k) => found.get(k));
+  }
   async set(key: string, value: string): Promise<void> {
     await this.adapter.set(key, value);
   }

@@ -149,6 +149,11 @@ export class RedisStateBackend implements StateBackend {
     }
   }
 
+  async getMany(keys: readonly string[]): Promise<(string | undefined)[]> {
+    if (keys.length === 0) return [];
+    const values = await this.client.mGet([...keys]);
+    return values.map((v) => (typeof v === 'string' ? v : undefined));
+  }
   async get(key: string): Promise<string | undefined> {
     return this.adapter.get<string>(key);
   }

@@ -87,6 +87,19 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
     return row?.value;
   }
 
+  /** Synchronous read of several keys (one statement per 256), values in the order of `keys`. */
+  getManySync(keys: readonly string[]): (string | undefined)[] {
+    const found = new Map<string, string>();
+    for (let i = 0; i < keys.length; i += 256) {
+      const slice = keys.slice(i, i + 256);
+      const rows = this.statement(
+        `SELECT key, value FROM $table WHERE key IN (${slice.map(() => '?').join(',')})`,
+      ).all(...slice) as unknown as Row[];
+      for (const r of rows) found.set(r.key, r.value);
+    }
+    return keys.map((k) => found.get(k));
+  }
+
   /** Synchronous upsert, for use inside `transaction()`. */
   setSync(key: string, value: string): void {
     this.statement(

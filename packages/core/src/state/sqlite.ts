@@ -47,6 +47,9 @@ export class SqliteStateBackend implements StateBackend {
   async get(key: string): Promise<string | undefined> {
     return this.adapter.getSync(key);
   }
+  async getMany(keys: readonly string[]): Promise<(string | undefined)[]> {
+    return this.adapter.getManySync(keys);
+  }
   async set(key: string, value: string): Promise<void> {
     this.adapter.setSync(key, value);
   }
