@@ -85,6 +85,8 @@ export class RedisPolitenessGate implements PolitenessGate {
   readonly #pollMs: number;
   /** Time spent waiting for shared turns, ms (for metrics). */
   waitedMs = 0;
+  /** The same, per host. */
+  readonly waitedMsByHost = new Map<string, number>();
 
   constructor(options: RedisPolitenessGateOptions) {
     this.#redis = options.redis;
@@ -122,7 +124,9 @@ export class RedisPolitenessGate implements PolitenessGate {
       if (r === 0) break;
       await sleep(r > 0 ? r : this.#pollMs, signal);
     }
-    this.waitedMs += Date.now() - started;
+    const waited = Date.now() - started;
+    this.waitedMs += waited;
+    this.waitedMsByHost.set(host, (this.waitedMsByHost.get(host) ?? 0) + waited);
     let done = false;
     return {
       answered: async () => {

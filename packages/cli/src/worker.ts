@@ -1,0 +1,184 @@
+import { parseArgs } from 'node:util';
+import { RagfreshError } from '@ragfresh/core';
+import type { EngineDeps, EngineSource } from '@ragfresh/engine';
+import { Fetcher, RedisPolitenessGate } from '@ragfresh/fetch';
+import {
+  connectRedis,
+  PageWorker,
+  PublishConsumer,
+  prefixOf,
+  type QueueConfig,
+  queueConfigProblem,
+  queueStatus,
+  scheduleDueSources,
+} from '@ragfresh/queue';
+import { loadConfig, type ResolvedConfig } from './config.js';
+import { EXIT } from './exit.js';
+import { openRuntime } from './runtime.js';
+
+const USAGE = `usage: ragfresh worker [--role pages|publish|both] [--name n] [--metrics-port n] [--config f]
+       ragfresh worker status [--json] [--config f]
+       ragfresh watch --distributed [--config f]       enqueue due sources for the workers`;
+
+function queueOf(config: ResolvedConfig): QueueConfig {
+  const queue = (config as { queue?: unknown }).queue;
+  if (queue === undefined)
+    throw new RagfreshError(
+      'INVALID_CONFIG',
+      'ragfresh: config queue is missing; add queue: { redis: "redis://127.0.0.1:6379", prefix: "ragfresh" } to use workers.',
+      { scope: 'config' },
+    );
+  const problem = queueConfigProblem(queue);
+  if (problem !== undefined)
+    throw new RagfreshError('INVALID_CONFIG', `ragfresh: config ${problem}.`, { scope: 'config' });
+  return queue as QueueConfig;
+}
+
+/** `ragfresh worker …` and `ragfresh watch --distributed`. */
+export async function runWorkerCommand(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    process.stderr.write(`ragfresh: ${(err as Error).message}\n${USAGE}\n`);
+    return EXIT.usage;
+  }
+  const { values, positionals } = parsed;
+  if (values.help === true) {
+    process.stdout.write(`${USAGE}\n`);
+    return EXIT.ok;
+  }
+  const role = values.role ?? 'both';
+  if (!['pages', 'publish', 'both'].includes(role)) {
+    process.stderr.write(`ragfresh: --role "${role}" is unknown; use pages, publish or both.\n`);
+    return EXIT.usage;
+  }
+  const config = await loadConfig(values.config);
+  const queue = queueOf(config);
+  const prefix = prefixOf(queue);
+  const say = (message: string): void => {
+    process.stderr.write(`ragfresh worker: ${message}\n`);
+  };
+  const redis = connectRedis(queue, say);
+  if (positionals[1] === 'status') {
+    try {
+      const s = await queueStatus(redis, prefix);
+      if (values.json === true) process.stdout.write(`${JSON.stringify(s)}\n`);
+      else
+        for (const q of s.queues)
+          process.stdout.write(
+            `${q.name}: ${q.waiting} waiting, ${q.active} active, ${q.delayed} delayed, ${q.failed} failed; workers: ${q.workers.join(', ') || 'none'}\n`,
+          );
+      return EXIT.ok;
+    } finally {
+      await redis.quit().catch(() => {});
+    }
+  }
+  const runtime = await openRuntime(config, { readOnly: true });
+  const gate = new RedisPolitenessGate({ redis, prefix: `${prefix}:polite` });
+  const f = config.fetch;
+  const fetcher = new Fetcher({
+    userAgent: config.userAgent,
+    robots: f?.robots === false ? false : { store: runtime.state },
+    politeness: gate,
+    ...(f?.minIntervalMs === undefined ? {} : { minIntervalMs: f.minIntervalMs }),
+    ...(f?.perHostConcurrency === undefined ? {} : { perHostConcurrency: f.perHostConcurrency }),
+    ...(f?.globalConcurrency === undefined ? {} : { globalConcurrency: f.globalConcurrency }),
+    ...(f?.allowPrivateNetworks === true ? { network: { allowPrivateNetworks: true } } : {}),
+    snapshots: runtime.snapshots,
+  });
+  const deps: Omit<EngineDeps, 'publisher'> = {
+    sources: config.sources satisfies readonly EngineSource[],
+    connector: runtime.connector,
+    state: runtime.state,
+    fetcher,
+    pipeline: runtime.pipeline,
+    embeddings: runtime.embeddings,
+    snapshots: runtime.snapshots,
+    metrics: runtime.metrics,
+    concurrency: f?.globalConcurrency ?? 8,
+    maxRetireShare: config.maxRetireShare,
+  };
+  const stop = new AbortController();
+  process.once('SIGTERM', () => stop.abort());
+  process.once('SIGINT', () => stop.abort());
+  const stopped = new Promise<void>((r) => stop.signal.addEventListener('abort', () => r()));
+  try {
+    if (positionals[0] === 'watch') {
+      while (!stop.signal.aborted) {
+        const report = await scheduleDueSources({
+          connection: redis,
+          prefix,
+          deps,
+          signal: stop.signal,
+        });
+        for (const s of report.sources)
+          say(
+            `${s.sourceId}: ${s.pages} pages in ${s.jobs} jobs (window ${s.runKey}, ${s.alreadyQueued} already queued)`,
+          );
+        await Promise.race([stopped, new Promise((r) => setTimeout(r, 60_000))]);
+      }
+      return EXIT.ok;
+    }
+    const port = values['metrics-port'] ?? (config as { metricsPort?: number }).metricsPort;
+    const served = port === undefined ? undefined : await runtime.metrics.serve(Number(port));
+    const name = values.name ?? `worker-${process.pid}`;
+    const worker =
+      role === 'publish'
+        ? undefined
+        : new PageWorker({ connection: redis, prefix, deps, name, onError: say });
+    const publisher =
+      role === 'pages'
+        ? undefined
+        : new PublishConsumer({
+            connection: redis,
+            prefix,
+            deps,
+            name: `${name}:publish`,
+            log: say,
+            publisher: {
+              maxRetireShare: config.maxRetireShare,
+              contracts: (id) => config.sources.find((s) => s.id === id)?.contract,
+              embedQuery: (text) => runtime.embeddings.embedQuery(text),
+            },
+          });
+    publisher?.start();
+    say(`${name} taking ${role === 'both' ? 'page and publish' : role} work from ${prefix}`);
+    const waits = setInterval(() => {
+      for (const [host, ms] of gate.waitedMsByHost)
+        runtime.metrics.set(
+          'ragfresh_host_wait_ms_total',
+          'Time waited for the shared per-host turn.',
+          { host },
+          ms,
+        );
+    }, 5_000);
+    await stopped;
+    clearInterval(waits);
+    say('SIGTERM: finishing in-flight batches');
+    await worker?.close();
+    await publisher?.close();
+    served?.server.close();
+    return EXIT.ok;
+  } finally {
+    await fetcher.close();
+    await runtime.close();
+    await redis.quit().catch(() => {});
+  }
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string' },
+      role: { type: 'string' },
+      name: { type: 'string' },
+      'metrics-port': { type: 'string' },
+      distributed: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+}

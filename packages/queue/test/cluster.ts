@@ -1,0 +1,66 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { QueueProcessSpec } from '../src/process.js';
+
+/** Built entry of a queue process (child processes run dist code: build first). */
+export const PROCESS_MAIN = fileURLToPath(new URL('../dist/process-main.js', import.meta.url));
+
+export interface Child {
+  readonly name: string;
+  readonly proc: ChildProcess;
+  readonly events: { event: string; [k: string]: unknown }[];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  waitFor(event: string): Promise<void>;
+}
+
+/** Starts one queue process with its spec in the environment; its JSON lines are collected. */
+export function startChild(spec: QueueProcessSpec): Child {
+  const proc = spawn(process.execPath, [PROCESS_MAIN], {
+    env: { ...process.env, RAGFRESH_QUEUE_SPEC: JSON.stringify(spec) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const events: Child['events'] = [];
+  const waiters: { event: string; resolve: () => void }[] = [];
+  let buf = '';
+  proc.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      try {
+        const e = JSON.parse(line) as Child['events'][number];
+        events.push(e);
+        for (const w of waiters.filter((x) => x.event === e.event)) w.resolve();
+      } catch {
+        // not a JSON line
+      }
+    }
+  });
+  let stderr = '';
+  proc.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return {
+    name: spec.name,
+    proc,
+    events,
+    exited,
+    waitFor(event) {
+      if (events.some((e) => e.event === event)) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        waiters.push({ event, resolve });
+        void exited.then(({ code, signal }) =>
+          reject(new Error(`${spec.name} exited (${code ?? signal}) before "${event}": ${stderr}`)),
+        );
+      });
+    },
+  };
+}
+
+export function uniqueName(kind: string): string {
+  return `rf-${kind}-${randomUUID().slice(0, 8)}`;
+}

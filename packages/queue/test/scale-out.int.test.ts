@@ -1,0 +1,235 @@
+import { fixture } from '@ragfresh/connector-pgvector/fixture';
+import { type DocumentRecord, openStateStore } from '@ragfresh/core';
+import type { EngineSource } from '@ragfresh/engine';
+import { ExtractPipeline } from '@ragfresh/engine';
+import { Fetcher, RedisPolitenessGate } from '@ragfresh/fetch';
+import { startSimWeb } from '@ragfresh/sim';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connectRedis, obliterateQueues, queueStatus, scheduleDueSources } from '../src/index.js';
+import type { QueueProcessSpec } from '../src/process.js';
+import { type Child, startChild, uniqueName } from './cluster.js';
+
+// Real services of this machine and CI; fails loudly without them.
+const REDIS_URL = process.env.RAGFRESH_TEST_REDIS ?? 'redis://127.0.0.1:6379';
+const STATE_URL = process.env.RAGFRESH_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
+const UA = 'ragfresh-test/1.0 (+https://example.org/bot)';
+const INTERVAL = 50;
+const HOSTS = 10;
+const PAGES_PER_HOST = 100;
+const DIMENSIONS = 64;
+
+const children: Child[] = [];
+afterAll(() => {
+  for (const c of children)
+    if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
+  // A hang guard, not a performance bound: the vitest timeout ends a stuck run.
+  for (;;) {
+    if (await check()) return;
+    await sleep(250);
+  }
+}
+
+describe('scale-out: 3 page workers, a fenced publisher and its standby, on real Redis and Postgres', () => {
+  it('publishes every page exactly once through a worker SIGKILL, a publisher SIGKILL mid-batch and a Retry-After', async () => {
+    const prefix = uniqueName('queue');
+    const namespace = uniqueName('state').replace(/-/g, '_');
+    await using sim = await startSimWeb({ seed: 15, hosts: HOSTS, pagesPerHost: PAGES_PER_HOST });
+    const target = await fixture.start();
+    const redis = connectRedis({ redis: REDIS_URL, prefix });
+    const state = await openStateStore(STATE_URL, { namespace });
+    const connector = await target.createConnector(namespace);
+    try {
+      await connector.open({ dimensions: DIMENSIONS });
+      const sources: EngineSource[] = sim.hosts().map((h) => ({
+        id: h,
+        sitemaps: [`${sim.origin(h)}/sitemap.xml`],
+        everyMs: 86_400_000,
+        identity: { mode: 'normalize' },
+      }));
+      const base = (name: string): QueueProcessSpec => ({
+        role: 'pages',
+        name,
+        queue: { redis: REDIS_URL, prefix },
+        state: { spec: STATE_URL, namespace },
+        connector: target.connectorSpec!(namespace) as QueueProcessSpec['connector'],
+        dimensions: DIMENSIONS,
+        sources,
+        fetch: {
+          userAgent: UA,
+          minIntervalMs: INTERVAL,
+          network: { allowPrivateNetworks: true },
+          headers: { 'x-ragfresh-worker': name },
+        },
+        concurrency: 4,
+        batchSize: 25,
+        lockDurationMs: 4000,
+        stalledIntervalMs: 1500,
+        leaseTtlMs: 4000,
+      });
+      const publisher = startChild({
+        ...base('publisher-1'),
+        role: 'publish',
+        crashAt: { batch: 3, step: 'promoting' },
+      });
+      children.push(publisher);
+      await publisher.waitFor('leader');
+      const standby = startChild({ ...base('publisher-2'), role: 'publish' });
+      const workers = [1, 2, 3].map((i) => startChild(base(`worker-${i}`)));
+      children.push(standby, ...workers);
+      for (const c of [standby, ...workers]) await c.waitFor('ready');
+
+      // The scheduler's own requests (sitemaps) go through the same shared gate.
+      const gate = new RedisPolitenessGate({ redis, prefix: `${prefix}:polite` });
+      const fetcher = new Fetcher({
+        userAgent: UA,
+        minIntervalMs: INTERVAL,
+        network: { allowPrivateNetworks: true },
+        robots: { store: state },
+        politeness: gate,
+        headers: { 'x-ragfresh-worker': 'scheduler' },
+      });
+      const deps = {
+        sources,
+        connector,
+        state,
+        fetcher,
+        pipeline: new ExtractPipeline({}),
+        embeddings: { embedDocuments: async () => [], embedQuery: async () => [] },
+      };
+      const first = await scheduleDueSources({ connection: redis, prefix, deps, all: true });
+      expect(first.sources.map((s) => s.pages)).toEqual(sources.map(() => PAGES_PER_HOST));
+      const jobs = first.sources.reduce((n, s) => n + s.jobs, 0);
+      // Deterministic job ids: the same due work enqueued again adds nothing.
+      const again = await scheduleDueSources({ connection: redis, prefix, deps, all: true });
+      expect(again.sources.reduce((n, s) => n + s.alreadyQueued, 0)).toBe(jobs);
+
+      const pageRequests = () =>
+        sim.log().filter((e) => !e.path.endsWith('.xml') && !e.path.endsWith('robots.txt'));
+      // One worker dies mid-run: its batch goes back to the queue after its lock expires.
+      await until('300 page requests', () => pageRequests().length >= 300);
+      workers[0]!.proc.kill('SIGKILL');
+      const killedWorker = await workers[0]!.exited;
+      expect(killedWorker.signal).toBe('SIGKILL');
+
+      // A Retry-After on a host being fetched right now: every worker must wait it out.
+      await until('another 100 page requests', () => pageRequests().length >= 400);
+      const busyHost = pageRequests().at(-1)!.host;
+      const busyAuthority = new URL(sim.origin(busyHost)).host;
+      sim.mutateHost(busyHost, 'rateLimit', { times: 1, retryAfter: 2 });
+      let sharedBlockSeen = 0;
+      await until('the 429', async () => {
+        if (!sim.log().some((e) => e.status === 429)) return false;
+        sharedBlockSeen = await gate.blockedFor(busyAuthority);
+        return true;
+      });
+
+      const done = async () => {
+        const s = await queueStatus(redis, prefix);
+        return s.queues.every((q) => q.waiting + q.active + q.delayed === 0);
+      };
+      await until('both queues drained', done);
+      const publisherExit = await publisher.exited;
+      expect(publisherExit.signal).toBe('SIGKILL');
+      expect(standby.events.some((e) => e.event === 'leader')).toBe(true);
+      const status = await queueStatus(redis, prefix);
+      expect(status.queues.map((q) => [q.name, q.failed])).toEqual([
+        ['pages', 0],
+        ['publish', 0],
+      ]);
+      expect(status.queues[0]!.completed).toBe(jobs);
+
+      // Every page published exactly once, in its current version.
+      const records: DocumentRecord[] = [];
+      for await (const r of state.listDocuments()) records.push(r);
+      expect(records.length).toBe(HOSTS * PAGES_PER_HOST);
+      const published = records.filter(
+        (r) =>
+          r.status === 'healthy' &&
+          r.currentVersionId !== undefined &&
+          (r.history ?? []).filter((h) => h.event === 'published').length === 1 &&
+          !(r.history ?? []).some((h) => h.event === 'replaced'),
+      );
+      expect(published.length).toBe(records.length);
+      expect(new Set(records.map((r) => r.url)).size).toBe(sim.urls().length);
+
+      // The store: one version per document, no duplicate chunk ids, nothing lost.
+      const spec = target.connectorSpec!(namespace) as {
+        options: { connectionString: string; table: string };
+      };
+      const client = new pg.Client({ connectionString: spec.options.connectionString });
+      await client.connect();
+      try {
+        const t = pg.escapeIdentifier(spec.options.table);
+        const rows = await client.query<{
+          rf_doc: string;
+          rf_version: string;
+          n: string;
+          ids: string;
+        }>(
+          `SELECT rf_doc, rf_version, count(*) AS n, count(DISTINCT id) AS ids FROM ${t} GROUP BY rf_doc, rf_version`,
+        );
+        const byDoc = new Map<string, string[]>();
+        for (const r of rows.rows)
+          byDoc.set(r.rf_doc, [...(byDoc.get(r.rf_doc) ?? []), r.rf_version]);
+        expect([...byDoc.values()].filter((v) => v.length > 1)).toEqual([]);
+        expect(byDoc.size).toBe(records.length);
+        for (const r of rows.rows) expect(r.n).toBe(r.ids);
+        const total = await client.query<{ n: string; ids: string }>(
+          `SELECT count(*) AS n, count(DISTINCT id) AS ids FROM ${t}`,
+        );
+        expect(total.rows[0]!.n).toBe(total.rows[0]!.ids);
+        const expectedChunks = records.reduce((n, r) => n + (r.currentChunkIds?.length ?? 0), 0);
+        expect(Number(total.rows[0]!.n)).toBe(expectedChunks);
+        for (const r of records) expect(byDoc.get(r.documentId)).toEqual([r.currentVersionId]);
+      } finally {
+        await client.end();
+      }
+      // Current view: each document's current chunks are all there.
+      const counts = await connector.countChunksMany(
+        records.map((r) => ({ documentId: r.documentId, versionId: r.currentVersionId! })),
+      );
+      expect(counts).toEqual(records.map((r) => r.currentChunkIds?.length));
+
+      // Politeness as the server measured it, all workers and the scheduler together.
+      const log = sim.log();
+      for (const host of sim.hosts()) {
+        const times = log
+          .filter((e) => e.host === host)
+          .map((e) => e.time)
+          .sort((a, b) => a - b);
+        let min = Number.POSITIVE_INFINITY;
+        for (let i = 1; i < times.length; i++) min = Math.min(min, times[i]! - times[i - 1]!);
+        expect(times.length).toBeGreaterThan(PAGES_PER_HOST);
+        // Clock jitter only (Redis' clock and the sim's are this machine's).
+        expect(min, `min gap on ${host}`).toBeGreaterThanOrEqual(INTERVAL - 1);
+      }
+      const limited = log.find((e) => e.status === 429)!;
+      const afterLimit = log.filter((e) => e.host === busyHost && e.time > limited.time);
+      expect(afterLimit.length).toBeGreaterThan(0);
+      expect(afterLimit[0]!.time - limited.time).toBeGreaterThanOrEqual(2000 - 1);
+      // The block lived in Redis (this test process saw it), not only in the 429's worker.
+      expect(sharedBlockSeen).toBeGreaterThan(0);
+      for (const c of [standby, ...workers.slice(1)]) c.proc.kill('SIGTERM');
+      for (const c of [standby, ...workers.slice(1)]) expect((await c.exited).code).toBe(0);
+      await fetcher.close();
+    } finally {
+      await obliterateQueues(redis, prefix).catch(() => {});
+      const keys = await redis.keys(`${prefix}:polite*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+      const db = new pg.Client({ connectionString: STATE_URL });
+      await db.connect();
+      await db.query(`DELETE FROM ragfresh_state WHERE key LIKE $1`, [`${namespace}:%`]);
+      await db.end();
+      await connector.close().catch(() => {});
+      await state.close();
+      await target.stop();
+    }
+  });
+});
