@@ -1,8 +1,8 @@
 import { gunzipSync } from 'node:zlib';
-import type { IsoTime } from '@ragfresh/core';
+import type { FetchValidators, IsoTime } from '@ragfresh/core';
 import { decodeBody } from './charset.js';
 import type { Fetcher } from './fetcher.js';
-import type { FetchOutcome } from './result.js';
+import type { FetchOutcome, OkResult } from './result.js';
 
 /** One `<url>` of a sitemap. */
 export interface SitemapEntry {
@@ -96,7 +96,61 @@ export class SitemapParser {
   }
 }
 
+/**
+ * What discovery remembers of a listing document (sitemap, sitemap index, llms.txt) between
+ * runs, so the next run asks conditionally: a 304 reuses the remembered text and costs no
+ * download or parse of a changed body. Keyed by the document's URL.
+ */
+export interface DiscoveryCacheEntry {
+  readonly validators: FetchValidators;
+  /** The decoded (un-gzipped) text of the document as last read. */
+  readonly text: string;
+  readonly finalUrl: string;
+}
+
+export interface DiscoveryCache {
+  get(url: string): Promise<DiscoveryCacheEntry | undefined>;
+  set(url: string, entry: DiscoveryCacheEntry): Promise<void>;
+}
+
+/** Texts above this are not remembered (the next run fetches them in full). */
+const MAX_CACHED_CHARS = 8 * 1024 * 1024;
+
+/** One conditional read of a listing document: the text (fresh or remembered) or the outcome. */
+async function readListing(
+  fetcher: Fetcher,
+  url: string,
+  options: {
+    readonly cache?: DiscoveryCache | undefined;
+    readonly allowedContentTypes: readonly string[];
+    readonly maxBytes?: number;
+    readonly signal?: AbortSignal | undefined;
+    readonly decode: (r: OkResult) => string | undefined;
+  },
+): Promise<
+  | { readonly text: string; readonly finalUrl: string; readonly notModified: boolean }
+  | { readonly failure: FetchOutcome | 'invalid-gzip' }
+> {
+  const cached = await options.cache?.get(url);
+  const r = await fetcher.fetch(url, {
+    allowedContentTypes: [...options.allowedContentTypes],
+    ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
+    ...(cached === undefined ? {} : { validators: cached.validators }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  if (r.outcome === 'not-modified' && cached !== undefined)
+    return { text: cached.text, finalUrl: cached.finalUrl, notModified: true };
+  if (r.outcome !== 'ok') return { failure: r.outcome };
+  const text = options.decode(r);
+  if (text === undefined) return { failure: 'invalid-gzip' };
+  if (options.cache !== undefined && text.length <= MAX_CACHED_CHARS)
+    await options.cache.set(url, { validators: r.validators, text, finalUrl: r.finalUrl });
+  return { text, finalUrl: r.finalUrl, notModified: false };
+}
+
 export interface SitemapDiscoveryOptions {
+  /** Remembered listings: sitemaps are then fetched conditionally (304 reuses the text). */
+  readonly cache?: DiscoveryCache;
   /** Most URLs returned across all sitemaps. Default 50,000. */
   readonly maxUrls?: number;
   /** Most sitemap documents fetched (an index and its children). Default 50. */
@@ -114,6 +168,8 @@ export interface SitemapDiscovery {
   readonly sitemaps: readonly string[];
   /** True when a bound (URLs, sitemaps, depth) cut the listing short: coverage is NOT complete. */
   readonly truncated: boolean;
+  /** Sitemap documents answered 304 and read from the cache. */
+  readonly notModified: number;
   /** Sitemaps that could not be read, with the fetch outcome. */
   readonly failures: ReadonlyArray<{
     readonly url: string;
@@ -149,6 +205,7 @@ export async function discoverSitemap(
   const queue: Array<{ url: string; depth: number }> = [{ url: sitemapUrl, depth: 0 }];
   const seen = new Set<string>([sitemapUrl]);
   let truncated = false;
+  let notModified = 0;
   while (queue.length > 0) {
     const next = queue.shift()!;
     if (read.length >= maxSitemaps) {
@@ -156,25 +213,29 @@ export async function discoverSitemap(
       break;
     }
     read.push(next.url);
-    const r = await fetcher.fetch(next.url, {
+    const r = await readListing(fetcher, next.url, {
+      cache: options.cache,
       allowedContentTypes: SITEMAP_TYPES,
       maxBytes,
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      signal: options.signal,
+      decode: (ok) => {
+        let bytes: Uint8Array = ok.body;
+        if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+          try {
+            bytes = gunzipSync(bytes, { maxOutputLength: maxBytes });
+          } catch {
+            return undefined;
+          }
+        }
+        return decodeBody(bytes, 'application/xml').text;
+      },
     });
-    if (r.outcome !== 'ok') {
-      failures.push({ url: next.url, outcome: r.outcome });
+    if ('failure' in r) {
+      failures.push({ url: next.url, outcome: r.failure });
       continue;
     }
-    let bytes: Uint8Array = r.body;
-    if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
-      try {
-        bytes = gunzipSync(bytes, { maxOutputLength: maxBytes });
-      } catch {
-        failures.push({ url: next.url, outcome: 'invalid-gzip' });
-        continue;
-      }
-    }
-    const text = decodeBody(bytes, 'application/xml').text;
+    if (r.notModified) notModified += 1;
+    const { text } = r;
     const parser = new SitemapParser(r.finalUrl, maxUrls - entries.length);
     for (let i = 0; i < text.length; i += 65_536) parser.write(text.slice(i, i + 65_536));
     entries.push(...parser.entries);
@@ -193,7 +254,7 @@ export async function discoverSitemap(
       break;
     }
   }
-  return { entries, sitemaps: read, truncated, failures };
+  return { entries, sitemaps: read, truncated, notModified, failures };
 }
 
 /** One link of an llms.txt file. */
@@ -240,12 +301,19 @@ export function parseLlmsTxt(text: string, baseUrl: string): LlmsTxtLink[] {
 export async function discoverLlmsTxt(
   fetcher: Fetcher,
   llmsTxtUrl: string,
-  options: { readonly signal?: AbortSignal } = {},
-): Promise<{ readonly links: readonly LlmsTxtLink[]; readonly outcome: FetchOutcome }> {
-  const r = await fetcher.fetch(llmsTxtUrl, {
+  options: { readonly signal?: AbortSignal; readonly cache?: DiscoveryCache } = {},
+): Promise<{
+  readonly links: readonly LlmsTxtLink[];
+  /** `ok` also when a 304 was answered from the cache (then `notModified` is true). */
+  readonly outcome: FetchOutcome;
+  readonly notModified: boolean;
+}> {
+  const r = await readListing(fetcher, llmsTxtUrl, {
+    cache: options.cache,
     allowedContentTypes: ['text/plain', 'text/markdown', 'text/x-markdown'],
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    signal: options.signal,
+    decode: (ok) => ok.text,
   });
-  if (r.outcome !== 'ok') return { links: [], outcome: r.outcome };
-  return { links: parseLlmsTxt(r.text, r.finalUrl), outcome: r.outcome };
+  if ('failure' in r) return { links: [], outcome: r.failure as FetchOutcome, notModified: false };
+  return { links: parseLlmsTxt(r.text, r.finalUrl), outcome: 'ok', notModified: r.notModified };
 }

@@ -16,6 +16,8 @@ export {
   validatorsFrom,
 } from './conditional.js';
 export {
+  type DiscoveryCache,
+  type DiscoveryCacheEntry,
   discoverLlmsTxt,
   discoverSitemap,
   type LlmsTxtLink,
