@@ -14,7 +14,7 @@ export interface ScaffoldOptions {
   readonly dir?: string;
   /**
    * Package name. Default `ragfresh-connector-<store>` (the convention outside the project);
-   * `@ragfresh/connector-<store>` inside it. The CLI finds a fixture under either name.
+   * `@ragfresh/connector-<store>` inside it (the name the conformance CLI resolves today).
    */
   readonly packageName?: string;
   /** Version range written for `@ragfresh/core` (default `^<suite version>`; `workspace:^` in the monorepo). */
