@@ -1,6 +1,7 @@
 import { type DocumentRecord, errorMessage, documentId as makeDocumentId } from '@ragfresh/core';
 import { discoverLlmsTxt, discoverSitemap } from '@ragfresh/fetch';
 import type { EngineContext } from './context.js';
+import { listingCacheFor } from './listings.js';
 import type { EngineSource } from './types.js';
 
 /** One URL to observe, with its identity computed once. */
@@ -25,28 +26,36 @@ export interface Inventory {
   readonly complete: boolean;
   /** Why coverage is incomplete, as per-source alerts. */
   readonly problems: readonly string[];
+  /** Sitemaps, sitemap indexes and llms.txt files answered 304 (read from the listing cache). */
+  readonly listingsNotModified: number;
 }
 
 async function discover(
   ctx: EngineContext,
   source: EngineSource,
   signal: AbortSignal | undefined,
-): Promise<{ urls: string[]; problems: string[] }> {
+): Promise<{ urls: string[]; problems: string[]; notModified: number }> {
   const urls: string[] = [...(source.urls ?? [])];
   const problems: string[] = [];
-  const opts = signal === undefined ? {} : { signal };
+  const opts = {
+    cache: listingCacheFor(ctx.deps.state),
+    ...(signal === undefined ? {} : { signal }),
+  };
+  let notModified = 0;
   for (const sitemap of source.sitemaps ?? []) {
     const found = await discoverSitemap(ctx.deps.fetcher, sitemap, opts);
+    notModified += found.notModified;
     for (const e of found.entries) urls.push(e.url);
     if (found.truncated) problems.push(`sitemap-truncated: ${sitemap}`);
     for (const f of found.failures) problems.push(`sitemap-unreadable: ${f.url} (${f.outcome})`);
   }
   for (const llms of source.llmsTxt ?? []) {
     const found = await discoverLlmsTxt(ctx.deps.fetcher, llms, opts);
+    if (found.notModified) notModified += 1;
     if (found.outcome !== 'ok') problems.push(`llms-txt-unreadable: ${llms} (${found.outcome})`);
     for (const l of found.links) urls.push(l.url);
   }
-  return { urls, problems };
+  return { urls, problems, notModified };
 }
 
 /**
@@ -60,7 +69,7 @@ export async function takeInventory(
   source: EngineSource,
   signal?: AbortSignal,
 ): Promise<Inventory> {
-  const { urls, problems } = await discover(ctx, source, signal);
+  const { urls, problems, notModified } = await discover(ctx, source, signal);
   const entries: InventoryEntry[] = [];
   const listed = new Set<string>();
   for (const url of urls) {
@@ -89,5 +98,6 @@ export async function takeInventory(
     listed,
     complete: problems.length === 0,
     problems,
+    listingsNotModified: notModified,
   };
 }

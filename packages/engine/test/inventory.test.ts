@@ -47,4 +47,21 @@ describe('inventory', () => {
     expect(inv.complete).toBe(false);
     expect(inv.problems.some((p) => p.startsWith('sitemap-unreadable'))).toBe(true);
   });
+
+  it('asks for sitemaps and llms.txt conditionally: a second inventory reads them from 304s and counts them', async () => {
+    const origin = h.sim.origin(h.sim.hosts()[0]!);
+    const src = source('c', [], {
+      sitemaps: [`${origin}/sitemap.xml`],
+      llmsTxt: [`${origin}/llms.txt`],
+    });
+    const first = await takeInventory(ctx, src);
+    h.sim.clearLog();
+    const second = await takeInventory(ctx, src);
+    const listings = h.sim.log().filter((e) => !e.url.endsWith('/robots.txt'));
+    expect(listings.length).toBeGreaterThan(1);
+    expect(listings.map((e) => e.status)).toEqual(listings.map(() => 304));
+    expect(second.listingsNotModified).toBe(listings.length);
+    expect(second.entries.map((e) => e.url)).toEqual(first.entries.map((e) => e.url));
+    expect(second.complete).toBe(true);
+  });
 });
