@@ -13,8 +13,15 @@ commands:
   init                       write a starter ragfresh.config.ts
   refresh [--all] [--source id]   one pass over the sources that are due
   watch [--metrics-port n]   keep refreshing on schedule (SIGINT/SIGTERM finish in-flight work)
-  status [--json]            per-source freshness table; exit 3 objective violated, 4 quarantined
-  review list|approve <id>|reject <id> [--by name]
+  worker [--role pages|publish|both]   take page batches / publish batches from BullMQ (queue config)
+  watch --distributed        enqueue due sources as URL batches for the workers
+  status [--json]            per-source freshness table, review queue, gone evidence (exit codes below)
+  review list [--all]|show <id>     the review queue; show: one item with its evidence history
+  review approve|reject <id...> [--source id] [--reason r] [--all-withdrawn] [--by name]
+  verify [--repair]          two-way state/store reconciliation; --repair republishes from raw
+                             snapshots (no refetch) and removes orphan chunks
+  recover                    rebuild a lost state from the store's own metadata
+  contracts                  publish-contract thresholds measured on each source's history
   query "question" [-k n]    search the current view, with Source / Fetched / Section headers
   inspect <url>              version history of one document, with reasons
   reextract                  re-run extraction from stored raw snapshots (no network)
@@ -22,8 +29,12 @@ commands:
   import --source id <file|->  import a crawler export (see docs/import.md)
   reconcile --source id --inventory <file>   nominate live documents missing from an inventory
   serve --source id [--port n]  webhook receiver (POST /hooks/apify, /hooks/webscraper)
+  ui [--port n] [--host h] [--by name]   local dashboard: sources, review queue with diffs, documents, runs
 
-options: --config <file>  --json  --quiet`;
+options: --config <file>  --json  --quiet
+
+exit codes: 0 healthy, 1 failure, 2 usage/config error, 3 objective violated (also a source
+never indexed, an empty index), 4 quarantined, 5 review pending, 6 another run holds the lease`;
 
 export const COMMANDS = [
   'init',
@@ -35,9 +46,13 @@ export const COMMANDS = [
   'query',
   'inspect',
   'reextract',
+  'verify',
+  'recover',
+  'contracts',
   'import',
   'reconcile',
   'serve',
+  'ui',
 ] as const;
 
 function parse(argv: string[]) {
@@ -53,6 +68,9 @@ function parse(argv: string[]) {
       k: { type: 'string', short: 'k', default: '5' },
       by: { type: 'string', default: process.env.USER ?? 'cli' },
       'metrics-port': { type: 'string' },
+      repair: { type: 'boolean', default: false },
+      reason: { type: 'string' },
+      'all-withdrawn': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -63,6 +81,12 @@ export type ParsedArgs = ReturnType<typeof parse>;
 async function main(argv: string[]): Promise<number> {
   if (['import', 'reconcile', 'serve'].includes(argv[0] ?? '') && !argv.includes('--help'))
     return (await import('./import.js')).runImportCommand(argv);
+  // BullMQ and Redis load only for the scale-out commands (docs/scale-out.md).
+  if (argv[0] === 'worker' || (argv[0] === 'watch' && argv.includes('--distributed')))
+    return (await import('./worker.js')).runWorkerCommand(argv);
+  // The dashboard's server and diff libraries load only for `ui`.
+  if (argv[0] === 'ui' && !argv.includes('--help'))
+    return (await import('./ui/command.js')).runUiCommand(argv);
   let parsed: ParsedArgs;
   try {
     parsed = parse(argv);
@@ -88,8 +112,13 @@ async function main(argv: string[]): Promise<number> {
 async function report(err: unknown): Promise<void> {
   const { isRagfreshError } = await import('@ragfresh/core');
   if (isRagfreshError(err, 'INVALID_CONFIG')) {
-    process.stderr.write(`${err.message.replace(/^\[ragfresh\] \[config\] /, 'ragfresh: ')}\n`);
+    process.stderr.write(`${err.message.replace(/^\[ragfresh\] \[[^\]]+\] /, 'ragfresh: ')}\n`);
     process.exitCode = EXIT.usage;
+    return;
+  }
+  if (isRagfreshError(err, 'LEASE_HELD')) {
+    process.stderr.write(`${err.message.replace(/^\[ragfresh\] (\[[^\]]+\] )?/, 'ragfresh: ')}\n`);
+    process.exitCode = EXIT.busy;
     return;
   }
   if (isRagfreshError(err)) {

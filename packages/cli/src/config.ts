@@ -84,7 +84,13 @@ export interface RagfreshConfig {
     readonly minIntervalMs?: number;
     readonly perHostConcurrency?: number;
     readonly globalConcurrency?: number;
-    /** Allow loopback/private addresses (intranets, tests). Default false. */
+    /**
+     * Opens exactly what it lists to the SSRF guard: `host`, `host:port` or CIDR entries, e.g.
+     * `['127.0.0.1:8080', 'docs.internal', '10.1.2.0/24']`. Metadata addresses (169.254.169.254,
+     * fd00:ec2::254) open only when listed one by one, never through a range or a host name.
+     */
+    readonly allow?: readonly string[];
+    /** Allow every loopback/private address (tests). Prefer `allow`. Default false. */
     readonly allowPrivateNetworks?: boolean;
     /** Obey robots.txt. Default true. */
     readonly robots?: boolean;
@@ -317,6 +323,14 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
       `${JSON.stringify(c.staleReaders)} is unknown`,
       'use "label" or "exclude"',
     );
+  }
+  for (const [i, entry] of list(c.fetch?.allow, 'fetch.allow').entries()) {
+    if (typeof entry !== 'string' || entry.trim() === '')
+      throw bad(
+        `fetch.allow[${i}]`,
+        `${JSON.stringify(entry)} is not an entry`,
+        'use a host, host:port or CIDR string, e.g. "127.0.0.1:8080", "docs.internal", "10.1.2.0/24"',
+      );
   }
   if (
     c.metricsPort !== undefined &&

@@ -5,12 +5,13 @@ import {
   inspectCommand,
   queryCommand,
   refreshCommand,
-  reviewCommand,
   statusCommand,
 } from './commands.js';
 import { loadConfig, type ResolvedConfig } from './config.js';
 import { EXIT } from './exit.js';
 import { createLogger, type Logger } from './log.js';
+import { recoverCommand, verifyCommand } from './reconcile.js';
+import { reviewCommand } from './review.js';
 
 type Print = (s: string) => void;
 
@@ -43,6 +44,15 @@ export async function runCommand(parsed: ParsedArgs): Promise<number> {
   }
   const config = await loadConfig(values.config as string | undefined);
   if (command === 'status') return status(config, json, print);
+  if (command === 'contracts') {
+    const state = await openStateStore(config.state);
+    try {
+      const { contractsCommand } = await import('./contracts.js');
+      return await contractsCommand(config, state, { json }, print);
+    } finally {
+      await state.close();
+    }
+  }
   return withRuntime({ config, parsed, log, print });
 }
 
@@ -61,7 +71,8 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
   const readOnly =
     command === 'query' ||
     command === 'inspect' ||
-    (command === 'review' && (rest[0] ?? 'list') === 'list');
+    (command === 'verify' && values.repair !== true) ||
+    (command === 'review' && ['list', 'show'].includes(rest[0] ?? 'list'));
   const { openRuntime } = await import('./runtime.js');
   const rt = await openRuntime(config, { log, readOnly });
   try {
@@ -92,11 +103,21 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
       case 'review':
         return await reviewCommand(
           rt,
-          rest[0],
-          rest[1],
-          { by: String(values.by), json, all: values.all === true },
+          rest,
+          {
+            by: String(values.by),
+            json,
+            all: values.all === true,
+            allWithdrawn: values['all-withdrawn'] === true,
+            ...(values.source === undefined ? {} : { sources: values.source as string[] }),
+            ...(values.reason === undefined ? {} : { reason: String(values.reason) }),
+          },
           print,
         );
+      case 'verify':
+        return await verifyCommand(rt, { repair: values.repair === true, json }, print);
+      case 'recover':
+        return await recoverCommand(rt, { json }, print);
       case 'query': {
         const question = rest.join(' ').trim();
         const k = Number(values.k);

@@ -23,6 +23,12 @@ export interface SourceStatus {
   readonly lastRunComplete?: boolean;
   readonly alerts: readonly string[];
   readonly reasons: readonly string[];
+  /** Pending review items of this source by kind and reason, e.g. `deletion/confirmed-gone`. */
+  readonly review: Readonly<Record<string, number>>;
+  /** Documents with gone (404/410) evidence that is not yet a proposal, and what each waits for. */
+  readonly goneEvidence: readonly string[];
+  /** Last run held a mass removal (or auto-approvals) back at the retire gate. */
+  readonly removalHeld: boolean;
   /** Canary results of the newest run that ran canaries (staged and current phases). */
   readonly canaries?: readonly CanaryResult[];
 }
@@ -39,13 +45,37 @@ const maxIso = (a: string | undefined, b: string | undefined) =>
 const minIso = (a: string | undefined, b: string | undefined) =>
   a === undefined ? b : b === undefined ? a : a < b ? a : b;
 
+/** What a document's gone evidence still waits for: more checks, `minGoneAge`, or both. */
+export function goneWaitLine(
+  r: DocumentRecord,
+  config: Pick<ResolvedConfig, 'goneChecks' | 'minGoneAgeMs'>,
+  nextRunAt: string | undefined,
+): string {
+  const n = r.goneCount ?? 0;
+  const since = r.goneSince ?? r.lastAttemptAt ?? '';
+  const ageAt = new Date(Date.parse(since) + config.minGoneAgeMs).toISOString();
+  const waits: string[] = [];
+  if (n < config.goneChecks) waits.push(`${config.goneChecks - n} more check(s)`);
+  if (Date.parse(ageAt) > Date.now()) waits.push(`minGoneAge until ${ageAt}`);
+  const next = nextRunAt === undefined ? '' : `, next check after ${nextRunAt}`;
+  return `${r.url}: gone ${n} of ${config.goneChecks} checks since ${since}; waits for ${waits.join(' and ') || 'the next run'}${next}`;
+}
+
 export async function sourceStatuses(
   config: ResolvedConfig,
   state: StateStore,
   now: Date = new Date(),
 ): Promise<SourceStatus[]> {
   const out: SourceStatus[] = [];
+  const pendingItems = await state.listReviewItems({ status: 'pending' });
   for (const source of config.sources) {
+    const review: Record<string, number> = {};
+    for (const i of pendingItems)
+      if (i.sourceId === source.id) {
+        const key = `${i.kind}/${i.reason}`;
+        review[key] = (review[key] ?? 0) + 1;
+      }
+    const gone: DocumentRecord[] = [];
     const counts: Record<DocumentStatus, number> = {
       healthy: 0,
       degraded: 0,
@@ -65,6 +95,8 @@ export async function sourceStatuses(
       documents++;
       counts[r.status]++;
       if (r.status === 'tombstoned') continue;
+      if ((r.goneCount ?? 0) > 0 && pendingItems.every((i) => i.documentId !== r.documentId))
+        gone.push(r);
       if (r.currentVersionId === undefined && r.status === 'healthy') continue;
       if (worst === 'empty' || SEVERITY[r.status] > SEVERITY[worst]) worst = r.status;
       if (r.status !== 'healthy')
@@ -96,6 +128,11 @@ export async function sourceStatuses(
         ? []
         : latestCanaries(await state.listRuns(source.id, 50)).results;
     const age = retrieved === undefined ? undefined : now.getTime() - Date.parse(retrieved);
+    const nextRunAt =
+      lastRun === undefined
+        ? undefined
+        : new Date(Date.parse(lastRun.startedAt) + source.everyMs).toISOString();
+    const alerts = lastRun?.alerts ?? [];
     out.push({
       sourceId: source.id,
       state: worst,
@@ -112,8 +149,11 @@ export async function sourceStatuses(
       ...(lastRun === undefined
         ? {}
         : { lastRunAt: lastRun.startedAt, lastRunComplete: lastRun.complete }),
-      alerts: lastRun?.alerts ?? [],
+      alerts,
       reasons,
+      review,
+      goneEvidence: gone.map((r) => goneWaitLine(r, config, nextRunAt)),
+      removalHeld: alerts.some((a) => /^(mass-removal-held|auto-approval-held)/.test(a)),
       ...(canaries.length === 0 ? {} : { canaries }),
     });
   }
@@ -167,6 +207,15 @@ export function renderStatus(statuses: readonly SourceStatus[]): string {
   const notes: string[] = [];
   for (const s of statuses) {
     for (const a of s.alerts) notes.push(`  ${s.sourceId}: alert ${a}`);
+    const review = Object.entries(s.review);
+    if (review.length > 0)
+      notes.push(
+        `  ${s.sourceId}: review pending ${review.map(([k, n]) => `${n} ${k}`).join(', ')} (ragfresh review list)`,
+      );
+    if (s.counts.tombstoned > 0) notes.push(`  ${s.sourceId}: ${s.counts.tombstoned} tombstoned`);
+    for (const g of s.goneEvidence.slice(0, 10)) notes.push(`  ${s.sourceId}: ${g}`);
+    if (s.goneEvidence.length > 10)
+      notes.push(`  ${s.sourceId}: … ${s.goneEvidence.length - 10} more with gone evidence`);
     for (const c of s.canaries ?? []) notes.push(renderCanaryLine(s.sourceId, c));
     for (const r of s.reasons.slice(0, 10)) notes.push(`  ${s.sourceId}: ${r}`);
     if (s.reasons.length > 10) notes.push(`  ${s.sourceId}: … ${s.reasons.length - 10} more`);
@@ -177,9 +226,15 @@ export function renderStatus(statuses: readonly SourceStatus[]): string {
 /** Exit codes a cron job or CI can alert on. */
 export { EXIT } from './exit.js';
 
+/** A source that never indexed anything (or whose index is empty) violates its objective. */
+function violated(s: SourceStatus): boolean {
+  return s.state === 'empty' || (s.state !== 'tombstoned' && !s.objectiveMet);
+}
+
 export function statusExitCode(statuses: readonly SourceStatus[]): number {
   if (statuses.some((s) => s.state === 'quarantined')) return EXIT.quarantined;
-  if (statuses.some((s) => s.state !== 'empty' && s.state !== 'tombstoned' && !s.objectiveMet))
-    return EXIT.objectiveViolated;
+  if (statuses.some(violated)) return EXIT.objectiveViolated;
+  if (statuses.some((s) => Object.keys(s.review).length > 0 || s.removalHeld))
+    return EXIT.reviewPending;
   return EXIT.ok;
 }

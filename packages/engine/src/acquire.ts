@@ -64,6 +64,9 @@ export function describeFailure(r: FetchResult): string {
       return `unsupported-type: ${r.contentType || 'none'}`;
     case 'too-large':
       return `too-large: over ${r.limitBytes} bytes`;
+    case 'ssrf-refused':
+      // The guard's message names the setting that would allow the address.
+      return `ssrf-refused: ${r.error.message.replace(/^\[ragfresh\] \[[^\]]+\] /, '')}`;
     default:
       return `${r.outcome}: HTTP ${r.status}`;
   }

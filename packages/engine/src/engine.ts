@@ -242,6 +242,8 @@ export class RefreshEngine {
       ctx.pageLimits,
     );
     if (outcome.kind !== 'document') return `not extractable: ${outcome.reasons.join('; ')}`;
+    // An approval interrupted after its publication: the version is already current.
+    if (record?.currentVersionId === outcome.versionId) return undefined;
     const run = new SourceRun(source, ctx.nowIso());
     const queue = new PublishQueue(ctx);
     const chunks = await embedNewChunks(ctx, outcome, record, run.counts);

@@ -115,7 +115,13 @@ export async function recordGone(
     base.goneCount !== undefined && base.goneCount > 0 && base.goneSince !== undefined
       ? base.goneSince
       : at;
-  const reason = `gone: HTTP ${status} (${goneCount} of ${goneChecks} checks since ${goneSince})`;
+  // Say what the evidence still waits for: more checks, the minimum age, or nothing.
+  const ageAt = new Date(Date.parse(goneSince) + minGoneAgeMs).toISOString();
+  const waits = [
+    ...(goneCount < goneChecks ? [`${goneChecks - goneCount} more check(s)`] : []),
+    ...(Date.parse(at) < Date.parse(ageAt) ? [`minGoneAge until ${ageAt}`] : []),
+  ];
+  const reason = `gone: HTTP ${status} (${goneCount} of ${goneChecks} checks since ${goneSince}; ${waits.length === 0 ? 'enough evidence for a deletion proposal' : `waits for ${waits.join(' and ')}`})`;
   const record = addHistory(
     {
       ...base,

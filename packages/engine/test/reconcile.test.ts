@@ -37,7 +37,11 @@ describe('quarantine has a way out through review', () => {
     const first = await engine.refresh({ all: true });
     expect(first.sources[0]!.counts.rejected).toBe(1);
     const item = await h.state.getReviewItem(`quarantine:${id}`);
-    expect(item).toMatchObject({ kind: 'ingestion', reason: 'contract-quarantine', status: 'pending' });
+    expect(item).toMatchObject({
+      kind: 'ingestion',
+      reason: 'contract-quarantine',
+      status: 'pending',
+    });
     expect(item?.versionId).toBeDefined();
     expect(item?.rawDigest).toBeDefined();
     const embedded = h.embeddings.texts;
@@ -112,7 +116,11 @@ describe('state and store reconciliation', () => {
         id: 'orphan-1',
         text: 'orphan',
         embedding: chunk!.embedding!,
-        metadata: { ...chunk!.metadata, [FIELDS.versionId]: 'v-orphan', [FIELDS.chunkId]: 'orphan-1' },
+        metadata: {
+          ...chunk!.metadata,
+          [FIELDS.versionId]: 'v-orphan',
+          [FIELDS.chunkId]: 'orphan-1',
+        },
       },
     ]);
     const found = await engine.verify();
