@@ -24,6 +24,8 @@ commands:
   contracts                  publish-contract thresholds measured on each source's history
   query "question" [-k n]    search the current view, with Source / Fetched / Section headers
   inspect <url>              version history of one document, with reasons
+  eval --questions q.jsonl [--against <epoch>] [--json [report.json]]
+                             hit@1, hit@5, MRR of your questions on the current view (vs an epoch)
   reextract                  re-run extraction from stored raw snapshots (no network)
   demo                       offline end-to-end demo on a simulated web
   import --source id <file|->  import a crawler export (see docs/import.md)
@@ -52,6 +54,7 @@ export const COMMANDS = [
   'import',
   'reconcile',
   'serve',
+  'eval',
   'ui',
 ] as const;
 
@@ -71,6 +74,8 @@ function parse(argv: string[]) {
       repair: { type: 'boolean', default: false },
       reason: { type: 'string' },
       'all-withdrawn': { type: 'boolean', default: false },
+      questions: { type: 'string' },
+      against: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });

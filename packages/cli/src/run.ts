@@ -71,6 +71,7 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
   const readOnly =
     command === 'query' ||
     command === 'inspect' ||
+    command === 'eval' ||
     (command === 'verify' && values.repair !== true) ||
     (command === 'review' && ['list', 'show'].includes(rest[0] ?? 'list'));
   const { openRuntime } = await import('./runtime.js');
@@ -133,6 +134,24 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
             'inspect needs a URL; e.g. ragfresh inspect https://docs.example.org/pricing.',
           );
         return await inspectCommand(rt, rest[0], { json }, print);
+      case 'eval': {
+        const against = values.against === undefined ? undefined : Number(values.against);
+        if (values.questions === undefined || (against !== undefined && !Number.isInteger(against)))
+          return usage(
+            'eval needs --questions <file.jsonl> and an integer --against; e.g. ragfresh eval --questions q.jsonl --against 12.',
+          );
+        const { evalCommand } = await import('./eval.js');
+        return await evalCommand(
+          rt,
+          {
+            questions: String(values.questions),
+            json,
+            ...(against === undefined ? {} : { against }),
+            ...(json && rest[0] !== undefined ? { jsonFile: rest[0] } : {}),
+          },
+          print,
+        );
+      }
       case 'reextract': {
         const r = await rt.engine.reextract();
         print(
