@@ -203,7 +203,11 @@ interface Decided {
 /** Rows of one document: the newest wins; two versions at the newest time go to review. */
 async function newestOf(ir: ImportRun, rows: Accepted[]): Promise<Decided | undefined> {
   // ISO-8601 UTC times: the lexically greatest is the newest.
-  const newest = rows.map((r) => r.at).sort().at(-1) ?? '';
+  const newest =
+    rows
+      .map((r) => r.at)
+      .sort()
+      .at(-1) ?? '';
   ir.counts.stale += rows.filter((r) => r.at < newest).length;
   const top = rows.filter((r) => r.at === newest);
   const versions: Decided[] = [];
