@@ -483,7 +483,8 @@ export function chunkMarkdown(markdown: string, options: ChunkOptions = {}): Tex
     counter,
     sep: Math.max(0, counter.count('a\n\nb') - counter.count('a') - counter.count('b')),
     boundary: (a, b) => {
-      const tail = /\S*\s*$/.exec(a)?.[0] ?? '';
+      // With the space before it: cl100k pieces may start with one (" 🙂\n\n" is one piece).
+      const tail = /\s?\S*\s*$/.exec(a)?.[0] ?? '';
       const head = /^\s*\S*/.exec(b)?.[0] ?? '';
       return counter.count(`${tail}\n\n${head}`) - counter.count(tail) - counter.count(head);
     },
