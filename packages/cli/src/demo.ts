@@ -154,6 +154,8 @@ async function demoOn(
 
     section('10. final status');
     print(renderStatus(await sourceStatuses(rt.config, rt.state)));
+    const { canaryDemo } = await import('./demo-canary.js');
+    await canaryDemo(print, opts.log, section);
     print(`\ndemo finished in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     return 0;
   } finally {
