@@ -5,6 +5,7 @@ import { DEFAULT_PAGE_LIMITS, type PageLimits } from './bounds.js';
 import { Mutex } from './concurrency.js';
 import { emptyCounts, type RefreshCounts, type SourceReport } from './counts.js';
 import type { PagePipeline } from './extract.js';
+import { RecordSnapshot } from './records.js';
 import {
   DEFAULT_DELETION_POLICY,
   type DeletionPolicy,
@@ -59,6 +60,8 @@ export class EngineContext {
   readonly publishLock = new Mutex();
   /** Documents whose copy the store lost and that have no raw snapshot: republished when fetched. */
   readonly mustRepair = new Set<string>();
+  /** The records as this refresh found them (one scan, shared by the whole-source stages). */
+  readonly records: RecordSnapshot;
   readonly batchSize: number;
   readonly concurrency: number;
   readonly renderer: (() => Promise<PageRenderer>) | undefined;
@@ -68,6 +71,7 @@ export class EngineContext {
 
   constructor(deps: EngineDeps) {
     this.deps = deps;
+    this.records = new RecordSnapshot(deps.state);
     this.log = deps.log ?? silentLogger;
     this.deletion = deps.deletion ?? DEFAULT_DELETION_POLICY;
     this.batchSize = deps.batchSize ?? 25;

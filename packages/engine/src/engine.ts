@@ -89,6 +89,21 @@ export class RefreshEngine {
     const runs = sources.map((s) => new SourceRun(s, ctx.nowIso()));
     const queue = new PublishQueue(ctx);
     this.#canaries.reset();
+    ctx.records.pin();
+    try {
+      return await this.#refreshRuns(runs, queue, startedAt, options.signal);
+    } finally {
+      ctx.records.release();
+    }
+  }
+
+  async #refreshRuns(
+    runs: readonly SourceRun[],
+    queue: PublishQueue,
+    startedAt: string,
+    signal: AbortSignal | undefined,
+  ): Promise<RefreshReport> {
+    const ctx = this.#ctx;
     // State and store are checked against each other before anything is fetched: a lost state
     // is refused (STATE_LOST), a lost store is repaired from raw snapshots.
     const storeCheck = await checkAndRepairStore(ctx, queue);
@@ -100,18 +115,20 @@ export class RefreshEngine {
     }
     // A new extractor/chunker: re-extract from raw snapshots and publish first, so the
     // conditional fetches below carry re-tagged validators and can still be answered 304.
-    for (const run of runs) await reextractSource(ctx, queue, run, 'other-pipeline');
+    let reextracted = 0;
+    for (const run of runs) reextracted += await reextractSource(ctx, queue, run, 'other-pipeline');
     await queue.drain();
+    if (reextracted > 0) ctx.records.invalidate();
     const inventories = new Map<SourceRun, Inventory>();
     for (const run of runs) {
-      if (options.signal?.aborted) break;
-      const inv = await takeInventory(ctx, run.source, options.signal);
+      if (signal?.aborted) break;
+      const inv = await takeInventory(ctx, run.source, signal);
       run.alerts.push(...inv.problems);
       run.complete = inv.complete;
       run.counts.urls = inv.entries.length;
       inventories.set(run, inv);
     }
-    await this.#observeAll(inventories, queue, options.signal);
+    await this.#observeAll(inventories, queue, signal);
     const reports: SourceReport[] = [];
     for (const run of runs) {
       const inv = inventories.get(run);

@@ -87,7 +87,7 @@ export async function takeInventory(
   // One listing of the source's records serves the whole run: the page stage reads each
   // document's record from here instead of once more per URL.
   const records = new Map<string, DocumentRecord>();
-  for await (const r of ctx.deps.state.listDocuments({ sourceId: source.id })) {
+  for (const r of await ctx.records.ofSource(source.id)) {
     records.set(r.documentId, r);
     if (listed.has(r.documentId) || r.status === 'tombstoned' || r.currentVersionId === undefined)
       continue;

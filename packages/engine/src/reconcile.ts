@@ -121,7 +121,11 @@ export async function checkAndRepairStore(
   queue: PublishQueue,
 ): Promise<StoreCheckReport> {
   const { connector, state } = ctx.deps;
-  const check = await checkStoreAgainstState({ connector, state });
+  const check = await checkStoreAgainstState({
+    connector,
+    state,
+    records: await ctx.records.all(),
+  });
   if (check.verdict === 'state-lost') {
     throw new RagfreshError(
       'STATE_LOST',
@@ -131,6 +135,7 @@ export async function checkAndRepairStore(
   if (check.verdict === 'ok' || check.verdict === 'empty')
     return { verdict: check.verdict, problems: [], repaired: 0, refetch: 0 };
   ctx.log.warn('store-check', { verdict: check.verdict, problems: check.problems });
+  ctx.records.invalidate();
   // The sample said something is missing: compare every current document (batched listings).
   const full = await checkStoreAgainstState({ connector, state, sample: Number.MAX_SAFE_INTEGER });
   const { queued, noSnapshot } = await republishFromSnapshots(ctx, queue, full.missing);

@@ -16,7 +16,7 @@ async function candidates(
 ): Promise<DocumentRecord[]> {
   const key = ctx.deps.pipeline.pipelineKey;
   const out: DocumentRecord[] = [];
-  for await (const r of ctx.deps.state.listDocuments({ sourceId: run.source.id })) {
+  for (const r of await ctx.records.ofSource(run.source.id)) {
     if (r.rawDigest === undefined || r.status === 'tombstoned' || r.currentVersionId === undefined)
       continue;
     if (

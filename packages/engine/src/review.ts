@@ -106,9 +106,12 @@ export async function proposeInventoryDiff(
   run: SourceRun,
   listed: ReadonlySet<string>,
 ): Promise<void> {
-  for await (const r of ctx.deps.state.listDocuments({ sourceId: run.source.id })) {
-    if (listed.has(r.documentId) || r.currentVersionId === undefined || r.status === 'tombstoned')
-      continue;
+  // Candidates from the run's snapshot (a document discovery did not list was live then and
+  // was fetched in this run); each one's latest record decides.
+  for (const seen of await ctx.records.ofSource(run.source.id)) {
+    if (listed.has(seen.documentId)) continue;
+    const r = await ctx.deps.state.getDocument(seen.documentId);
+    if (r === undefined || r.currentVersionId === undefined || r.status === 'tombstoned') continue;
     if (run.proposals.some((p) => p.subject.documentId === r.documentId)) continue;
     const answering = run.answered.has(r.documentId);
     run.proposals.push({
@@ -126,8 +129,9 @@ export async function proposeInventoryDiff(
 
 /** Live (current, not tombstoned) documents of a source. */
 async function liveDocuments(ctx: EngineContext, sourceId: string): Promise<number> {
+  // Live at the start of the run: the gate is a share of the source as the run found it.
   let live = 0;
-  for await (const r of ctx.deps.state.listDocuments({ sourceId }))
+  for (const r of await ctx.records.ofSource(sourceId))
     if (r.currentVersionId !== undefined && r.status !== 'tombstoned') live++;
   return live;
 }
