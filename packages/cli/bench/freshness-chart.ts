@@ -24,6 +24,13 @@ const PANELS: readonly Panel[] = [
   { title: 'embeddings computed', value: (r) => r.embedded },
 ];
 
+/** Axis labels short enough not to overlap at seven rounds per panel. */
+const SHORT: Readonly<Record<string, string>> = {
+  '1%-edit+shrink': 'edit+shrink',
+  'partial-60%': 'partial 60%',
+  'sitemap-drop-40%': 'sitemap -40%',
+};
+
 const esc = (s: string) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;');
 
 export function freshnessChart(
@@ -77,7 +84,7 @@ export function freshnessChart(
         );
       });
       out.push(
-        `<text x="${(gx + groupW / 2 - 4).toFixed(1)}" y="${oy + pad.top + plotH + 14}" text-anchor="middle">${esc(round)}</text>`,
+        `<text x="${(gx + groupW / 2 - 4).toFixed(1)}" y="${oy + pad.top + plotH + 14}" text-anchor="middle">${esc(SHORT[round] ?? round)}</text>`,
       );
     });
   });
