@@ -33,7 +33,7 @@ describe('sources[].canaries in the config', () => {
   it.each([
     [[{ expect: 'x' }], /sources\[0\]\.canaries\[0\]\.query: is missing/],
     [[{ query: 'q', expect: {} }], /sources\[0\]\.canaries\[0\]\.expect: names nothing/],
-    [[{ query: 'q', expect: 'x', k: 0 }], /sources\[0\]\.canaries\[0\]\.k: 0 is not a depth/],
+    [[{ query: 'q', expect: 'x', k: 0 }], /sources\[0\]\.canaries\[0\]\.k: 0 is /],
     [
       [{ query: 'q', expect: 'https://user:pw@shop.example/' }],
       /sources\[0\]\.canaries\[0\]\.expect\.url: /,
