@@ -24,7 +24,7 @@ export interface LineChartOptions {
 
 const W = 560;
 const H = 190;
-const PAD = { left: 56, right: 12, top: 26, bottom: 34 };
+const PAD = { left: 56, right: 40, top: 26, bottom: 34 };
 
 /**
  * A line chart as inline SVG: one polyline and one circle per value, each circle carrying its

@@ -64,7 +64,7 @@ export function layout(o: LayoutOptions, body: Html): Html {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${o.title} · ragfresh</title>
 <link rel="stylesheet" href="/ui.css">
 </head>
