@@ -98,7 +98,8 @@ async function inspect(input: RagfreshPhaseInput): Promise<RagfreshInspectResult
       stateChunks,
       liveBytes,
       epoch,
-      ...(connector.store === 'lancedb' && connector.path !== undefined
+      // Connector options are open-ended (any store's package reads its own); LanceDB's is a path.
+      ...(connector.store === 'lancedb' && typeof connector.path === 'string'
         ? { lancePath: connector.path }
         : {}),
       ...(state.startsWith('sqlite:') ? { statePath: state.slice('sqlite:'.length) } : {}),

@@ -49,7 +49,15 @@ function meets(hit: QueryHit, canary: Canary, sourceId: string): boolean {
   if (m[FIELDS.sourceId] !== sourceId) return false;
   const { phrase, url, section } = canary.expect;
   if (phrase !== undefined && !norm(hit.text).includes(norm(phrase))) return false;
-  if (url !== undefined && m[FIELDS.url] !== url) return false;
+  // The page is matched by identity when the canary names its document (the caller resolved
+  // the URL under the source's identity policy), so URL spellings do not matter.
+  if (url !== undefined) {
+    const same =
+      canary.documentId !== undefined
+        ? m[FIELDS.documentId] === canary.documentId
+        : m[FIELDS.url] === url;
+    if (!same) return false;
+  }
   if (section !== undefined && !norm(String(m[FIELDS.heading] ?? '')).includes(norm(section)))
     return false;
   return true;
