@@ -157,7 +157,15 @@ export class RefreshEngine {
         run.complete = false;
         return;
       }
-      if (!(await refreshPage(ctx, queue, page, signal))) run.complete = false;
+      try {
+        if (!(await refreshPage(ctx, queue, page, signal))) run.complete = false;
+      } catch (err) {
+        // Stopping (SIGTERM, a caller's abort) interrupts in-flight requests: those pages are
+        // simply not observed this run. Anything else is a real failure.
+        if (signal?.aborted !== true) throw err;
+        run.complete = false;
+        return;
+      }
       const n = (done.get(run) ?? 0) + 1;
       done.set(run, n);
       ctx.log.progress(run.source.id, n, run.counts.urls);
