@@ -99,6 +99,8 @@ th{background:#eef1f5;font-weight:600}
 .flash{background:#fff6d6;border:1px solid #e3c766;padding:.5em .8em}
 .card{background:#fff;border:1px solid #d9dee4;padding:.6em 1em;margin:.6em 0}
 code,pre{font:12px/1.4 ui-monospace,monospace}
+pre{white-space:pre-wrap;word-break:break-word;max-width:900px}
+table.chunks td,table.history td{word-break:break-word}
 .unsafe-url{background:#fdecea;padding:0 3px}
 .charts{display:flex;flex-wrap:wrap;gap:1em}
 .chart{background:#fff;border:1px solid #d9dee4}

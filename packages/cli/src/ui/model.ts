@@ -50,15 +50,18 @@ export function runSeries(
     for (const d of docs) {
       if (d.born === undefined || d.born > run.finishedAt) continue;
       if (d.removed !== undefined && d.removed <= run.finishedAt) continue;
-      let lastGood = ms(d.born);
+      // The start of the latest run that observed it well; its first publication when none did
+      // (e.g. published by an approval outside any run).
+      let lastGood: number | undefined;
       for (const earlier of runs.slice(0, i + 1)) {
         if (earlier.finishedAt < d.born) continue;
         const bad = (d.r.history ?? []).some(
           (h) => BAD_EVENTS.has(h.event) && inRun(h.at, earlier),
         );
-        if (!bad) lastGood = Math.max(lastGood, ms(earlier.startedAt));
+        if (!bad) lastGood = Math.max(lastGood ?? Number.NEGATIVE_INFINITY, ms(earlier.startedAt));
       }
-      oldest = oldest === undefined ? lastGood : Math.min(oldest, lastGood);
+      const good = lastGood ?? ms(d.born);
+      oldest = oldest === undefined ? good : Math.min(oldest, good);
     }
     let lag: number | undefined;
     for (const { r } of docs)

@@ -1,0 +1,164 @@
+import type { DocumentRecord, ReviewItem, RunSummary } from '@ragfresh/core';
+import { describe, expect, it } from 'vitest';
+import { lineChart } from '../src/ui/chart.js';
+import { diffRows, sideBySide } from '../src/ui/diff.js';
+import { externalLink, html } from '../src/ui/html.js';
+import { changedInRun, groupReview, runSeries, versionRows } from '../src/ui/model.js';
+
+const H = 3_600_000;
+const at = (h: number) => new Date(Date.UTC(2026, 0, 1) + h * H).toISOString();
+const run = (h: number, counts: Record<string, number> = {}): RunSummary => ({
+  runId: `s@${at(h)}`,
+  sourceId: 's',
+  startedAt: at(h),
+  finishedAt: at(h + 0.5),
+  complete: true,
+  counts,
+  alerts: [],
+});
+const doc = (
+  id: string,
+  history: DocumentRecord['history'],
+  extra: Partial<DocumentRecord> = {},
+): DocumentRecord => ({
+  documentId: id,
+  sourceId: 's',
+  url: `https://example.org/${id}`,
+  status: 'healthy',
+  statusReasons: [],
+  currentChunkIds: [],
+  timestamps: {},
+  history,
+  ...extra,
+});
+
+describe('per-run freshness rebuilt from histories', () => {
+  it('a document degraded in later runs keeps the age of its last good run; a control without the degradation stays fresh', () => {
+    const runs = [
+      run(0, { fetched200: 2, published: 2 }),
+      run(24, { notModified: 2 }),
+      run(48, { notModified: 1, gone: 1 }),
+    ];
+    const a = doc('a', [{ at: at(0.1), event: 'published', versionId: 'v1', reasons: [] }]);
+    const b = doc('b', [
+      { at: at(0.1), event: 'published', versionId: 'w1', reasons: [] },
+      { at: at(48.2), event: 'gone', reasons: ['gone: HTTP 410'] },
+    ]);
+    const points = runSeries(runs, [a, b]);
+    expect(points.map((p) => p.observationAgeMs)).toEqual([0.5 * H, 0.5 * H, 24.5 * H]);
+    expect(runSeries(runs, [a]).map((p) => p.observationAgeMs)).toEqual([
+      0.5 * H,
+      0.5 * H,
+      0.5 * H,
+    ]);
+    expect(points.map((p) => p.notModifiedRatio)).toEqual([0, 1, 1]);
+    expect(points.map((p) => p.published)).toEqual([2, 0, 0]);
+    // Propagation lag: publish event minus the run start (no exact observation kept for it).
+    expect(points[0]!.propagationLagMs).toBe(0.1 * H);
+    expect(points[1]!.propagationLagMs).toBeUndefined();
+    expect(changedInRun(runs[2]!, [a, b]).map((d) => [d.documentId, d.events])).toEqual([
+      ['b', ['gone']],
+    ]);
+  });
+
+  it('versions carry the epochs they were current in: from the history entries, else from the chunks', () => {
+    const r = doc(
+      'd',
+      [
+        { at: at(0), event: 'published', versionId: 'v1', reasons: [], epoch: 3 },
+        { at: at(24), event: 'replaced', versionId: 'v2', reasons: [], epoch: 7 },
+        { at: at(30), event: 'quarantined', versionId: 'v3', reasons: ['shrink'] },
+      ],
+      { currentVersionId: 'v2', publishedEpoch: 7 },
+    );
+    expect(versionRows(r)).toEqual([
+      {
+        versionId: 'v1',
+        queryableAt: at(0),
+        event: 'published',
+        fromEpoch: 3,
+        toEpoch: 7,
+        current: false,
+      },
+      { versionId: 'v2', queryableAt: at(24), event: 'replaced', fromEpoch: 7, current: true },
+    ]);
+    const old = doc(
+      'e',
+      [
+        { at: at(0), event: 'published', versionId: 'v1', reasons: [] },
+        { at: at(24), event: 'replaced', versionId: 'v2', reasons: [] },
+      ],
+      { currentVersionId: 'v2', publishedEpoch: 9 },
+    );
+    expect(versionRows(old).map((v) => [v.fromEpoch, v.toEpoch])).toEqual([
+      [undefined, 9],
+      [9, undefined],
+    ]);
+    expect(versionRows(old, new Map([['v1', 4]])).map((v) => v.fromEpoch)).toEqual([4, 9]);
+  });
+
+  it('review items group by kind, then by reason, largest group first', () => {
+    const item = (id: string, kind: 'deletion' | 'ingestion', reason: string): ReviewItem => ({
+      id,
+      kind,
+      reason,
+      documentId: id,
+      sourceId: 's',
+      url: `https://example.org/${id}`,
+      evidence: [],
+      createdAt: at(0),
+      status: 'pending',
+    });
+    const groups = groupReview([
+      item('1', 'deletion', 'inventory-diff'),
+      item('2', 'deletion', 'confirmed-gone'),
+      item('3', 'deletion', 'confirmed-gone'),
+      item('4', 'ingestion', 'contract-quarantine'),
+    ]);
+    expect(groups.map((g) => [g.kind, g.reasons.map((r) => [r.reason, r.items.length])])).toEqual([
+      [
+        'deletion',
+        [
+          ['confirmed-gone', 2],
+          ['inventory-diff', 1],
+        ],
+      ],
+      ['ingestion', [['contract-quarantine', 1]]],
+    ]);
+  });
+});
+
+describe('escaping', () => {
+  it('crawled text is escaped everywhere: templates, links, chart labels, diffs', () => {
+    const evil = '<script>alert(1)</script>';
+    expect(String(html`<p>${evil}</p>`)).toBe('<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>');
+    expect(String(externalLink('javascript:alert(1)'))).not.toMatch(/href/);
+    expect(String(externalLink('https://example.org/?q="><script>'))).toBe(
+      '<a class="ext" href="https://example.org/?q=&quot;&gt;&lt;script&gt;" rel="noopener noreferrer nofollow">https://example.org/?q=&quot;&gt;&lt;script&gt;</a>',
+    );
+    const chart = String(
+      lineChart({
+        name: 'x',
+        title: evil,
+        runs: [{ runId: evil, at: at(0) }],
+        series: [{ key: 'k', label: evil, color: '#000', values: [1] }],
+        format: String,
+      }),
+    );
+    expect(chart).not.toContain('<script>');
+    const diff = String(sideBySide('a\n<b>', `a\n${evil}`, { left: evil, right: 'r' }));
+    expect(diff).not.toContain('<script>');
+    expect(diff).toContain('&lt;script&gt;');
+  });
+
+  it('side-by-side rows pair removed and added lines and fold long unchanged runs', () => {
+    const same = Array.from({ length: 20 }, (_, i) => `line ${i}`);
+    const { rows, added, removed } = diffRows(
+      [...same, 'old'].join('\n'),
+      [...same, 'new', 'more'].join('\n'),
+    );
+    expect([added, removed]).toEqual([2, 1]);
+    expect(rows[0]).toEqual({ kind: 'gap', skipped: 17 });
+    expect(rows.filter((r) => r.kind === 'change')).toHaveLength(2);
+  });
+});
