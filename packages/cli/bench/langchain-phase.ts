@@ -167,7 +167,16 @@ async function run(input: LangChainPhaseInput): Promise<LangChainPhaseResult> {
   const worker = async () => {
     while (next < urls.length) {
       const url = urls[next++]!;
-      const res = await fetch(url);
+      // A conventional loader retries a dropped connection (the sim closes idle keep-alive
+      // sockets); without this one reset ends the whole phase.
+      let res: Response | undefined;
+      for (let attempt = 1; res === undefined; attempt++) {
+        try {
+          res = await fetch(url);
+        } catch (err) {
+          if (attempt >= 3) throw err;
+        }
+      }
       if (res.status !== 200) {
         await res.arrayBuffer();
         failedPages += 1;
