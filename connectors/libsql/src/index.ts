@@ -1,3 +1,4 @@
+import { resolve as resolvePath } from 'node:path';
 import { type Client, createClient, type InStatement, type InValue } from '@libsql/client';
 
 type InArgs = InValue[];
@@ -593,6 +594,25 @@ export function viewClauses(view: ViewSelector, args: InArgs): string[] {
 /** JSON-options factory used by `ConnectorSpec` (child processes). */
 export function createLibSqlConnector(options: LibSqlConnectorOptions): LibSqlConnector {
   return new LibSqlConnector(options);
+}
+
+/**
+ * The registry factory (`connector: { store: 'libsql', ...options }` in a ragfresh config):
+ * `url` defaults to `file:<dataDir>/libsql.db` and `table` to `ragfresh`; a relative
+ * `file:` URL is relative to the config file's folder.
+ */
+export function createConnector(
+  options: Partial<LibSqlConnectorOptions>,
+  context: { readonly dataDir: string; readonly baseDir: string },
+): LibSqlConnector {
+  const given = options.url;
+  const url =
+    given === undefined
+      ? `file:${resolvePath(context.dataDir, 'libsql.db')}`
+      : given.startsWith('file:') && !given.startsWith('file:/')
+        ? `file:${resolvePath(context.baseDir, given.slice('file:'.length))}`
+        : given;
+  return new LibSqlConnector({ ...options, url, table: options.table ?? 'ragfresh' });
 }
 
 /**

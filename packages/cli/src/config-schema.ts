@@ -1,7 +1,7 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import { type Connector, RagfreshError } from '@ragfresh/core';
 import { z } from 'zod';
-import type { ConnectorFactory } from './connectors.js';
+import type { ConfigConnectorFactory } from './connectors.js';
 import { isConnector, STORE_NAME } from './connectors.js';
 
 // The config's shape, types and ranges, in one schema: the TypeScript type (`RagfreshConfig`)
@@ -100,7 +100,7 @@ const connectorOptionsSchema = z.looseObject({
 const connectorSchema = z.union([
   connectorOptionsSchema,
   z.custom<Connector>(isConnector),
-  z.custom<ConnectorFactory>((v) => typeof v === 'function'),
+  z.custom<ConfigConnectorFactory>((v) => typeof v === 'function'),
 ]);
 
 const embeddingsSchema = z.union([
@@ -186,7 +186,7 @@ export type RagfreshConfig = z.input<typeof configSchema>;
 export type SourceConfig = RagfreshConfig['sources'][number];
 /** `{ store, ...options }`, a Connector instance, or a factory returning one. */
 export type ConnectorSetting = NonNullable<RagfreshConfig['connector']>;
-export type ConnectorConfig = z.output<typeof connectorOptionsSchema>;
+export type { ConnectorConfig } from './connectors.js';
 
 // --- one line per problem -------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 import { registerHooks } from 'node:module';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Connector, RagfreshError } from '@ragfresh/core';
 
@@ -24,6 +24,34 @@ export type ConnectorFactory = (
   options: Readonly<Record<string, unknown>>,
   context: ConnectorFactoryContext,
 ) => Connector | Promise<Connector>;
+
+/** `connector:` as a function in a `.ts` / `.mjs` config. */
+export type ConfigConnectorFactory = (
+  context: ConnectorFactoryContext,
+) => Connector | Promise<Connector>;
+
+/** `{ store, ...options }` of a config. */
+export interface ConnectorConfig {
+  readonly store: string;
+  readonly [option: string]: unknown;
+}
+
+/** The resolved `connector:`: a package's options, or (`provided`) what the config passed as code. */
+export type ResolvedConnector = ConnectorConfig & {
+  readonly provided?: Connector | ConfigConnectorFactory;
+};
+
+/**
+ * Options the CLI has always filled for the stores it shipped with before the registry (the
+ * embedded default keeps its files under `dataDir`); written options win. Not a list of
+ * allowed stores: any other store gets its options as written.
+ */
+const BUILT_IN_DEFAULTS: Readonly<Record<string, (dataDir: string) => Record<string, unknown>>> = {
+  lancedb: (dataDir) => ({ path: resolve(dataDir, 'lancedb'), table: 'ragfresh' }),
+  chroma: () => ({ collection: 'ragfresh' }),
+  pgvector: () => ({ table: 'ragfresh_chunks' }),
+  qdrant: () => ({ collection: 'ragfresh' }),
+};
 
 /** The documented factory export of a connector package. */
 export const CONNECTOR_FACTORY_EXPORT = 'createConnector';
@@ -86,36 +114,78 @@ function factoryOf(mod: Record<string, unknown>, store: string): ConnectorFactor
 }
 
 /**
- * Finds and imports the package for `store`: from `baseDir` (the user's project) first, then
- * from this CLI's own install, whose dependencies include the embedded default (LanceDB) and
- * the reference store (memory), so a config in an empty folder works with `npx ragfresh`.
+ * Finds the package for `store` without importing it: from `baseDir` (the user's project)
+ * first, then from this CLI's own install, whose dependencies include the embedded default
+ * (LanceDB) and the reference store (memory), so a config in an empty folder works with
+ * `npx ragfresh`.
  */
+export function findConnectorPackage(store: string, baseDir: string): { pkg: string; url: string } {
+  const parents = [pathToFileURL(join(baseDir, 'package.json')).href, import.meta.url];
+  const tried = connectorPackages(store);
+  for (const pkg of tried)
+    for (const parent of parents) {
+      try {
+        return { pkg, url: resolveFrom(pkg, parent) };
+      } catch (err) {
+        if (/Cannot find package/.test((err as Error).message)) continue;
+        throw configError(
+          `config connector.store: ${pkg} is installed but does not load (${(err as Error).message.split('\n')[0]}); build or reinstall it.`,
+          err,
+        );
+      }
+    }
+  throw configError(
+    `config connector.store: "${store}" needs the package ${tried[0]} (or ${tried[1]}), not found from ${baseDir}; install it there (npm i ${tried[0]}).`,
+  );
+}
+
+/** Imports the package for `store` and returns its factory. */
 export async function loadConnectorFactory(
   store: string,
   baseDir: string,
-): Promise<{ factory: ConnectorFactory; pkg: string; conventional: boolean }> {
-  const parents = [pathToFileURL(join(baseDir, 'package.json')).href, import.meta.url];
-  const tried = connectorPackages(store);
-  for (const [pkg, parent] of tried.flatMap((p) => parents.map((u) => [p, u] as const))) {
-    let url: string;
-    try {
-      url = resolveFrom(pkg, parent);
-    } catch (err) {
-      if (/Cannot find package/.test((err as Error).message)) continue;
+): Promise<{ factory: ConnectorFactory; pkg: string }> {
+  const { pkg, url } = findConnectorPackage(store, baseDir);
+  const mod = (await import(url)) as Record<string, unknown>;
+  const factory = factoryOf(mod, store);
+  if (factory === undefined)
+    throw configError(
+      `config connector.store: ${pkg} exports no ${CONNECTOR_FACTORY_EXPORT}(options, context); it is not a ragfresh connector package.`,
+    );
+  return { factory, pkg };
+}
+
+/** `connector:` of a config, checked and with defaults; packages are found (not loaded) here. */
+export function resolveConnectorSetting(
+  setting: unknown,
+  context: ConnectorFactoryContext,
+): ResolvedConnector {
+  if (isConnector(setting)) return { store: setting.capabilities.store, provided: setting };
+  if (typeof setting === 'function')
+    return { store: 'factory', provided: setting as ConfigConnectorFactory };
+  const given = (setting ?? { store: 'lancedb' }) as ConnectorConfig;
+  findConnectorPackage(given.store, context.baseDir);
+  return { ...BUILT_IN_DEFAULTS[given.store]?.(context.dataDir), ...given };
+}
+
+/** Builds the connector a resolved config names. */
+export async function createConnector(
+  connector: ResolvedConnector,
+  context: ConnectorFactoryContext,
+): Promise<Connector> {
+  const { provided, store, ...options } = connector;
+  if (provided !== undefined) {
+    const made = isConnector(provided) ? provided : await provided(context);
+    if (!isConnector(made))
       throw configError(
-        `connector.store: ${pkg} is installed but does not load (${(err as Error).message.split('\n')[0]}); build or reinstall it.`,
-        err,
+        'config connector: the factory did not return a Connector; return an instance of a ragfresh connector.',
       );
-    }
-    const mod = (await import(url)) as Record<string, unknown>;
-    const factory = factoryOf(mod, store);
-    if (factory === undefined)
-      throw configError(
-        `connector.store: ${pkg} exports no ${CONNECTOR_FACTORY_EXPORT}(options, context); it is not a ragfresh connector package.`,
-      );
-    return { factory, pkg, conventional: typeof mod[CONNECTOR_FACTORY_EXPORT] === 'function' };
+    return made;
   }
-  throw configError(
-    `connector.store: "${store}" needs the package ${tried[0]} (or ${tried[1]}), not found from ${baseDir}; install it there (npm i ${tried[0]}).`,
-  );
+  const { factory, pkg } = await loadConnectorFactory(store, context.baseDir);
+  const made = await factory(options, context);
+  if (!isConnector(made))
+    throw configError(
+      `config connector.store: ${pkg}'s factory did not return a Connector; fix or update ${pkg}.`,
+    );
+  return made;
 }

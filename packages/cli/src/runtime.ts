@@ -21,46 +21,12 @@ import {
   type TombstoneMirror,
 } from '@ragfresh/engine';
 import { Fetcher, FileRawSnapshotStore, type RawSnapshotStore } from '@ragfresh/fetch';
-import type { ConnectorConfig, ResolvedConfig } from './config.js';
+import type { ResolvedConfig } from './config.js';
+import { createConnector } from './connectors.js';
 import { type Logger, silentLogger } from './log.js';
 import { Metrics } from './metrics.js';
 
-const FACTORIES: Record<ConnectorConfig['store'], string> = {
-  lancedb: 'createLanceDbConnector',
-  memory: 'createMemoryConnector',
-  chroma: 'createChromaConnector',
-  pgvector: 'createPgVectorConnector',
-  qdrant: 'createQdrantConnector',
-  pinecone: 'createPineconeConnector',
-};
-
-type ConnectorFactory = (options: Record<string, unknown>) => Connector | Promise<Connector>;
-
-/** Loads `@ragfresh/connector-<store>` and builds the connector from the config's options. */
-export async function createConnector(config: ConnectorConfig): Promise<Connector> {
-  const pkg = `@ragfresh/connector-${config.store}`;
-  let mod: Record<string, unknown>;
-  try {
-    mod = (await import(pkg)) as Record<string, unknown>;
-  } catch (cause) {
-    throw new RagfreshError(
-      'INVALID_CONFIG',
-      `connector "${config.store}" needs the package ${pkg}; install it (npm i ${pkg}).`,
-      {
-        scope: 'config',
-        cause,
-      },
-    );
-  }
-  const factory = mod[FACTORIES[config.store]];
-  if (typeof factory !== 'function') {
-    throw new RagfreshError('INTERNAL', `${pkg} does not export ${FACTORIES[config.store]}.`, {
-      scope: 'config',
-    });
-  }
-  const { store: _store, ...options } = config;
-  return (factory as ConnectorFactory)(options);
-}
+export { createConnector } from './connectors.js';
 
 function isEmbeddings(v: unknown): v is EmbeddingsInterface {
   return (
@@ -103,7 +69,10 @@ export async function openRuntime(
     : new HashingEmbeddings({ dimensions: config.embeddings?.dimensions ?? 256 });
   const dimensions = (await embeddings.embedQuery('ragfresh dimension probe')).length;
   const state = await openStateStore(config.state);
-  const connector = await createConnector(config.connector);
+  const connector = await createConnector(config.connector, {
+    dataDir: config.dataDir,
+    baseDir: config.configDir,
+  });
   try {
     await connector.open({ dimensions });
   } catch (err) {

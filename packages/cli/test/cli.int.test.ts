@@ -37,9 +37,34 @@ describe('ragfresh CLI', () => {
       /^ragfresh: config sources\[0\]\.urls\[0\]: /,
     ],
     [
-      'an unknown connector',
+      'a connector package installed nowhere',
       `export default { userAgent: 'b/1 (+https://e.org/b)', sources: [{ id: 'docs', urls: ['https://e.org/'] }], connector: { store: 'mongo' } };`,
-      /^ragfresh: config connector\.store: "mongo" is not a known connector; use one of /,
+      /^ragfresh: config connector\.store: "mongo" needs the package @ragfresh\/connector-mongo \(or ragfresh-connector-mongo\), not found from /,
+    ],
+    [
+      'a typo, with its suggestion',
+      `export default { userAgent: 'b/1 (+https://e.org/b)', sources: [{ id: 'docs', urls: ['https://e.org/'], evry: '6h' }] };`,
+      /^ragfresh: config sources\[0\]\.evry: is not a known key; did you mean sources\[0\]\.every\?$/,
+    ],
+    [
+      'a range',
+      `export default { userAgent: 'b/1 (+https://e.org/b)', sources: [{ id: 'docs', urls: ['https://e.org/'] }], embeddings: { kind: 'hashing', dimensions: -3 } };`,
+      /^ragfresh: config embeddings\.dimensions: -3 is out of range; use a number >= 1\.$/,
+    ],
+    [
+      'a wrong type',
+      `export default { userAgent: 'b/1 (+https://e.org/b)', sources: [{ id: 'docs', urls: ['https://e.org/'] }], deletion: { autoApprove: 'yes' } };`,
+      /^ragfresh: config deletion\.autoApprove: expected a boolean, got string "yes"; write true or false\.$/,
+    ],
+    [
+      'the allow-list key misspelt',
+      `export default { userAgent: 'b/1 (+https://e.org/b)', sources: [{ id: 'docs', urls: ['https://e.org/'] }], fetch: { allowList: ['127.0.0.1:8080'] } };`,
+      /^ragfresh: config fetch\.allowList: is not a known key; did you mean fetch\.allow\?$/,
+    ],
+    [
+      'the allow-list with an empty entry',
+      `export default { userAgent: 'b/1 (+https://e.org/b)', sources: [{ id: 'docs', urls: ['https://e.org/'] }], fetch: { allow: [''] } };`,
+      /^ragfresh: config fetch\.allow\[0\]: "" is not an entry; use a host, host:port or CIDR string/,
     ],
     [
       'a non-numeric interval',
