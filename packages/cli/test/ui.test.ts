@@ -162,3 +162,106 @@ describe('escaping', () => {
     expect(rows.filter((r) => r.kind === 'change')).toHaveLength(2);
   });
 });
+
+describe('the HTTP surface', () => {
+  const app = async (loopback: boolean) => {
+    const { openStateStore } = await import('@ragfresh/core');
+    const { createUiApp } = await import('../src/ui/server.js');
+    const state = await openStateStore('sqlite::memory:');
+    const decided: string[][] = [];
+    return {
+      decided,
+      state,
+      app: createUiApp({
+        pages: {
+          config: { sources: [] } as never,
+          state,
+          connector: {} as never,
+          texts: {} as never,
+          runs: 5,
+        },
+        decide: async (action, ids) => {
+          decided.push([action, ...ids]);
+          return { ok: true, message: 'done' };
+        },
+        token: 'secret-token',
+        loopback,
+        allowedHosts: () => ['127.0.0.1:7420'],
+      }),
+    };
+  };
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    new Request(`http://127.0.0.1:7420${path}`, {
+      headers: { host: '127.0.0.1:7420', ...headers },
+    });
+
+  it('bound beyond loopback every page needs the login; a foreign Host is refused; the login sets a strict cookie', async () => {
+    const { app: ui, state } = await app(false);
+    try {
+      expect((await ui.fetch(get('/'))).status).toBe(401);
+      expect((await ui.fetch(get('/', { host: 'evil.example:7420' }))).status).toBe(403);
+      expect((await ui.fetch(get('/login?token=wrong'))).status).toBe(401);
+      const login = await ui.fetch(get('/login?token=secret-token'));
+      expect(login.status).toBe(303);
+      const cookie = login.headers.get('set-cookie') ?? '';
+      expect(cookie).toMatch(/HttpOnly/);
+      expect(cookie).toMatch(/SameSite=Strict/);
+      const page = await ui.fetch(get('/', { cookie: cookie.split(';')[0]! }));
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    } finally {
+      await state.close();
+    }
+  });
+
+  it('on loopback reading needs no login but a decision does, with the CSRF token and the Origin', async () => {
+    const { app: ui, state, decided } = await app(true);
+    try {
+      expect((await ui.fetch(get('/'))).status).toBe(200);
+      const form = (extra: Record<string, string>) =>
+        new URLSearchParams({ action: 'reject', id: 'delete:x', ...extra }).toString();
+      const post = (body: string, headers: Record<string, string>) =>
+        ui.fetch(
+          new Request('http://127.0.0.1:7420/review/decide', {
+            method: 'POST',
+            body,
+            headers: {
+              host: '127.0.0.1:7420',
+              'content-type': 'application/x-www-form-urlencoded',
+              ...headers,
+            },
+          }),
+        );
+      const origin = { origin: 'http://127.0.0.1:7420' };
+      expect((await post(form({}), origin)).status).toBe(401);
+      const login = await ui.fetch(get('/login?token=secret-token'));
+      const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+      expect((await post(form({}), { ...origin, cookie })).status).toBe(403);
+      expect((await post(form({ _csrf: 'forged' }), { ...origin, cookie })).status).toBe(403);
+      expect(decided).toEqual([]);
+      // The control: the same POST with the session's token from the page is carried out.
+      await state.putReviewItem({
+        id: 'delete:x',
+        kind: 'deletion',
+        documentId: 'x',
+        sourceId: 's',
+        url: 'https://example.org/x',
+        reason: 'confirmed-gone',
+        evidence: [],
+        createdAt: at(0),
+        status: 'pending',
+      });
+      const queue = await (await ui.fetch(get('/review', { cookie }))).text();
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(queue)?.[1];
+      expect(csrf).toBeDefined();
+      const ok = await post(form({ _csrf: csrf! }), { ...origin, cookie });
+      expect(ok.status).toBe(303);
+      expect(decided).toEqual([['reject', 'delete:x']]);
+      expect(
+        (await post(form({ _csrf: csrf! }), { origin: 'http://evil.example', cookie })).status,
+      ).toBe(403);
+    } finally {
+      await state.close();
+    }
+  });
+});

@@ -218,5 +218,15 @@ export function createUiApp(o: UiServerOptions): Hono {
   });
 
   app.notFound((c) => refuse(c, 404, 'no such page.'));
+  // One line, like every CLI error; the page text never reaches the message unescaped.
+  app.onError((err, c) =>
+    c.html(
+      layout(
+        { title: '500', active: 'sources', authenticated: false },
+        html`<p class="bad" data-refused="500">ragfresh ui: ${err.message}</p>` as Html,
+      ),
+      500,
+    ),
+  );
   return app;
 }
