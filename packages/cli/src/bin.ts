@@ -83,7 +83,56 @@ function parse(argv: string[]) {
 
 export type ParsedArgs = ReturnType<typeof parse>;
 
+/**
+ * The oldest Node the CLI runs on: type stripping on by default (a `.ts` config), module
+ * hooks (`module.registerHooks`: a config's `ragfresh` import) and `process.execve`.
+ * The state store's `node:sqlite` needs 22.13; the packages' `engines` say so.
+ */
+export const MIN_NODE = [22, 18] as const;
+
+/** One line when this Node is too old, else undefined. */
+export function nodeVersionProblem(version: string = process.versions.node): string | undefined {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  if (major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1])) return undefined;
+  return `ragfresh: needs Node >= ${MIN_NODE.join('.')}, found ${version}; in a clone of the repo run \`npx -y pnpm@10 ragfresh <command>\` (its pinned Node 22), elsewhere install Node 22 (e.g. \`npx -y node@22 "$(command -v ragfresh)" <command>\`).`;
+}
+
+/** Commands that do the heavy work: re-executed once with bounded memory (process-tuning.ts). */
+const HEAVY = new Set([
+  'refresh',
+  'watch',
+  'demo',
+  'reextract',
+  'import',
+  'serve',
+  'worker',
+  'verify',
+  'recover',
+]);
+
+async function tuneHeavy(command: string | undefined, argv: readonly string[]): Promise<void> {
+  if (
+    command === undefined ||
+    !HEAVY.has(command) ||
+    argv.includes('--help') ||
+    argv.includes('-h')
+  )
+    return;
+  // Replaces this process when it can (same pid and stdio); returns when it cannot.
+  (await import('./process-tuning.js')).reexecTuned();
+}
+
 async function main(argv: string[]): Promise<number> {
+  const tooOld = nodeVersionProblem(
+    process.env.RAGFRESH_NODE_VERSION_CHECK ?? process.versions.node,
+  );
+  if (tooOld !== undefined) {
+    process.stderr.write(`${tooOld}\n`);
+    return EXIT.failure;
+  }
+  // Commands parsed by their own modules (import, serve, worker, watch --distributed) are
+  // tuned here, before those load anything; the others right after parsing, below.
+  await tuneHeavy(argv[0], argv);
   if (['import', 'reconcile', 'serve'].includes(argv[0] ?? '') && !argv.includes('--help'))
     return (await import('./import.js')).runImportCommand(argv);
   // BullMQ and Redis load only for the scale-out commands (docs/scale-out.md).
@@ -110,6 +159,7 @@ async function main(argv: string[]): Promise<number> {
     );
     return EXIT.usage;
   }
+  await tuneHeavy(command, argv);
   const { runCommand } = await import('./run.js');
   return runCommand(parsed);
 }
