@@ -1,4 +1,6 @@
-import { openStateStore } from '@ragfresh/core';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { InMemoryStateStore, openStateStore, type StateStore } from '@ragfresh/core';
 import type { ParsedArgs } from './bin.js';
 import {
   initCommand,
@@ -21,8 +23,20 @@ const usage = (line: string): number => {
 };
 
 /** `status` reads the state store only: no store driver, tokenizer or parser is loaded. */
+/**
+ * `status` reads; it never creates files. A SQLite state file that does not exist yet is an
+ * empty state (every source "never indexed", exit 3), not a reason to create `.ragfresh/`.
+ */
+async function openStateForReading(spec: string): Promise<StateStore> {
+  const sqlite = /^sqlite:(?:\/\/)?(.*)$/.exec(spec);
+  const path = sqlite?.[1];
+  if (path !== undefined && path !== '' && path !== ':memory:' && !existsSync(resolve(path)))
+    return new InMemoryStateStore();
+  return openStateStore(spec);
+}
+
 async function status(config: ResolvedConfig, json: boolean, print: Print): Promise<number> {
-  const state = await openStateStore(config.state);
+  const state = await openStateForReading(config.state);
   try {
     return await statusCommand({ config, state }, { json }, print);
   } finally {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,5 +74,26 @@ export default {};`,
     const r = run(['refresh', '--help'], dir);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('usage: ragfresh <command>');
+  });
+});
+
+describe('status never creates files', () => {
+  it('in a folder with only a config: exit 3 (never indexed), and the folder is unchanged', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ragfresh-status-'));
+    try {
+      writeFileSync(
+        join(dir, 'ragfresh.config.json'),
+        JSON.stringify({
+          userAgent: 'b/1 (+https://example.org/bot)',
+          sources: [{ id: 'docs', urls: ['https://docs.example.org/a'] }],
+        }),
+      );
+      const r = run(['status'], dir);
+      expect(r.code, r.stderr).toBe(3);
+      expect(r.stdout).toContain('docs');
+      expect(readdirSync(dir)).toEqual(['ragfresh.config.json']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
