@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configJsonSchema, configProblems, suggest } from '../src/config-schema.js';
 
@@ -108,5 +109,12 @@ describe('config schema: one line per problem, with the fix', () => {
     expect(schema.required).toEqual(['userAgent', 'sources']);
     expect(schema.properties.fetch?.additionalProperties).toBe(false);
     expect(JSON.stringify(schema)).not.toContain('readOnly');
+  });
+});
+
+describe('the published JSON Schema file', () => {
+  it('is up to date (regenerate: node packages/cli/schema/generate.mjs after tsc -b)', () => {
+    const file = new URL('../schema/ragfresh.config.schema.json', import.meta.url);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(configJsonSchema());
   });
 });
