@@ -45,7 +45,8 @@ export function freshnessChart(
   const legendH = 28 + 18 * Math.ceil(pipelines.length / 2);
   const height = legendH + (panelH + 20) * 2;
   const out: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" font-family="system-ui, sans-serif" font-size="11">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" font-family="system-ui, sans-serif" font-size="11" role="img">`,
+    '<title>ragfresh vs LangChain.js index() per round: wrong answers in the view, documents seen with two versions or none, documents lost, embeddings computed</title>',
     `<rect width="${width}" height="${height}" fill="#fff"/>`,
     `<text x="10" y="18" font-size="14" font-weight="600">ragfresh vs LangChain.js index() on the same simulated web (pnpm bench:freshness)</text>`,
   ];
