@@ -128,7 +128,11 @@ describe('ragfresh-conformance CLI', () => {
   });
 
   it("resolves with an ordinary ESM import: NODE_PATH (pnpm's hidden hoist folder) is not used", () => {
-    const hoist = join(ROOT, 'node_modules/.pnpm/node_modules');
+    // A folder laid out like pnpm's hidden hoist (node_modules/.pnpm/node_modules), holding
+    // the connector: built here, so the check does not depend on what an install hoisted.
+    const hoist = join(dir, 'hoist');
+    mkdirSync(join(hoist, '@ragfresh'), { recursive: true });
+    symlinkSync(join(ROOT, 'connectors/memory'), join(hoist, '@ragfresh/connector-memory'), 'dir');
     expect(existsSync(join(hoist, '@ragfresh/connector-memory/package.json'))).toBe(true);
     const empty = join(dir, 'empty-with-node-path');
     mkdirSync(empty);
