@@ -34,7 +34,10 @@ async function runPromotion(
   guarantee: PromotionGuarantee,
 ): Promise<void> {
   const connector = await ctx.connector();
-  const publisher = await ctx.publisher({ graceEpochs: 2 });
+  // Replaced versions stay stored for the whole case: batched publications move the epoch
+  // faster than a slow reader's query on a loaded machine, and this case proves promotion, not
+  // retirement (retire-after-grace proves that).
+  const publisher = await ctx.publisher({ graceEpochs: 2, graceMs: 600_000 });
   const names = Array.from({ length: DOCUMENTS }, (_, i) => `doc${i}`);
   const rounds: PublishCandidate[][] = SIZES.slice(0, ROUNDS + 1).map((size, r) =>
     names.map((n, i) => ctx.corpus.generated(n, `v${r + 1}`, size + (i % 2))),

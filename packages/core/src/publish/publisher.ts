@@ -63,6 +63,12 @@ export interface PublisherOptions {
    * finish its query. Default 1.
    */
   readonly graceEpochs?: number;
+  /**
+   * And at least this long after their retirement: batched publications can move the epoch
+   * several times within one slow reader's query, so a count of epochs alone does not protect
+   * a reader that read the epoch just before. Default 0 (epochs only).
+   */
+  readonly graceMs?: number;
   /** Publish contract per source (min chars, required phrases, max shrink, chunk-count change). */
   readonly contracts?: (sourceId: string) => PublishContract | undefined;
   /** Largest share of a source's current documents one batch may remove. Default 0.5. */
@@ -887,7 +893,11 @@ export class Publisher {
   async collectRetired(): Promise<number> {
     const epoch = await this.connector.readEpoch();
     const grace = this.#options.graceEpochs ?? 1;
-    const due = (await this.state.listRetirements()).filter((r) => r.epoch + grace <= epoch);
+    const graceMs = this.#options.graceMs ?? 0;
+    const now = this.#now().getTime();
+    const due = (await this.state.listRetirements()).filter(
+      (r) => r.epoch + grace <= epoch && now - Date.parse(r.at) >= graceMs,
+    );
     if (due.length === 0) return 0;
     const doomed = [];
     for (const r of due) {
