@@ -49,7 +49,8 @@ npm init -y >/dev/null
 npm install --no-audit --no-fund --loglevel=error \
   "$(tgz ragfresh)" "$(tgz ragfresh-core)" "$(tgz ragfresh-engine)" "$(tgz ragfresh-extract)" \
   "$(tgz ragfresh-fetch)" "$(tgz ragfresh-render)" "$(tgz ragfresh-connector-lancedb)" \
-  "$(tgz ragfresh-connector-memory)" "$(tgz ragfresh-connector-libsql)" "$(tgz ragfresh-conformance)"
+  "$(tgz ragfresh-connector-memory)" "$(tgz ragfresh-connector-libsql)" "$(tgz ragfresh-conformance)" \
+  "$(tgz ragfresh-queue)"
 
 step "loopback site"
 node "$repo/.ci/loopback-site.mjs" >"$work/site.url" &
