@@ -33,7 +33,8 @@ export async function startServer(handler: Handler): Promise<TestServer> {
       res.end(String(err));
     });
   });
-  server.keepAliveTimeout = 5_000;
+  // Longer than the client keeps idle sockets, so a reused socket is never one being closed.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

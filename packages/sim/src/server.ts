@@ -283,7 +283,10 @@ class SimWebImpl implements SimWeb {
         server.on('connection', (socket) => {
           this.connectionIds.set(socket, ++this.connections);
         });
-        server.keepAliveTimeout = 5_000;
+        // Longer than any client keeps an idle socket (undici: the server hint minus 2 s, or 4 s):
+        // with 5 s, a client under CPU load reused a socket the server was closing at that
+        // moment and got ECONNRESET (the flaky langchain indexing test, issue 20).
+        server.keepAliveTimeout = 60_000;
         await new Promise<void>((resolve, reject) => {
           server.once('error', reject);
           server.listen(basePort === 0 ? 0 : basePort + i, '127.0.0.1', () => {
