@@ -52,7 +52,10 @@ export function renderRefresh(report: RefreshReport): string {
     s.complete ? 'complete' : 'partial',
     String(s.counts.urls),
     String(s.counts.fetched200),
-    String(s.counts.notModified),
+    // Pages answered 304, then listings (sitemaps, llms.txt) answered 304.
+    s.counts.listingsNotModified > 0
+      ? `${s.counts.notModified}+${s.counts.listingsNotModified}`
+      : String(s.counts.notModified),
     String(s.counts.published),
     String(s.counts.unchangedContent),
     String(s.counts.notTheDocument + s.counts.fetchErrors + s.counts.gone),

@@ -26,6 +26,8 @@ export interface RefreshCounts {
   removalsHeld: number;
   /** Quarantined (or rejected) candidates seen again unchanged: not embedded, not published. */
   heldUnchanged: number;
+  /** Sitemaps, sitemap indexes and llms.txt files answered 304 (the listing was not downloaded). */
+  listingsNotModified: number;
 }
 
 export function emptyCounts(): RefreshCounts {
@@ -52,6 +54,7 @@ export function emptyCounts(): RefreshCounts {
     reextracted: 0,
     removalsHeld: 0,
     heldUnchanged: 0,
+    listingsNotModified: 0,
   };
 }
 

@@ -126,6 +126,7 @@ export class RefreshEngine {
       run.alerts.push(...inv.problems);
       run.complete = inv.complete;
       run.counts.urls = inv.entries.length;
+      run.counts.listingsNotModified = inv.listingsNotModified;
       inventories.set(run, inv);
     }
     await this.#observeAll(inventories, queue, signal);
@@ -168,7 +169,7 @@ export class RefreshEngine {
       }
       const n = (done.get(run) ?? 0) + 1;
       done.set(run, n);
-      ctx.log.progress(run.source.id, n, run.counts.urls);
+      ctx.log.progress(run.source.id, n, run.counts.urls, run.counts);
     });
     await queue.drain();
     ctx.log.done();

@@ -1,4 +1,5 @@
 import type { Tombstone, UrlIdentityPolicy } from '@ragfresh/core';
+import type { RefreshCounts } from './counts.js';
 
 /** How a source's pages are read: the raw response, a headless render, or a render only for an empty app shell. */
 export type AcquisitionSetting = 'raw' | 'rendered' | 'auto';
@@ -53,7 +54,8 @@ type Fields = Readonly<Record<string, unknown>>;
 export interface EngineLogger {
   info(event: string, fields?: Fields): void;
   warn(event: string, fields?: Fields): void;
-  progress(label: string, done: number, total: number): void;
+  /** `counts`: the source's counts so far (304s, published, errors), for a richer line. */
+  progress(label: string, done: number, total: number, counts?: Readonly<RefreshCounts>): void;
   done(): void;
 }
 
