@@ -97,3 +97,22 @@ describe('status never creates files', () => {
     }
   });
 });
+
+describe('a config that loads anywhere', () => {
+  it('init then status in an empty "type": "commonjs" folder with no ragfresh installed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ragfresh-anywhere-'));
+    try {
+      writeFileSync(join(dir, 'package.json'), '{"name":"empty","type":"commonjs"}');
+      expect(run(['init'], dir).code).toBe(0);
+      expect(readFileSync(join(dir, 'ragfresh.config.ts'), 'utf8')).toContain(
+        "from 'ragfresh/config'",
+      );
+      const r = run(['status'], dir);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(3);
+      expect(readdirSync(dir).sort()).toEqual(['package.json', 'ragfresh.config.ts']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
