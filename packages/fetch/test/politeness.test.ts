@@ -106,9 +106,11 @@ describe('Retry-After', () => {
     const [limitedAt, ...after] = slow.log.map((r) => r.at);
     expect(after).toHaveLength(2);
     for (const t of after) expect(t - limitedAt!).toBeGreaterThanOrEqual(2000);
-    // The other host was not held back.
-    expect(othersDone).toBeLessThan(1000);
-    for (const r of other.log) expect(r.at - t0).toBeLessThan(1000);
+    // The other host was not held back: all its requests were answered before the limited
+    // host's retries went out (order, not a wall-clock bound).
+    const firstRetry = Math.min(...after);
+    expect(t0 + othersDone).toBeLessThanOrEqual(firstRetry);
+    for (const r of other.log) expect(r.at).toBeLessThan(firstRetry);
   });
 
   it('honours Retry-After as an HTTP-date', async () => {
