@@ -9,10 +9,10 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { errorMessage, type StoreFixture } from '@ragfresh/core';
+import { errorMessage, resolveFrom, type StoreFixture } from '@ragfresh/core';
 import { CASES } from './cases/index.js';
 import { formatCaseRow, formatHeader, formatSummary, formatTableHead } from './report.js';
-import { resolveFrom } from './resolve-from.js';
+
 import { describeScaffold, scaffold } from './scaffold.js';
 import { runSuite, SUITE_VERSION } from './suite.js';
 

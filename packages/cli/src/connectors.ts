@@ -1,7 +1,6 @@
-import { registerHooks } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Connector, RagfreshError } from '@ragfresh/core';
+import { type Connector, RagfreshError, resolveFrom } from '@ragfresh/core';
 
 // The open connector registry. `connector: { store: 'x', ...options }` names a package, not an
 // entry of a list: `@ragfresh/connector-x`, then `ragfresh-connector-x`, resolved by an
@@ -73,27 +72,6 @@ export function isConnector(value: unknown): value is Connector {
     typeof v.open === 'function' &&
     typeof v.query === 'function'
   );
-}
-
-const PROBE = 'ragfresh-resolve-from:probe';
-
-/** Resolves `specifier` as an `import` written in `parentURL` would; throws ERR_MODULE_NOT_FOUND. */
-export function resolveFrom(specifier: string, parentURL: string): string {
-  let url: string | undefined;
-  const hooks = registerHooks({
-    resolve(spec, context, nextResolve) {
-      if (spec !== PROBE) return nextResolve(spec, context);
-      url = nextResolve(specifier, { ...context, parentURL }).url;
-      return { url: 'data:text/javascript,', shortCircuit: true };
-    },
-  });
-  try {
-    import.meta.resolve(PROBE);
-  } finally {
-    hooks.deregister();
-  }
-  if (url === undefined) throw new Error(`could not resolve ${specifier}`);
-  return url;
 }
 
 function configError(message: string, cause?: unknown): RagfreshError {

@@ -11,6 +11,7 @@ export * from './publish/canary.js';
 export * from './publish/publisher.js';
 export * from './publish/verify.js';
 export * from './reconcile.js';
+export * from './resolve-from.js';
 export * from './retry.js';
 export * from './state/in-memory.js';
 export * from './state/index.js';
