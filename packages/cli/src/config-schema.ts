@@ -179,6 +179,27 @@ export const configSchema = z.strictObject({
     })
     .optional(),
   metricsPort: count(0, 65_535).optional(),
+  /** Scale-out (`ragfresh worker`, `watch --distributed`): where the BullMQ queues live. */
+  queue: z
+    .strictObject({
+      redis: z
+        .string({
+          error: (i) =>
+            i.input === undefined
+              ? 'is missing; set it to a Redis URL such as "redis://127.0.0.1:6379"'
+              : undefined,
+        })
+        .regex(/^rediss?:\/\/./, {
+          error: 'is not a Redis URL; use "redis://host:6379[/db]" or "rediss://…"',
+        }),
+      prefix: z
+        .string()
+        .regex(/^[A-Za-z0-9._-]+$/, {
+          error: 'is not a key prefix; use letters, digits, ".", "_" or "-" (default "ragfresh")',
+        })
+        .optional(),
+    })
+    .optional(),
 });
 
 /** The config as written (`ragfresh.config.ts`, `.mjs`, `.json`). */

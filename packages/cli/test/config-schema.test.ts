@@ -73,6 +73,20 @@ describe('config schema: one line per problem, with the fix', () => {
         'config sources[0].acquisition: "browser" is not allowed; use "raw" or "rendered" or "auto".',
       ],
     ],
+    [
+      'a queue without its Redis URL',
+      { ...ok, queue: { prefix: 'rf' } },
+      ['config queue.redis: is missing; set it to a Redis URL such as "redis://127.0.0.1:6379".'],
+    ],
+    [
+      'a queue with a host for a URL, a bad prefix and a typo',
+      { ...ok, queue: { redis: '127.0.0.1:6379', prefix: 'a:b', prefx: 'x' } },
+      [
+        'config queue.redis: "127.0.0.1:6379" is not a Redis URL; use "redis://host:6379[/db]" or "rediss://…".',
+        'config queue.prefix: "a:b" is not a key prefix; use letters, digits, ".", "_" or "-" (default "ragfresh").',
+        'config queue.prefx: is not a known key; did you mean queue.prefix?',
+      ],
+    ],
   ])('%s', (_name, raw, expected) => {
     expect(configProblems(raw)).toEqual(expected);
   });
@@ -86,6 +100,10 @@ describe('config schema: one line per problem, with the fix', () => {
         fetch: { allow: ['127.0.0.1:8080'], minIntervalMs: 0 },
         deletion: { goneChecks: 3, minGoneAge: '48h', autoApprove: false },
       }),
+    ).toEqual([]);
+    expect(configProblems({ ...ok, queue: { redis: 'redis://127.0.0.1:6379/2' } })).toEqual([]);
+    expect(
+      configProblems({ ...ok, queue: { redis: 'rediss://r.example:6380', prefix: 'rf-prod' } }),
     ).toEqual([]);
     expect(configProblems({ ...ok, connector: () => ({}) })).toEqual([]);
     expect(configProblems({ ...ok, embeddings: { embedDocuments() {}, embedQuery() {} } })).toEqual(
@@ -108,6 +126,10 @@ describe('config schema: one line per problem, with the fix', () => {
     expect(schema.additionalProperties).toBe(false);
     expect(schema.required).toEqual(['userAgent', 'sources']);
     expect(schema.properties.fetch?.additionalProperties).toBe(false);
+    expect(schema.properties.queue).toMatchObject({
+      additionalProperties: false,
+      required: ['redis'],
+    });
     expect(JSON.stringify(schema)).not.toContain('readOnly');
   });
 });
