@@ -21,6 +21,11 @@ export const FIELDS = Object.freeze({
   from: 'rf_from',
   to: 'rf_to',
   current: 'rf_current',
+  /**
+   * Near-duplicate group of the chunk's document (optional; added in the near-duplicate change,
+   * additive). Readers collapse hits sharing `content_hash`, or `rf_dup` and `rf_ordinal`.
+   */
+  duplicateGroup: 'rf_dup',
   /** LangChain convention: `source` identifies the document a chunk came from. */
   source: 'source',
   url: 'url',
@@ -84,6 +89,7 @@ export function toStoredChunk(chunk: EmbeddedChunk, fromEpoch: number): StoredCh
   if (p.sourceModifiedAt !== undefined) meta[FIELDS.sourceModifiedAt] = p.sourceModifiedAt;
   if (p.region !== undefined) meta[FIELDS.region] = p.region;
   if (p.authority !== undefined) meta[FIELDS.authority] = p.authority;
+  if (chunk.duplicateGroup !== undefined) meta[FIELDS.duplicateGroup] = chunk.duplicateGroup;
   return { id: chunk.chunkId, text: chunk.text, embedding: chunk.embedding, metadata: meta };
 }
 
@@ -126,6 +132,7 @@ export interface DecodedChunk {
   readonly contentHash: string;
   readonly validity: ChunkValidity;
   readonly provenance: ChunkProvenance;
+  readonly duplicateGroup?: string;
 }
 
 export function decodeChunkMetadata(meta: FlatMetadata): DecodedChunk {
@@ -164,6 +171,9 @@ export function decodeChunkMetadata(meta: FlatMetadata): DecodedChunk {
     contentHash: str(meta, FIELDS.contentHash),
     validity: readValidity(meta),
     provenance,
+    ...(optStr(meta, FIELDS.duplicateGroup) === undefined
+      ? {}
+      : { duplicateGroup: optStr(meta, FIELDS.duplicateGroup)! }),
   };
 }
 

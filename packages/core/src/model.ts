@@ -75,6 +75,13 @@ export interface Chunk {
   /** sha256 of the chunk text. */
   readonly contentHash: string;
   readonly provenance: ChunkProvenance;
+  /**
+   * Near-duplicate group of the chunk's document (stored as `rf_dup`): documents whose SimHash
+   * fingerprints are within the engine's measured distance share it, so readers can collapse
+   * copies of one page served under several URLs. Optional (additive): absent on chunks
+   * published before it existed and on chunks written outside the engine.
+   */
+  readonly duplicateGroup?: string;
 }
 
 export interface EmbeddedChunk extends Chunk {
@@ -92,6 +99,10 @@ export interface DocumentVersion {
   /** Characters of the normalised text (for shrink checks). */
   readonly textChars: number;
   readonly text?: string;
+  /** 64-bit SimHash of the text (16 hex digits), kept on the document record for near-duplicate grouping. */
+  readonly fingerprint?: string;
+  /** The near-duplicate group the chunks carry (see `Chunk.duplicateGroup`), kept on the record. */
+  readonly duplicateGroup?: string;
   readonly chunks: readonly EmbeddedChunk[];
 }
 

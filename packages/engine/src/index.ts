@@ -4,6 +4,7 @@ export * from './chunk.js';
 export * from './classify.js';
 export * from './context.js';
 export * from './counts.js';
+export * from './duplicates.js';
 export * from './embed.js';
 export * from './engine.js';
 export * from './evidence.js';

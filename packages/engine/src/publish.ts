@@ -1,5 +1,6 @@
 import type { DocumentPublishResult, PublishCandidate } from '@ragfresh/core';
 import type { EngineContext, SourceRun } from './context.js';
+import { type DuplicateGrouper, duplicateGrouperFor } from './duplicates.js';
 import { newRecord, recordGood } from './evidence.js';
 import { proposeQuarantined } from './review.js';
 
@@ -26,10 +27,12 @@ export interface PendingCandidate {
  */
 export class PublishQueue {
   readonly #ctx: EngineContext;
+  readonly #duplicates: DuplicateGrouper;
   #pending: PendingCandidate[] = [];
 
   constructor(ctx: EngineContext) {
     this.#ctx = ctx;
+    this.#duplicates = duplicateGrouperFor(ctx);
   }
 
   get size(): number {
@@ -60,8 +63,10 @@ export class PublishQueue {
     const started = performance.now();
     const ids = (mode: PendingCandidate['mode']) =>
       new Set(batch.filter((p) => p.mode === mode).map((p) => p.candidate.documentId));
+    // Near-duplicate groups (rf_dup) are assigned here, under the publish lock, in one place for
+    // every path that publishes (refresh, import, re-extraction, repair, accepted review).
     const report = await ctx.deps.publisher.publish(
-      batch.map((p) => p.candidate),
+      await this.#duplicates.assign(batch.map((p) => p.candidate)),
       { repair: ids('repair'), accept: ids('accept') },
     );
     const latency = performance.now() - started;

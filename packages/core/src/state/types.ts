@@ -31,6 +31,9 @@ export interface DocumentRecord {
   readonly textChars?: number;
   /** sha256 of each current chunk text, by ordinal (lets unchanged chunks reuse vectors). */
   readonly chunkHashes?: readonly string[];
+  /** SimHash of the current version's text and its near-duplicate group (`rf_dup`); optional. */
+  readonly fingerprint?: string;
+  readonly duplicateGroup?: string;
   readonly validators?: FetchValidators;
   readonly timestamps: DocumentTimestamps;
   /** Last time a fetch was attempted, whatever its outcome. */
@@ -109,6 +112,8 @@ export interface JournalDocument {
   readonly contentHash?: string;
   readonly textChars?: number;
   readonly chunkHashes?: readonly string[];
+  readonly fingerprint?: string;
+  readonly duplicateGroup?: string;
   readonly retrievedAt?: IsoTime;
   readonly sourceModifiedAt?: IsoTime;
   /** Validators and raw digest of the observation, recorded with the version (publish only). */
