@@ -8,6 +8,7 @@ import {
   FIELDS,
   type FlatMetadata,
   type FlatValue,
+  groupPatchesByValue,
   isNetworkError,
   type ListedChunk,
   type OpenOptions,
@@ -557,17 +558,7 @@ export class PineconeConnector extends Connector {
 
   /** Versions sharing one patch value go out in one update by filter. */
   protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
-    const groups = new Map<string, { patch: ValidityPatch; refs: VersionRef[] }>();
-    for (const p of patches) {
-      const key = `${p.patch.to ?? ''}|${p.patch.current ?? ''}`;
-      let g = groups.get(key);
-      if (g === undefined) {
-        g = { patch: p.patch, refs: [] };
-        groups.set(key, g);
-      }
-      g.refs.push({ documentId: p.documentId, versionId: p.versionId });
-    }
-    for (const g of groups.values()) await this.#patch(g.refs, g.patch);
+    for (const g of groupPatchesByValue(patches)) await this.#patch(g.refs, g.patch);
   }
 
   async #patch(refs: readonly VersionRef[], patch: ValidityPatch): Promise<void> {

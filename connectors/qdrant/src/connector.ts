@@ -7,6 +7,7 @@ import {
   type FailureClass,
   FIELDS,
   type FlatMetadata,
+  groupPatchesByValue,
   isNetworkError,
   type ListedChunk,
   type OpenOptions,
@@ -430,17 +431,7 @@ export class QdrantConnector extends Connector {
 
   /** Versions sharing one patch value go out in one filtered `set_payload`. */
   protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
-    const groups = new Map<string, { patch: ValidityPatch; refs: VersionRef[] }>();
-    for (const p of patches) {
-      const key = `${p.patch.to ?? ''}|${p.patch.current ?? ''}`;
-      let g = groups.get(key);
-      if (g === undefined) {
-        g = { patch: p.patch, refs: [] };
-        groups.set(key, g);
-      }
-      g.refs.push({ documentId: p.documentId, versionId: p.versionId });
-    }
-    for (const g of groups.values()) await this.#patch(g.refs, g.patch);
+    for (const g of groupPatchesByValue(patches)) await this.#patch(g.refs, g.patch);
   }
 
   protected async _readEpoch(): Promise<number> {

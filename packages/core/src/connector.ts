@@ -722,6 +722,27 @@ function* patchSlices(patches: readonly VersionPatch[]): Generator<readonly Vers
   if (slice.length > 0) yield slice;
 }
 
+/**
+ * Patches grouped by value (the same `to` and `current`), groups in first-seen order, for a
+ * store whose update writes one value to many records at once (an id list or a filter). A
+ * connector that applies each group in order keeps core's patch order within a slice.
+ */
+export function groupPatchesByValue(
+  patches: readonly VersionPatch[],
+): Array<{ readonly patch: ValidityPatch; readonly refs: VersionRef[] }> {
+  const groups = new Map<string, { patch: ValidityPatch; refs: VersionRef[] }>();
+  for (const p of patches) {
+    const key = `${p.patch.to ?? ''}|${p.patch.current ?? ''}`;
+    let g = groups.get(key);
+    if (g === undefined) {
+      g = { patch: p.patch, refs: [] };
+      groups.set(key, g);
+    }
+    g.refs.push({ documentId: p.documentId, versionId: p.versionId });
+  }
+  return [...groups.values()];
+}
+
 /** True when chunk metadata falls in `view`. Reference semantics for every connector's filter. */
 export function inView(metadata: FlatMetadata, view: ViewSelector): boolean {
   if (view.kind === 'all') return true;
