@@ -40,9 +40,34 @@ function mask(url: string): string {
   }
 }
 
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+
+/**
+ * Whether an error only says Redis cannot be reached right now (connectRedis reports the outage
+ * once; BullMQ and ioredis retry on their own).
+ */
+export function isConnectionError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
+  return /Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|Stream isn't writeable/.test(
+    err.message,
+  );
+}
+
 /**
  * A Redis connection for BullMQ (which needs `maxRetriesPerRequest: null` for workers) and the
- * politeness gate. `onError` hears every connection problem once per outage.
+ * politeness gate. `onError` hears one line when Redis stops answering and one when it answers
+ * again (not every reconnect attempt).
  */
 export function connectRedis(
   config: QueueConfig,
@@ -67,6 +92,7 @@ export function connectRedis(
     );
   });
   redis.on('ready', () => {
+    if (down) onError(`redis at ${mask(config.redis)} answers again; taking work`);
     down = false;
   });
   return redis;

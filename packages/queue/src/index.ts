@@ -1,5 +1,6 @@
 export {
   connectRedis,
+  isConnectionError,
   PAGES_QUEUE,
   PUBLISH_QUEUE,
   prefixOf,

@@ -9,7 +9,7 @@ import {
 import { mapLimit, refreshPage } from '@ragfresh/engine/stages';
 import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { PAGES_QUEUE, PUBLISH_QUEUE } from './config.js';
+import { isConnectionError, PAGES_QUEUE, PUBLISH_QUEUE } from './config.js';
 import {
   type PageBatchJob,
   type PageBatchResult,
@@ -96,7 +96,10 @@ export class PageWorker {
         autorun: true,
       },
     );
-    this.#worker.on('error', (err) => this.#onError(`page worker: ${err.message}`));
+    // Connection problems are said once per outage by connectRedis; the rest are worth a line.
+    this.#worker.on('error', (err) => {
+      if (!isConnectionError(err)) this.#onError(`page worker: ${err.message}`);
+    });
     this.#worker.on('failed', (job, err) =>
       this.#onError(`page job ${job?.id ?? '?'} failed: ${err.message}`),
     );

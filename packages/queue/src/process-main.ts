@@ -14,19 +14,25 @@ const say = (event: string, extra: Record<string, unknown> = {}): void => {
     `${JSON.stringify({ event, name: spec.name, pid: process.pid, ...extra })}\n`,
   );
 };
-const running = await startQueueProcess(spec, { log: (message) => say('log', { message }) });
+// The handlers are in place before anything starts: a SIGTERM during start-up still stops cleanly.
+let stopping: Promise<void> | undefined;
+let watchLeader: NodeJS.Timeout | undefined;
+const starting = startQueueProcess(spec, { log: (message) => say('log', { message }) });
+const stop = (): Promise<void> =>
+  (stopping ??= (async () => {
+    clearInterval(watchLeader);
+    const running = await starting;
+    await running.close();
+    say('stopped', { cpu: process.cpuUsage(), waitedMs: running.gate.waitedMs });
+    process.exit(0);
+  })());
+process.once('SIGTERM', () => void stop());
+process.once('SIGINT', () => void stop());
+const running = await starting;
 say('ready');
 let leader = false;
-const watchLeader = setInterval(() => {
+watchLeader = setInterval(() => {
   const now = running.publisher?.leader === true;
   if (now !== leader) say(now ? 'leader' : 'standby');
   leader = now;
 }, 200);
-const stop = async (): Promise<void> => {
-  clearInterval(watchLeader);
-  await running.close();
-  say('stopped', { cpu: process.cpuUsage(), waitedMs: running.gate.waitedMs });
-  process.exit(0);
-};
-process.once('SIGTERM', () => void stop());
-process.once('SIGINT', () => void stop());

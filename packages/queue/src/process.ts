@@ -40,11 +40,14 @@ export interface QueueProcessSpec {
   /** Pages of a batch at once. Default 8. */
   readonly concurrency?: number;
   readonly batchSize?: number;
+  /** BullMQ lock on taken page and publish jobs: a holder silent this long is presumed dead. */
   readonly lockDurationMs?: number;
   readonly stalledIntervalMs?: number;
   readonly leaseTtlMs?: number;
   /** Test hook: SIGKILL this process when publish batch `batch` (1-based) reaches `step`. */
   readonly crashAt?: { readonly batch: number; readonly step: JournalStep };
+  /** Test hook: hold publish batch `batch` at `step` for `ms` (a batch provably in flight). */
+  readonly pauseAt?: { readonly batch: number; readonly step: JournalStep; readonly ms: number };
 }
 
 export interface QueueProcess {
@@ -100,8 +103,20 @@ export async function startQueueProcess(
             ? {}
             : { stalledIntervalMs: spec.stalledIntervalMs }),
         });
+  // Batches this process started (journalled 'manifest'), for the test hooks.
   let batches = 0;
-  const crashAt = spec.crashAt;
+  const { crashAt, pauseAt } = spec;
+  const beforeStep = async (step: JournalStep): Promise<void> => {
+    if (step === 'manifest') batches++;
+    if (crashAt !== undefined && batches === crashAt.batch && step === crashAt.step) {
+      log(`crash hook: SIGKILL at batch ${batches} step ${step}`);
+      process.kill(process.pid, 'SIGKILL');
+    }
+    if (pauseAt !== undefined && batches === pauseAt.batch && step === pauseAt.step) {
+      log(`pause hook: batch ${batches} step ${step} held ${pauseAt.ms} ms`);
+      await new Promise((r) => setTimeout(r, pauseAt.ms));
+    }
+  };
   const publisher =
     spec.role === 'pages'
       ? undefined
@@ -111,25 +126,14 @@ export async function startQueueProcess(
           deps,
           name: `${spec.name}:publish`,
           log,
+          ...(spec.lockDurationMs === undefined ? {} : { lockDurationMs: spec.lockDurationMs }),
           ...(spec.stalledIntervalMs === undefined
             ? {}
             : { stalledIntervalMs: spec.stalledIntervalMs }),
           publisher: {
             ...(spec.leaseTtlMs === undefined ? {} : { leaseTtlMs: spec.leaseTtlMs }),
             embedQuery: (text) => embeddings.embedQuery(text),
-            ...(crashAt === undefined
-              ? {}
-              : {
-                  hooks: {
-                    beforeStep: (step) => {
-                      if (step === 'manifest') batches++;
-                      if (batches === crashAt.batch && step === crashAt.step) {
-                        log(`crash hook: SIGKILL at batch ${batches} step ${step}`);
-                        process.kill(process.pid, 'SIGKILL');
-                      }
-                    },
-                  },
-                }),
+            ...(crashAt === undefined && pauseAt === undefined ? {} : { hooks: { beforeStep } }),
           },
         });
   publisher?.start();

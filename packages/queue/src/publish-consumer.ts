@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { errorMessage, isRagfreshError, Publisher, type PublisherOptions } from '@ragfresh/core';
+import {
+  errorMessage,
+  isRagfreshError,
+  type Lease,
+  PUBLISHER_LEASE,
+  Publisher,
+  type PublisherOptions,
+} from '@ragfresh/core';
 import { EngineContext, type EngineDeps, PublishQueue, SourceRun } from '@ragfresh/engine';
 import { type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { PUBLISH_QUEUE } from './config.js';
+import { isConnectionError, PUBLISH_QUEUE } from './config.js';
 import type { PublishJob } from './payloads.js';
 
 export interface PublishConsumerOptions {
@@ -17,11 +24,70 @@ export interface PublishConsumerOptions {
   readonly batchSize?: number;
   /** How often a standby retries the lease while another publisher holds it. Default 2 s. */
   readonly standbyRetryMs?: number;
-  /** Lock on taken publish jobs; extended while a batch runs. Default 120 s. */
+  /** Lock on taken publish jobs; extended every third of it while they are held. Default 120 s. */
   readonly lockDurationMs?: number;
   readonly stalledIntervalMs?: number;
   readonly name?: string;
   readonly log?: (message: string) => void;
+}
+
+/**
+ * Keeps the publisher lease alive while this process leads, also while it waits for jobs: the
+ * publisher renews only inside `publish`, so an idle leader would otherwise lose the lease to
+ * its standby after one TTL and the two would trade it back and forth. A renewal keeps holder
+ * and fence, so the publisher's own renewals stay valid; `lost` is set once another publisher
+ * took the lease (then this one must stop taking jobs).
+ */
+class LeaseHeartbeat {
+  lost = false;
+  readonly #timer: NodeJS.Timeout;
+  #lease: Lease;
+  #beating = false;
+
+  constructor(
+    options: {
+      readonly state: EngineDeps['state'];
+      readonly holder: string;
+      readonly fence: number;
+      readonly ttlMs: number;
+    },
+    log: (message: string) => void,
+  ) {
+    this.#lease = {
+      name: PUBLISHER_LEASE,
+      holder: options.holder,
+      fence: options.fence,
+      expiresAt: 0,
+    };
+    let lastProblem = '';
+    this.#timer = setInterval(
+      () => {
+        if (this.#beating || this.lost) return;
+        this.#beating = true;
+        options.state
+          .renewLease(this.#lease, options.ttlMs)
+          .then((lease) => {
+            this.#lease = lease;
+            lastProblem = '';
+          })
+          .catch((err: unknown) => {
+            if (isRagfreshError(err, 'LEASE_LOST')) this.lost = true;
+            else if (errorMessage(err) !== lastProblem) {
+              lastProblem = errorMessage(err);
+              log(`publisher lease not renewed (${lastProblem}); retrying`);
+            }
+          })
+          .finally(() => {
+            this.#beating = false;
+          });
+      },
+      Math.max(50, Math.floor(options.ttlMs / 3)),
+    );
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
 }
 
 /**
@@ -31,15 +97,19 @@ export interface PublishConsumerOptions {
  * `PublishQueue` (gates, stage, verify, promote, retire, confirm; held candidates once more)
  * and completes the jobs only after their candidates were published or settled. A publisher
  * killed mid-batch leaves its journal for the next one's recovery and its jobs locked until
- * BullMQ's stalled check returns them; republishing a published version is `unchanged`.
+ * BullMQ's stalled check returns them; republishing a published version is `unchanged`. A
+ * batch that fails (lease lost, store or state unreachable) hands its jobs back at once.
  */
 export class PublishConsumer {
   readonly #options: PublishConsumerOptions;
   readonly #worker: Worker<PublishJob>;
   readonly #token = randomUUID();
+  readonly #holder = `publish-consumer-${process.pid}-${randomUUID()}`;
   readonly #log: (message: string) => void;
+  readonly #lockMs: number;
   #stopping = false;
   #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
   /** Batches published by this process (for reports and tests). */
   batches = 0;
   /** Whether this process holds the publisher lease now. */
@@ -48,10 +118,11 @@ export class PublishConsumer {
   constructor(options: PublishConsumerOptions) {
     this.#options = options;
     this.#log = options.log ?? (() => {});
+    this.#lockMs = options.lockDurationMs ?? 120_000;
     this.#worker = new Worker<PublishJob>(PUBLISH_QUEUE, null, {
       connection: options.connection,
       prefix: options.prefix,
-      lockDuration: options.lockDurationMs ?? 120_000,
+      lockDuration: this.#lockMs,
       ...(options.stalledIntervalMs === undefined
         ? {}
         : { stalledInterval: options.stalledIntervalMs }),
@@ -60,28 +131,60 @@ export class PublishConsumer {
       ...(options.name === undefined ? {} : { name: options.name }),
       autorun: false,
     });
-    this.#worker.on('error', (err) => this.#log(`publish consumer: ${err.message}`));
+    // Connection problems are said once per outage by connectRedis; the rest are worth a line.
+    this.#worker.on('error', (err) => {
+      if (!isConnectionError(err)) this.#log(`publish consumer: ${err.message}`);
+    });
   }
 
   start(): void {
     this.#loop ??= this.#run().catch((err) => {
       this.#log(`publish consumer stopped: ${errorMessage(err)}`);
-      throw err;
     });
   }
 
+  /** Waits `ms`, or less when `close` is called. */
+  #pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(t);
+        resolve();
+      }
+      this.#wake = done;
+    });
+  }
+
+  /**
+   * Takes the lease, retrying while another publisher holds it (`LEASE_HELD`) and, with one line
+   * per distinct problem, while the state store or the vector store cannot be reached.
+   */
   async #openPublisher(): Promise<Publisher | undefined> {
     const { deps } = this.#options;
+    const retryMs = this.#options.standbyRetryMs ?? 2000;
+    let lastProblem = '';
     while (!this.#stopping) {
       try {
-        return await Publisher.open({
+        const left = await deps.state.getJournal();
+        const publisher = await Publisher.open({
           ...this.#options.publisher,
+          holder: this.#holder,
           connector: deps.connector,
           state: deps.state,
         });
+        if (left !== undefined && (await deps.state.getJournal()) === undefined) {
+          const epoch = await deps.connector.readEpoch();
+          this.#log(
+            `recovered the journal of batch ${left.batchId} left at step ${left.step} (${left.documents.length} documents): ${epoch >= left.targetEpoch ? 'rolled forward' : 'rolled back'}`,
+          );
+        }
+        return publisher;
       } catch (err) {
-        if (!isRagfreshError(err, 'LEASE_HELD')) throw err;
-        await new Promise((r) => setTimeout(r, this.#options.standbyRetryMs ?? 2000));
+        if (!isRagfreshError(err, 'LEASE_HELD') && errorMessage(err) !== lastProblem) {
+          lastProblem = errorMessage(err);
+          this.#log(`publisher not opened (${lastProblem}); retrying every ${retryMs} ms`);
+        }
+        await this.#pause(retryMs);
       }
     }
     return undefined;
@@ -89,51 +192,88 @@ export class PublishConsumer {
 
   async #run(): Promise<void> {
     await this.#worker.startStalledCheckTimer();
+    const ttlMs = this.#options.publisher?.leaseTtlMs ?? 60_000;
     while (!this.#stopping) {
       const publisher = await this.#openPublisher();
       if (publisher === undefined) return;
+      const heartbeat = new LeaseHeartbeat(
+        { state: this.#options.deps.state, holder: this.#holder, fence: publisher.fence, ttlMs },
+        this.#log,
+      );
       this.leader = true;
       this.#log(`publisher lease taken (fence ${publisher.fence})`);
       try {
-        await this.#consume(publisher);
+        await this.#consume(publisher, heartbeat);
+        if (heartbeat.lost) this.#log('publisher lease lost; standing by');
       } catch (err) {
-        if (!isRagfreshError(err, 'LEASE_LOST')) throw err;
-        // Another publisher took over (this one paused past its lease): its jobs return to the
-        // queue through the stalled check; this process becomes a standby.
-        this.#log('publisher lease lost; standing by');
+        if (isRagfreshError(err, 'LEASE_LOST')) {
+          // Another publisher took over (this one paused past its lease): the jobs went back to
+          // the queue; this process becomes a standby.
+          this.#log('publisher lease lost; standing by');
+        } else {
+          this.#log(
+            `publishing interrupted (${errorMessage(err)}); held jobs handed back, retrying`,
+          );
+          await this.#pause(this.#options.standbyRetryMs ?? 2000);
+        }
       } finally {
+        heartbeat.stop();
         this.leader = false;
         await publisher.close().catch(() => {});
       }
     }
   }
 
-  async #consume(publisher: Publisher): Promise<void> {
+  async #consume(publisher: Publisher, heartbeat: LeaseHeartbeat): Promise<void> {
     const batchSize = this.#options.batchSize ?? this.#options.deps.batchSize ?? 25;
     const ctx = new EngineContext({ ...this.#options.deps, publisher, batchSize });
-    while (!this.#stopping) {
+    while (!this.#stopping && !heartbeat.lost) {
       const first = await this.#worker.getNextJob(this.#token, { block: true });
       if (first === undefined) continue;
       const jobs: Job<PublishJob>[] = [first];
       let size = first.data.candidates.length;
-      while (size < batchSize && !this.#stopping) {
+      while (size < batchSize && !this.#stopping && !heartbeat.lost) {
         const next = await this.#worker.getNextJob(this.#token, { block: false });
         if (next === undefined) break;
         jobs.push(next);
         size += next.data.candidates.length;
       }
+      if (heartbeat.lost) {
+        await this.#handBack(jobs, undefined);
+        return;
+      }
       await this.#publishJobs(ctx, jobs);
     }
   }
 
+  /**
+   * Returns jobs this consumer holds: to `wait` when the batch stopped for a reason that is not
+   * the jobs' (the lease moved), else as a failed attempt (retried with backoff).
+   */
+  async #handBack(jobs: readonly Job<PublishJob>[], err: unknown): Promise<void> {
+    for (const job of jobs) {
+      try {
+        if (err === undefined || isRagfreshError(err, 'LEASE_LOST'))
+          await job.moveToWait(this.#token);
+        else
+          await job.moveToFailed(err instanceof Error ? err : new Error(String(err)), this.#token);
+      } catch (e) {
+        // Its lock is gone already (the stalled check returned it): nothing left to hand back.
+        this.#log(`publish job ${job.id} not handed back (${errorMessage(e)})`);
+      }
+    }
+  }
+
   async #publishJobs(ctx: EngineContext, jobs: readonly Job<PublishJob>[]): Promise<void> {
-    const lock = this.#options.lockDurationMs ?? 120_000;
-    const keepLocks = setInterval(() => {
-      for (const j of jobs) void j.extendLock(this.#token, lock).catch(() => {});
-    }, lock / 3);
+    const keepLocks = setInterval(
+      () => {
+        for (const j of jobs) void j.extendLock(this.#token, this.#lockMs).catch(() => {});
+      },
+      Math.max(50, Math.floor(this.#lockMs / 3)),
+    );
+    const runs = new Map<string, SourceRun>();
     try {
       const queue = new PublishQueue(ctx);
-      const runs = new Map<string, SourceRun>();
       for (const job of jobs) {
         for (const { candidate, mode } of job.data.candidates) {
           const source = ctx.deps.sources.find((s) => s.id === candidate.sourceId);
@@ -147,36 +287,44 @@ export class PublishConsumer {
         }
       }
       await queue.drain();
-      this.batches++;
-      const now = Date.now();
-      for (const job of jobs) {
-        ctx.gauge(
-          'ragfresh_publish_lag_seconds',
-          'Seconds from a batch handed to the publish queue to its publication.',
-          {},
-          (now - job.timestamp) / 1000,
-        );
-        const summary = [...runs.values()].map((r) => ({ sourceId: r.source.id, ...r.counts }));
-        await job.moveToCompleted(summary, this.#token, false);
-      }
-      ctx.count(
-        'ragfresh_queue_jobs_total',
-        'Queue jobs processed by this worker.',
-        {
-          queue: PUBLISH_QUEUE,
-        },
-        jobs.length,
-      );
-    } finally {
+    } catch (err) {
       clearInterval(keepLocks);
+      await this.#handBack(jobs, err);
+      throw err;
     }
+    clearInterval(keepLocks);
+    this.batches++;
+    const now = Date.now();
+    const summary = [...runs.values()].map((r) => ({ sourceId: r.source.id, ...r.counts }));
+    for (const job of jobs) {
+      ctx.gauge(
+        'ragfresh_publish_lag_seconds',
+        'Seconds from a batch handed to the publish queue to its publication.',
+        {},
+        (now - job.timestamp) / 1000,
+      );
+      try {
+        await job.moveToCompleted(summary, this.#token, false);
+      } catch (err) {
+        // Its lock expired meanwhile and the job is queued again: published once more, it is
+        // `unchanged`.
+        this.#log(`publish job ${job.id} not completed (${errorMessage(err)}); it runs again`);
+      }
+    }
+    ctx.count(
+      'ragfresh_queue_jobs_total',
+      'Queue jobs processed by this worker.',
+      { queue: PUBLISH_QUEUE },
+      jobs.length,
+    );
   }
 
   /** Stops after the batch in flight (a graceful SIGTERM); releases the lease. */
   async close(): Promise<void> {
     this.#stopping = true;
+    this.#wake?.();
     // The loop ends after the batch in flight, or when the blocking take returns (drainDelay).
-    await this.#loop?.catch(() => {});
+    await this.#loop;
     await this.#worker.close();
   }
 }

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { QueueProcessSpec } from '../src/process.js';
 
@@ -23,7 +24,14 @@ export function startChild(spec: QueueProcessSpec): Child {
   const events: Child['events'] = [];
   const waiters: { event: string; resolve: () => void }[] = [];
   let buf = '';
+  // RAGFRESH_QUEUE_TEST_LOG=<file>: every child's output, prefixed by its name (diagnosis).
+  const tee = process.env.RAGFRESH_QUEUE_TEST_LOG;
+  const record = (stream: string, d: Buffer): void => {
+    if (tee !== undefined)
+      appendFileSync(tee, `${new Date().toISOString()} ${spec.name} ${stream} ${d.toString()}`);
+  };
   proc.stdout!.on('data', (d: Buffer) => {
+    record('out', d);
     buf += d.toString();
     for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
       const line = buf.slice(0, i);
@@ -39,6 +47,7 @@ export function startChild(spec: QueueProcessSpec): Child {
   });
   let stderr = '';
   proc.stderr!.on('data', (d: Buffer) => {
+    record('err', d);
     stderr += d.toString();
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
