@@ -240,19 +240,14 @@ function murmur3Feature(
   // Virtual byte j is kind (j = 0), ':' (j = 1), else bytes[from + j - 2].
   const at = (j: number): number => (j >= 2 ? bytes[from + j - 2]! : j === 0 ? kind : COLON);
   for (let i = 0; i < blocks; i += 4) {
-    let k =
+    const k =
       i === 0
         ? kind | (COLON << 8) | (bytes[from]! << 16) | (bytes[from + 1]! << 24)
         : bytes[from + i - 2]! |
           (bytes[from + i - 1]! << 8) |
           (bytes[from + i]! << 16) |
           (bytes[from + i + 1]! << 24);
-    k = Math.imul(k, 0xcc9e2d51);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, 0x1b873593);
-    h ^= k;
-    h = (h << 13) | (h >>> 19);
-    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+    h = mixBlock(h, k);
   }
   const tail = length & 3;
   if (tail > 0) {
@@ -260,18 +255,9 @@ function murmur3Feature(
     if (tail === 3) k ^= at(blocks + 2) << 16;
     if (tail >= 2) k ^= at(blocks + 1) << 8;
     k ^= at(blocks);
-    k = Math.imul(k, 0xcc9e2d51);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, 0x1b873593);
-    h ^= k;
+    h ^= scramble(k);
   }
-  h ^= length;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return finalize(h, length);
 }
 
 /** MurmurHash3 x86 32-bit of `bytes`, as an unsigned integer. */
@@ -279,13 +265,8 @@ function murmur3(bytes: Uint8Array, length: number, seed: number): number {
   let h = seed >>> 0;
   const blocks = length & ~3;
   for (let i = 0; i < blocks; i += 4) {
-    let k = bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
-    k = Math.imul(k, 0xcc9e2d51);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, 0x1b873593);
-    h ^= k;
-    h = (h << 13) | (h >>> 19);
-    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+    const k = bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
+    h = mixBlock(h, k);
   }
   const tail = length & 3;
   if (tail > 0) {
@@ -293,12 +274,25 @@ function murmur3(bytes: Uint8Array, length: number, seed: number): number {
     if (tail === 3) k ^= bytes[blocks + 2]! << 16;
     if (tail >= 2) k ^= bytes[blocks + 1]! << 8;
     k ^= bytes[blocks]!;
-    k = Math.imul(k, 0xcc9e2d51);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, 0x1b873593);
-    h ^= k;
+    h ^= scramble(k);
   }
-  h ^= length;
+  return finalize(h, length);
+}
+
+// The three steps of MurmurHash3 x86 32-bit shared by `murmur3` and `murmur3Feature`, which
+// differ only in where their bytes come from.
+function scramble(k: number): number {
+  const m = Math.imul(k, 0xcc9e2d51);
+  return Math.imul((m << 15) | (m >>> 17), 0x1b873593);
+}
+
+function mixBlock(h: number, k: number): number {
+  const x = h ^ scramble(k);
+  return (Math.imul((x << 13) | (x >>> 19), 5) + 0xe6546b64) | 0;
+}
+
+function finalize(hash: number, length: number): number {
+  let h = hash ^ length;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
