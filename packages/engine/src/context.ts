@@ -1,6 +1,7 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import type { Connector, Publisher, StateStore } from '@ragfresh/core';
 import type { Fetcher, RawSnapshotStore } from '@ragfresh/fetch';
+import type { BoilerplateLearningOptions } from './boilerplate.js';
 import { DEFAULT_PAGE_LIMITS, type PageLimits } from './bounds.js';
 import { Mutex } from './concurrency.js';
 import { emptyCounts, type RefreshCounts, type SourceReport } from './counts.js';
@@ -47,6 +48,11 @@ export interface EngineDeps {
   readonly maxRetireShare?: number;
   /** Tombstones mirrored outside the state store (read back by `recover`). */
   readonly tombstones?: TombstoneMirror;
+  /**
+   * Per-host boilerplate learning in `RefreshEngine` (docs/extract.md § 3): on by default with
+   * the default options; `false` turns it off. Needs a pipeline with `processLearned`.
+   */
+  readonly boilerplate?: BoilerplateLearningOptions | false;
 }
 
 /**

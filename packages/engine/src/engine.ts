@@ -1,5 +1,6 @@
 import type { ReviewItem, RunSummary } from '@ragfresh/core';
 import { decodeBody } from '@ragfresh/fetch';
+import { type BoilerplateLearner, learnerFor, settleBoilerplate } from './boilerplate.js';
 import { processBounded } from './bounds.js';
 import { CanaryLog } from './canaries.js';
 import { mapLimit } from './concurrency.js';
@@ -52,9 +53,19 @@ export interface RefreshOptions {
 export class RefreshEngine {
   readonly #ctx: EngineContext;
   readonly #canaries = new CanaryLog();
+  readonly #boilerplate: BoilerplateLearner | undefined;
 
   constructor(deps: EngineDeps) {
-    this.#ctx = new EngineContext({ ...deps, publisher: this.#canaries.observe(deps.publisher) });
+    const learning =
+      deps.boilerplate === false
+        ? undefined
+        : learnerFor(deps.state, deps.pipeline, deps.boilerplate);
+    this.#boilerplate = learning?.learner;
+    this.#ctx = new EngineContext({
+      ...deps,
+      pipeline: learning?.pipeline ?? deps.pipeline,
+      publisher: this.#canaries.observe(deps.publisher),
+    });
   }
 
   /** Sources whose interval has elapsed since their last run (all of them with `all`). */
@@ -130,6 +141,7 @@ export class RefreshEngine {
       inventories.set(run, inv);
     }
     await this.#observeAll(inventories, queue, signal);
+    await this.#settleBoilerplate(runs, queue);
     const reports: SourceReport[] = [];
     for (const run of runs) {
       const inv = inventories.get(run);
@@ -152,7 +164,7 @@ export class RefreshEngine {
     for (const [run, inv] of inventories)
       for (const entry of inv.entries) work.push({ run, entry });
     const done = new Map<SourceRun, number>();
-    await mapLimit(work, ctx.concurrency, async (page) => {
+    const observe = async (page: (typeof work)[number]) => {
       const { run } = page;
       if (signal?.aborted) {
         run.complete = false;
@@ -170,9 +182,29 @@ export class RefreshEngine {
       const n = (done.get(run) ?? 0) + 1;
       done.set(run, n);
       ctx.log.progress(run.source.id, n, run.counts.urls, run.counts);
-    });
+    };
+    // A new host's first pages go first, so the rest are cut under the model they support.
+    const order = await this.#boilerplate?.warmUp(work);
+    if (order === undefined) await mapLimit(work, ctx.concurrency, observe);
+    else {
+      await mapLimit(order.first, ctx.concurrency, observe);
+      this.#boilerplate!.advance(order.hosts);
+      await mapLimit(order.rest, ctx.concurrency, observe);
+    }
     await queue.drain();
     ctx.log.done();
+  }
+
+  /** Recomputes learned host models; re-extracts what a change touches; stores the learning. */
+  async #settleBoilerplate(runs: readonly SourceRun[], queue: PublishQueue): Promise<void> {
+    const learner = this.#boilerplate;
+    if (learner === undefined) return;
+    const ctx = this.#ctx;
+    ctx.records.invalidate();
+    const reextracted = await settleBoilerplate(ctx, queue, runs, learner);
+    await queue.drain();
+    if (reextracted > 0) ctx.records.invalidate();
+    await learner.flush();
   }
 
   async #finishSource(run: SourceRun, inv: Inventory): Promise<SourceReport> {
@@ -310,6 +342,7 @@ export class RefreshEngine {
     let documents = 0;
     for (const run of runs) documents += await reextractSource(ctx, queue, run, 'all');
     await queue.drain();
+    await this.#boilerplate?.flush();
     const counts = emptyCounts();
     for (const run of runs) addCounts(counts, run.counts);
     return { documents, republished: counts.published, counts };

@@ -1,5 +1,17 @@
 import type { Chunk } from '@ragfresh/core';
-import { type PageContext, type PageInput, preparePage } from '@ragfresh/extract';
+import {
+  BoilerplateModel,
+  boilerplateDigests,
+  markdownToPlainText,
+  type PageContext,
+  type PageInput,
+  type PagePreparation,
+  type PreparedPage,
+  prepareDocument,
+  preparePage,
+  stripTitleAffixes,
+  type TitleAffixes,
+} from '@ragfresh/extract';
 import { type Chunking, type ChunkingOptions, chunkingFor } from './chunk.js';
 
 // The page types are @ragfresh/extract's, so the engine and the LangChain loader agree.
@@ -15,6 +27,29 @@ export interface ExtractedDocument {
   readonly canonicalUrl?: string;
   /** Chunks without vectors; `provenance.contentChangedAt` is this observation's time. */
   readonly chunks: readonly Chunk[];
+  /** What the page showed the per-host learner (set by `processLearned` only). */
+  readonly learning?: PageLearning;
+}
+
+/** The learned model of one host in force for a page (see `boilerplate.ts`). */
+export interface LearnedHostModel {
+  /** Digest of blocks and affixes: what a document's facts record it was cut under. */
+  readonly digest: string;
+  /** Block digests treated as the host's chrome. */
+  readonly blocks: ReadonlySet<string>;
+  readonly model: BoilerplateModel;
+  readonly titleAffixes?: TitleAffixes;
+}
+
+/** What one page contributes to, and took from, its host's learned model. */
+export interface PageLearning {
+  /** Block digests of the page before anything learned was dropped, in page order. */
+  readonly digests: readonly string[];
+  /** Those of them the model in force holds (dropped unless a guard kept them). */
+  readonly matched: readonly string[];
+  /** The heading-path root before learned title affixes were dropped, and after. */
+  readonly rootTitle: string;
+  readonly root: string;
 }
 
 export interface NotTheDocument {
@@ -51,20 +86,98 @@ export class ExtractPipeline implements PagePipeline {
   }
 
   async process(input: PageInput, ctx: PageContext): Promise<PageOutcome> {
+    const page = this.#prepare(input, ctx);
+    return page.kind === 'not-the-document' ? page : documentOf(page);
+  }
+
+  #prepare(input: PageInput, ctx: PageContext): PagePreparation {
     const { counter, maxTokens } = this.#chunking;
-    const page = preparePage(input, ctx, {
+    return preparePage(input, ctx, {
       counter,
       ...(maxTokens === undefined ? {} : { maxTokens }),
     });
+  }
+
+  /**
+   * `process` that also reports what the page showed the per-host learner and drops what the
+   * host's learned model calls chrome. One parse: the page is extracted without the model (the
+   * learner must see the chrome it counts), then the model's blocks are dropped from the
+   * Markdown and only a page that lost something is cut again. Guards: a heading is never
+   * dropped (heading paths stay), nor code or tables (the model never holds them), nor the
+   * page's only text. A page the model does not touch gets the version `process` gives.
+   */
+  async processLearned(
+    input: PageInput,
+    ctx: PageContext,
+    learned: LearnedHostModel | undefined,
+  ): Promise<PageOutcome> {
+    const page = this.#prepare(input, ctx);
     if (page.kind === 'not-the-document') return page;
+    const out = documentOf(page);
+    if (out.chunks.length === 0) return out;
+    const { rootTitle } = page;
+    const digests = boilerplateDigests(out.text);
+    const matched = learned === undefined ? [] : digests.filter((d) => learned.blocks.has(d));
+    const root =
+      learned?.titleAffixes === undefined
+        ? rootTitle
+        : stripTitleAffixes(rootTitle, learned.titleAffixes);
+    const learning: PageLearning = { digests, matched, rootTitle, root };
+    const markdown = learned === undefined ? out.text : stripLearned(out.text, matched, learned);
+    if (markdown === out.text && root === rootTitle) return { ...out, learning };
+    const { counter, maxTokens } = this.#chunking;
+    const prepared = prepareDocument({
+      documentId: ctx.documentId,
+      sourceId: ctx.sourceId,
+      markdown,
+      provenance: out.chunks[0]!.provenance,
+      chunking: { counter, title: root, ...(maxTokens === undefined ? {} : { maxTokens }) },
+    });
     return {
-      kind: 'document',
-      title: page.title,
-      text: page.prepared.text,
-      contentHash: page.prepared.contentHash,
-      versionId: page.prepared.versionId,
-      ...(page.canonicalUrl === undefined ? {} : { canonicalUrl: page.canonicalUrl }),
-      chunks: page.prepared.chunks,
+      ...out,
+      text: prepared.text,
+      contentHash: prepared.contentHash,
+      versionId: prepared.versionId,
+      chunks: prepared.chunks,
+      learning,
     };
   }
+}
+
+function documentOf(page: PreparedPage): ExtractedDocument {
+  return {
+    kind: 'document',
+    title: page.title,
+    text: page.prepared.text,
+    contentHash: page.prepared.contentHash,
+    versionId: page.prepared.versionId,
+    ...(page.canonicalUrl === undefined ? {} : { canonicalUrl: page.canonicalUrl }),
+    chunks: page.prepared.chunks,
+  };
+}
+
+const HEADING_LINE = /^\s{0,3}#{1,6}\s/;
+
+/** The page's Markdown without the learned blocks it holds, under the guards of `processLearned`. */
+function stripLearned(text: string, matched: readonly string[], learned: LearnedHostModel): string {
+  if (matched.length === 0) return text;
+  // A heading whose text is also a chrome line elsewhere stays: heading paths are content.
+  const headings = new Set<string>();
+  for (const line of text.split('\n'))
+    if (HEADING_LINE.test(line)) for (const d of boilerplateDigests(line)) headings.add(d);
+  let model = learned.model;
+  if (matched.some((d) => headings.has(d))) {
+    const json = model.toJSON();
+    model = BoilerplateModel.fromJSON({
+      ...json,
+      blocks: json.blocks.filter((d) => !headings.has(d)),
+    });
+  }
+  const stripped = model.strip(text).markdown;
+  const rest = stripped
+    .split('\n')
+    .filter((l) => !HEADING_LINE.test(l))
+    .join('\n');
+  // Never the page's only text: a page that is all chrome by the model keeps it.
+  return markdownToPlainText(rest).trim() === '' ? text : stripped;
 }

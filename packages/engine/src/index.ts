@@ -1,4 +1,5 @@
 export * from './acquire.js';
+export * from './boilerplate.js';
 export * from './bounds.js';
 export * from './chunk.js';
 export * from './classify.js';

@@ -6,8 +6,11 @@ import { embedNewChunks } from './embed.js';
 import type { PageOutcome } from './extract.js';
 import type { PublishQueue } from './publish.js';
 
-/** Which documents to re-extract: all with a raw snapshot, or only those cut under another pipeline key. */
-export type ReextractScope = 'all' | 'other-pipeline';
+/**
+ * Which documents to re-extract: all with a raw snapshot, only those cut under another pipeline
+ * key, or the named ones (those a host's learned boilerplate change touches).
+ */
+export type ReextractScope = 'all' | 'other-pipeline' | ReadonlySet<string>;
 
 async function candidates(
   ctx: EngineContext,
@@ -19,6 +22,7 @@ async function candidates(
   for (const r of await ctx.records.ofSource(run.source.id)) {
     if (r.rawDigest === undefined || r.status === 'tombstoned' || r.currentVersionId === undefined)
       continue;
+    if (typeof scope !== 'string' && !scope.has(r.documentId)) continue;
     if (
       scope === 'other-pipeline' &&
       (r.validators === undefined || r.validators.pipelineKey === key)

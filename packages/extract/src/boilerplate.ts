@@ -198,6 +198,18 @@ export class BoilerplateModel {
   }
 }
 
+/**
+ * The block digests one page contributes to learning, in page order, each once: what
+ * `BoilerplateModel.learn` counts for the page and what `strip` tests. For learners that keep
+ * counts of their own (the engine's per-host sketch) and build a model with `fromJSON`.
+ */
+export function boilerplateDigests(markdown: string): string[] {
+  const seen = new Set<string>();
+  for (const block of splitBlocks(markdown.normalize('NFC')))
+    for (const k of blockKeys(block)) seen.add(digest(k));
+  return [...seen];
+}
+
 /** Learns one model per host from `(url, markdown)` pairs; hosts with fewer than 2 pages get none. */
 export function learnBoilerplateByHost(
   pages: ReadonlyArray<{ readonly url: string; readonly markdown: string }>,

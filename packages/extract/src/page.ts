@@ -43,6 +43,8 @@ export interface PagePreparationOptions {
 export interface PreparedPage {
   readonly kind: 'document';
   readonly title: string;
+  /** The title heading paths were rooted at (the title without the site's name). */
+  readonly rootTitle: string;
   readonly canonicalUrl?: string;
   readonly prepared: PreparedDocument;
 }
@@ -153,6 +155,7 @@ export function preparePage(
   return {
     kind: 'document',
     title: resolvedTitle,
+    rootTitle: rootTitle || resolvedTitle,
     ...(canonicalUrl === undefined ? {} : { canonicalUrl }),
     prepared,
   };

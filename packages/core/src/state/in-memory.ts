@@ -28,6 +28,7 @@ export class InMemoryStateStore implements StateStore {
   readonly #runs = new Map<string, RunSummary[]>();
   readonly #leases = new Map<string, Lease>();
   readonly #fences = new Map<string, number>();
+  readonly #learned = new Map<string, unknown>();
 
   async getDocument(id: string) {
     const r = this.#docs.get(id);
@@ -145,6 +146,15 @@ export class InMemoryStateStore implements StateStore {
   async currentFence(name: string) {
     const held = this.#leases.get(name);
     return held !== undefined && held.expiresAt > Date.now() ? held.fence : undefined;
+  }
+
+  async getLearned(kind: string, id: string) {
+    const v = this.#learned.get(`${kind}\u0000${id}`);
+    return v === undefined ? undefined : clone(v);
+  }
+  async putLearned(kind: string, id: string, value: unknown) {
+    if (value === undefined) this.#learned.delete(`${kind}\u0000${id}`);
+    else this.#learned.set(`${kind}\u0000${id}`, clone(value));
   }
 
   async close() {}

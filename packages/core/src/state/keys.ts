@@ -69,4 +69,7 @@ export class StateKeys {
   lease(name: string): string {
     return this.collection('lease', name);
   }
+  learned(kind: string, id: string): string {
+    return this.collection('learned', kind, id);
+  }
 }

@@ -23,7 +23,8 @@ type FieldType = 'string' | 'number' | 'boolean' | 'array' | 'object';
  *
  * Key layout under `<namespace>:` — `doc:<documentId>`, `docsrc:<sourceId>:<documentId>` (the
  * per-source index), `journal`, `retire:<documentId>:<versionId>`, `review:<id>`,
- * `tomb:<documentId>`, `robots:<host>`, `run:<sourceId>:<runId>`, `lease:<name>`.
+ * `tomb:<documentId>`, `robots:<host>`, `run:<sourceId>:<runId>`, `lease:<name>`,
+ * `learned:<kind>:<id>`.
  */
 /** Records read per round trip when a listing goes through the per-source index. */
 const LIST_PAGE = 256;
@@ -374,6 +375,33 @@ export class KeyvStateStore implements StateStore {
   async currentFence(name: string): Promise<number | undefined> {
     requireId(name, 'name');
     return this.call('currentFence', () => this.backend.currentFence(this.keys.lease(name)));
+  }
+
+  // Learned data ------------------------------------------------------------------------
+
+  async getLearned(kind: string, id: string): Promise<unknown> {
+    requireId(kind, 'kind');
+    requireId(id, 'id');
+    const key = this.keys.learned(kind, id);
+    const raw = await this.call('getLearned', () => this.backend.get(key));
+    if (raw === undefined) return undefined;
+    try {
+      return JSON.parse(raw);
+    } catch (cause) {
+      throw corrupt(key, 'is not JSON', cause);
+    }
+  }
+
+  async putLearned(kind: string, id: string, value: unknown): Promise<void> {
+    requireId(kind, 'kind');
+    requireId(id, 'id');
+    const key = this.keys.learned(kind, id);
+    if (value === undefined) {
+      await this.call('putLearned', () => this.backend.delete(key));
+      return;
+    }
+    const raw = encode(value, 'learned value');
+    await this.call('putLearned', () => this.backend.set(key, raw));
   }
 
   async close(): Promise<void> {

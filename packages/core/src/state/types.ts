@@ -203,6 +203,15 @@ export interface StateStore {
   /** The fence of the current holder, if any unexpired lease exists. */
   currentFence(name: string): Promise<number | undefined>;
 
+  /**
+   * Learned data one engine feature owns (the per-host boilerplate model, per-document facts),
+   * an opaque JSON value per `(kind, id)`, one key each. Optional: a store without them keeps
+   * learning in the engine's memory only (it is relearned after a restart).
+   */
+  getLearned?(kind: string, id: string): Promise<unknown>;
+  /** Writes (replaces) one learned value; `undefined` deletes it. */
+  putLearned?(kind: string, id: string, value: unknown): Promise<void>;
+
   close(): Promise<void>;
 }
 

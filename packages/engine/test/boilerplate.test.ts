@@ -1,0 +1,228 @@
+import { createMemoryConnector, type MemoryConnector } from '@ragfresh/connector-memory';
+import { documentId, InMemoryStateStore, Publisher } from '@ragfresh/core';
+import { Fetcher, MemoryRawSnapshotStore } from '@ragfresh/fetch';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ChromeSite,
+  FIRST_FOOTER,
+  INSTALL,
+  NEWSLETTER,
+  PROMO,
+  startChromeSite,
+} from '../bench/chrome-site.ts';
+import {
+  BOILERPLATE_DOC_KIND,
+  BOILERPLATE_HOST_KIND,
+  type BoilerplateLearningOptions,
+  type DocumentLearningFacts,
+  type EngineSource,
+  ExtractPipeline,
+  type HostSampleJson,
+  learningKey,
+  RefreshEngine,
+} from '../src/index.js';
+import { CountingEmbeddings, source } from './harness.js';
+
+/** One engine world: real HTTP on loopback, the memory connector, in-memory state, snapshots. */
+async function world() {
+  const connector: MemoryConnector = createMemoryConnector();
+  await connector.open({ dimensions: 64 });
+  const state = new InMemoryStateStore();
+  const publisher = await Publisher.open({ connector, state, maxRetireShare: 1 });
+  const snapshots = new MemoryRawSnapshotStore();
+  const fetcher = new Fetcher({
+    userAgent: 'ragfresh-test/0.1 (+https://example.org/bot)',
+    robots: false,
+    minIntervalMs: 0,
+    retry: { maxAttempts: 1 },
+    network: { allowPrivateNetworks: true },
+    snapshots,
+  });
+  const embeddings = new CountingEmbeddings();
+  const engine = (
+    sources: readonly EngineSource[],
+    boilerplate?: BoilerplateLearningOptions | false,
+  ) =>
+    new RefreshEngine({
+      sources,
+      connector,
+      state,
+      publisher,
+      fetcher,
+      snapshots,
+      embeddings,
+      pipeline: new ExtractPipeline({ maxTokens: 200 }),
+      maxRetireShare: 1,
+      ...(boilerplate === undefined ? {} : { boilerplate }),
+    });
+  /** The current version's chunks of a document. */
+  const current = async (docId: string) => {
+    const r = await state.getDocument(docId);
+    if (r?.currentVersionId === undefined) return [];
+    return connector.listChunks(docId, r.currentVersionId);
+  };
+  return {
+    connector,
+    state,
+    embeddings,
+    engine,
+    current,
+    async stop() {
+      await publisher.close();
+      await fetcher.close();
+      await connector.close();
+    },
+  };
+}
+
+type World = Awaited<ReturnType<typeof world>>;
+
+const WARM_UP = 8;
+
+describe('per-host boilerplate learning in the engine (real HTTP, memory connector)', () => {
+  let site: ChromeSite;
+  let small: ChromeSite;
+  let w: World;
+  let sources: EngineSource[];
+  const ids = () => site.urls.map((u) => documentId('docs', u));
+  const versions = async () => {
+    const out = new Map<string, string | undefined>();
+    for (const id of ids()) out.set(id, (await w.state.getDocument(id))?.currentVersionId);
+    return out;
+  };
+
+  beforeAll(async () => {
+    site = await startChromeSite({ pages: 24 });
+    small = await startChromeSite({ pages: 3 });
+    w = await world();
+    sources = [source('docs', [...site.urls, ...small.urls])];
+  });
+  afterAll(async () => {
+    await w.stop();
+    await site.stop();
+    await small.stop();
+  });
+
+  it('cold start: warm-up pages first, the rest cut under the learned model; only warm-up pages are re-extracted; chrome leaves every chunk, shared code and headings stay', async () => {
+    const report = await w.engine(sources, { warmUpPages: WARM_UP }).refresh({ all: true });
+    const counts = report.totals;
+    // 24 + 3 first publications, then the 8 warm-up pages again, cut under the model.
+    expect(counts.reextracted).toBe(WARM_UP);
+    expect(counts.published).toBe(27 + WARM_UP);
+    for (const id of ids()) {
+      const chunks = await w.current(id);
+      const text = chunks.map((c) => c.text).join('\n');
+      expect(text).not.toContain(PROMO);
+      expect(text).not.toContain(NEWSLETTER);
+      expect(text).not.toContain(FIRST_FOOTER);
+      // Every page shares the install snippet and a "Next steps" heading: content, kept.
+      expect(text).toContain(INSTALL);
+      expect(text).toContain('## Next steps');
+    }
+    // A 3-page host learns nothing: its pages keep the very same promo line.
+    for (const u of small.urls) {
+      const text = (await w.current(documentId('docs', u))).map((c) => c.text).join('\n');
+      expect(text).toContain(PROMO);
+    }
+    const big = (await w.state.getLearned(
+      BOILERPLATE_HOST_KIND,
+      learningKey('docs', site.origin),
+    )) as HostSampleJson;
+    const tiny = (await w.state.getLearned(
+      BOILERPLATE_HOST_KIND,
+      learningKey('docs', small.origin),
+    )) as HostSampleJson;
+    expect(big.pages.length).toBe(24);
+    // promo, newsletter, footer (the "Next steps" heading too: the guard keeps it on the page).
+    expect(big.model.blocks.length).toBe(4);
+    expect(tiny.model.blocks).toEqual([]);
+    for (const id of ids()) {
+      const facts = (await w.state.getLearned(BOILERPLATE_DOC_KIND, id)) as DocumentLearningFacts;
+      expect(facts.model).toBe(big.model.digest);
+      expect(facts.versionId).toBe((await w.state.getDocument(id))?.currentVersionId);
+      expect(facts.matched.length).toBe(4);
+    }
+  });
+
+  it('the same pages without learning keep the chrome in their chunks (the control)', async () => {
+    const off = await world();
+    try {
+      const report = await off.engine(sources, false).refresh({ all: true });
+      expect(report.totals.published).toBe(27);
+      expect(report.totals.reextracted).toBe(0);
+      let withChrome = 0;
+      for (const id of ids()) {
+        const text = (await off.current(id)).map((c) => c.text).join('\n');
+        if (text.includes(PROMO) && text.includes(FIRST_FOOTER)) withChrome++;
+      }
+      expect(withChrome).toBe(24);
+      expect(
+        await off.state.getLearned(BOILERPLATE_HOST_KIND, learningKey('docs', site.origin)),
+      ).toBe(undefined);
+    } finally {
+      await off.stop();
+    }
+  });
+
+  it('unchanged: every page answers 304; nothing extracted, re-extracted or embedded', async () => {
+    const before = await versions();
+    const embedded = w.embeddings.texts;
+    const report = await w.engine(sources, { warmUpPages: WARM_UP }).refresh({ all: true });
+    expect(report.totals.notModified).toBe(27);
+    expect(report.totals.extracted).toBe(0);
+    expect(report.totals.reextracted).toBe(0);
+    expect(w.embeddings.texts).toBe(embedded);
+    expect(await versions()).toEqual(before);
+  });
+
+  it('a content edit on one page: that page alone gets a new version; the model and the others stay', async () => {
+    const before = await versions();
+    const model = (
+      (await w.state.getLearned(
+        BOILERPLATE_HOST_KIND,
+        learningKey('docs', site.origin),
+      )) as HostSampleJson
+    ).model.digest;
+    site.editPage(5, 'A sentence the editors added today.');
+    const report = await w.engine(sources, { warmUpPages: WARM_UP }).refresh({ all: true });
+    expect(report.totals.published).toBe(1);
+    expect(report.totals.reextracted).toBe(0);
+    const after = await versions();
+    const changed = ids().filter((id) => after.get(id) !== before.get(id));
+    expect(changed).toEqual([documentId('docs', site.urls[5]!)]);
+    const text = (await w.current(changed[0]!)).map((c) => c.text).join('\n');
+    expect(text).toContain('A sentence the editors added today.');
+    expect(text).not.toContain(PROMO);
+    const now = (await w.state.getLearned(
+      BOILERPLATE_HOST_KIND,
+      learningKey('docs', site.origin),
+    )) as HostSampleJson;
+    expect(now.model.digest).toBe(model);
+  });
+
+  it('a footer change (chrome): every page answers 200, the model follows, and only warm-up pages are re-extracted; every document ends on its previous version', async () => {
+    const before = await versions();
+    site.setFooter('Copyright 2027 Acme Cloud Inc. All rights reserved. Made in Porto.');
+    const embedded = w.embeddings.texts;
+    // A new engine: the model and the per-document facts come back from the state.
+    const report = await w.engine(sources, { warmUpPages: WARM_UP }).refresh({ all: true });
+    const counts = report.totals;
+    expect(counts.fetched200).toBe(24);
+    expect(counts.notModified).toBe(3);
+    // Warm-up pages were cut under the old model (new footer kept), then re-cut under the new.
+    expect(counts.reextracted).toBe(WARM_UP);
+    expect(counts.published).toBe(2 * WARM_UP);
+    expect(counts.unchangedContent).toBe(24 - WARM_UP);
+    expect(w.embeddings.texts - embedded).toBeLessThanOrEqual(2 * WARM_UP);
+    expect(await versions()).toEqual(before);
+    for (const id of ids()) {
+      const text = (await w.current(id)).map((c) => c.text).join('\n');
+      expect(text).not.toContain('Made in Porto');
+    }
+    const now = (await w.state.getLearned(
+      BOILERPLATE_HOST_KIND,
+      learningKey('docs', site.origin),
+    )) as HostSampleJson;
+    expect(now.model.blocks.length).toBe(4);
+  });
+});
