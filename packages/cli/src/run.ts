@@ -14,6 +14,7 @@ import { EXIT } from './exit.js';
 import { createLogger, type Logger } from './log.js';
 import { recoverCommand, verifyCommand } from './reconcile.js';
 import { reviewCommand } from './review.js';
+import { statusWithQueue } from './status.js';
 
 type Print = (s: string) => void;
 
@@ -38,6 +39,8 @@ async function openStateForReading(spec: string): Promise<StateStore> {
 async function status(config: ResolvedConfig, json: boolean, print: Print): Promise<number> {
   const state = await openStateForReading(config.state);
   try {
+    // With a queue config, queue depth too (the queue package and Redis are loaded only then).
+    if (config.queue !== undefined) return await statusWithQueue(config, state, { json }, print);
     return await statusCommand({ config, state }, { json }, print);
   } finally {
     await state.close();

@@ -223,6 +223,114 @@ export function renderStatus(statuses: readonly SourceStatus[]): string {
   return notes.length === 0 ? main : `${main}\n\n${notes.join('\n')}`;
 }
 
+// --- queue depth (scale-out) ----------------------------------------------------------------
+
+/** One BullMQ queue of a `queue` config: depth by job state and the workers connected to it. */
+export interface QueueDepth {
+  readonly name: string;
+  readonly waiting: number;
+  readonly active: number;
+  readonly delayed: number;
+  readonly failed: number;
+  readonly completed: number;
+  readonly workers: readonly string[];
+}
+
+/** The queue part of `ragfresh status`: the queues, or one line saying why they are not shown. */
+export type QueueSection =
+  | { readonly redis: string; readonly prefix: string; readonly queues: readonly QueueDepth[] }
+  | { readonly redis: string; readonly prefix: string; readonly problem: string };
+
+function maskRedis(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.href;
+  } catch {
+    return '(unparseable URL)';
+  }
+}
+
+/**
+ * Queue depth and connected workers when the config has `queue`; undefined (no package loaded,
+ * Redis never contacted) when it has not. Redis is tried once, without reconnecting, so an
+ * unreachable server costs one connect timeout and becomes a `problem` line.
+ */
+export async function queueSection(
+  config: Pick<ResolvedConfig, 'queue'>,
+  options: { readonly connectTimeoutMs?: number } = {},
+): Promise<QueueSection | undefined> {
+  if (config.queue === undefined) return undefined;
+  const prefix = config.queue.prefix ?? 'ragfresh';
+  const redisUrl = maskRedis(config.queue.redis);
+  const base = { redis: redisUrl, prefix };
+  const { loadQueuePackage } = await import('./queue-package.js');
+  const q = await loadQueuePackage();
+  if (q === undefined)
+    return {
+      ...base,
+      problem:
+        'queue: not shown; the optional package @ragfresh/queue is not installed (npm install @ragfresh/queue)',
+    };
+  const redis = q.connectRedis(config.queue, () => {}, {
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 1,
+    connectTimeout: options.connectTimeoutMs ?? 3000,
+  });
+  // The socket's own error (ECONNREFUSED, ENOTFOUND…) says more than connect()'s rejection.
+  let socketError: string | undefined;
+  redis.on('error', (err: Error) => {
+    socketError ??= err.message;
+  });
+  try {
+    await redis.connect();
+    const status = await q.queueStatus(redis, prefix);
+    return { ...base, queues: status.queues };
+  } catch (err) {
+    const why = socketError ?? (err instanceof Error ? err.message : String(err));
+    return {
+      ...base,
+      problem: `queue: redis unreachable at ${redisUrl} (${why}); queue depth not shown`,
+    };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export function renderQueueSection(section: QueueSection): string {
+  if ('problem' in section) return section.problem;
+  return [
+    `queue (prefix ${section.prefix} at ${section.redis}):`,
+    ...section.queues.map(
+      (q) =>
+        `  ${q.name}: ${q.waiting} waiting, ${q.active} active, ${q.delayed} delayed, ${q.failed} failed, ${q.completed} completed; workers: ${q.workers.join(', ') || 'none'}`,
+    ),
+  ].join('\n');
+}
+
+/**
+ * `ragfresh status` of a config with `queue`: the per-source table, then the queue section
+ * (`--json`: `{ sources, queue }`). The exit code is the sources' alone.
+ */
+export async function statusWithQueue(
+  config: ResolvedConfig,
+  state: StateStore,
+  opts: { readonly json: boolean },
+  print: (text: string) => void,
+): Promise<number> {
+  const statuses = await sourceStatuses(config, state);
+  const queue = await queueSection(config);
+  if (opts.json) print(JSON.stringify({ sources: statuses, queue }, null, 2));
+  else
+    print(
+      queue === undefined
+        ? renderStatus(statuses)
+        : `${renderStatus(statuses)}\n\n${renderQueueSection(queue)}`,
+    );
+  return statusExitCode(statuses);
+}
+
 /** Exit codes a cron job or CI can alert on. */
 export { EXIT } from './exit.js';
 

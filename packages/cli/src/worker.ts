@@ -2,36 +2,29 @@ import { parseArgs } from 'node:util';
 import { RagfreshError } from '@ragfresh/core';
 import type { EngineDeps, EngineSource } from '@ragfresh/engine';
 import { Fetcher, RedisPolitenessGate } from '@ragfresh/fetch';
-import {
-  connectRedis,
-  PageWorker,
-  PublishConsumer,
-  prefixOf,
-  type QueueConfig,
-  queueConfigProblem,
-  queueStatus,
-  scheduleDueSources,
-} from '@ragfresh/queue';
+import type { QueueConfig } from '@ragfresh/queue';
 import { loadConfig, type ResolvedConfig } from './config.js';
 import { EXIT } from './exit.js';
+import { loadQueuePackage, type QueuePackage, queueMissingLine } from './queue-package.js';
 import { openRuntime } from './runtime.js';
 
 const USAGE = `usage: ragfresh worker [--role pages|publish|both] [--name n] [--metrics-port n] [--config f]
        ragfresh worker status [--json] [--config f]
        ragfresh watch --distributed [--config f]       enqueue due sources for the workers`;
 
-function queueOf(config: ResolvedConfig): QueueConfig {
-  const queue = (config as { queue?: unknown }).queue;
+/** The config's `queue` key (its shape is checked by the config schema). */
+function queueOf(config: ResolvedConfig, q: QueuePackage): QueueConfig {
+  const queue = config.queue;
   if (queue === undefined)
     throw new RagfreshError(
       'INVALID_CONFIG',
-      'ragfresh: config queue is missing; add queue: { redis: "redis://127.0.0.1:6379", prefix: "ragfresh" } to use workers.',
+      'config queue: is missing; add queue: { redis: "redis://127.0.0.1:6379", prefix: "ragfresh" } to use workers.',
       { scope: 'config' },
     );
-  const problem = queueConfigProblem(queue);
+  const problem = q.queueConfigProblem(queue);
   if (problem !== undefined)
-    throw new RagfreshError('INVALID_CONFIG', `ragfresh: config ${problem}.`, { scope: 'config' });
-  return queue as QueueConfig;
+    throw new RagfreshError('INVALID_CONFIG', `config ${problem}.`, { scope: 'config' });
+  return queue;
 }
 
 /** `ragfresh worker …` and `ragfresh watch --distributed`. */
@@ -53,8 +46,16 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     process.stderr.write(`ragfresh: --role "${role}" is unknown; use pages, publish or both.\n`);
     return EXIT.usage;
   }
+  const q = await loadQueuePackage();
+  if (q === undefined) {
+    const what = positionals[0] === 'watch' ? 'watch --distributed' : 'ragfresh worker';
+    process.stderr.write(`${queueMissingLine(what)}\n`);
+    return EXIT.usage;
+  }
+  const { connectRedis, PageWorker, PublishConsumer, prefixOf, queueStatus, scheduleDueSources } =
+    q;
   const config = await loadConfig(values.config);
-  const queue = queueOf(config);
+  const queue = queueOf(config, q);
   const prefix = prefixOf(queue);
   const say = (message: string): void => {
     process.stderr.write(`ragfresh worker: ${message}\n`);
@@ -122,6 +123,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     }
     const port = values['metrics-port'] ?? (config as { metricsPort?: number }).metricsPort;
     const served = port === undefined ? undefined : await runtime.metrics.serve(Number(port));
+    if (served !== undefined) say(`metrics at http://127.0.0.1:${served.port}/metrics`);
     const name = values.name ?? `worker-${process.pid}`;
     const worker =
       role === 'publish'
@@ -144,7 +146,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
           });
     publisher?.start();
     say(`${name} taking ${role === 'both' ? 'page and publish' : role} work from ${prefix}`);
-    const waits = setInterval(() => {
+    const publishWaits = () => {
       for (const [host, ms] of gate.waitedMsByHost)
         runtime.metrics.set(
           'ragfresh_host_wait_ms_total',
@@ -152,7 +154,8 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
           { host },
           ms,
         );
-    }, 5_000);
+    };
+    const waits = setInterval(publishWaits, 1_000);
     await stopped;
     clearInterval(waits);
     say('SIGTERM: finishing in-flight batches');

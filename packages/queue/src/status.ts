@@ -15,6 +15,16 @@ export interface QueueStatus {
   }[];
 }
 
+/**
+ * BullMQ's `getWorkers` gives the queue's name as `name`; the worker's own name is the part of
+ * the client name (`rawname`, `<prefix>:<queue>:w:<name>`) after `:w:`. Unnamed: its address.
+ */
+function workerName(client: Readonly<Record<string, string>>): string {
+  const raw = client.rawname ?? '';
+  const at = raw.indexOf(':w:');
+  return at >= 0 ? raw.slice(at + 3) : (client.addr ?? '?');
+}
+
 /** Queue depth and connected workers of both queues, for `ragfresh status`. */
 export async function queueStatus(connection: Redis, prefix: string): Promise<QueueStatus> {
   const queues = [];
@@ -29,7 +39,7 @@ export async function queueStatus(connection: Redis, prefix: string): Promise<Qu
         'completed',
         'prioritized',
       );
-      const workers = (await q.getWorkers()).map((w) => w.name || w.addr || '?');
+      const workers = (await q.getWorkers()).map(workerName);
       queues.push({
         name,
         waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),

@@ -1,0 +1,156 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { connectRedis, obliterateQueues } from '@ragfresh/queue';
+import { startSimWeb } from '@ragfresh/sim';
+import { afterAll, expect, it } from 'vitest';
+
+// Real Redis of this machine and CI; fails loudly without it. Runs the built CLI (build first).
+const REDIS_URL = process.env.RAGFRESH_TEST_REDIS ?? 'redis://127.0.0.1:6379';
+const BIN = resolve(import.meta.dirname, '../dist/bin.js');
+const HOSTS = 2;
+const PAGES_PER_HOST = 6;
+
+const started: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+function start(args: string[], cwd: string) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
+  child.stdout!.resume();
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return {
+    child,
+    exited,
+    stderr: () => stderr,
+    /** Resolves with the first match of `re` in stderr (hang guard: the test's timeout). */
+    async line(re: RegExp): Promise<RegExpExecArray> {
+      for (;;) {
+        const m = re.exec(stderr);
+        if (m !== null) return m;
+        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+  };
+}
+
+it('watch --distributed enqueues, a worker publishes every page and serves its queue series on --metrics-port, status shows the queues', async () => {
+  if (!existsSync(BIN))
+    throw new Error(`${BIN} is missing: build first (npx -y pnpm@10 run build).`);
+  const dir = mkdtempSync(join(tmpdir(), 'ragfresh-worker-'));
+  const prefix = `rf-cli-worker-${randomUUID().slice(0, 8)}`;
+  const redis = connectRedis({ redis: REDIS_URL, prefix });
+  const sim = await startSimWeb({
+    seed: 21,
+    hosts: HOSTS,
+    pagesPerHost: PAGES_PER_HOST,
+    markdownTwins: false,
+  });
+  const config = join(dir, 'ragfresh.config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      userAgent: 'ragfresh-test/0.1 (+https://example.org/bot)',
+      dataDir: join(dir, 'data'),
+      sources: sim
+        .hosts()
+        .map((h, i) => ({ id: `h${i}`, sitemaps: [`${sim.origin(h)}/sitemap.xml`] })),
+      embeddings: { kind: 'hashing', dimensions: 64 },
+      // An interval, so the shared per-host turn is waited for and the wait series is non-trivial.
+      fetch: { minIntervalMs: 20, allowPrivateNetworks: true },
+      queue: { redis: REDIS_URL, prefix },
+    }),
+  );
+  try {
+    const worker = start(
+      ['worker', '--role', 'both', '--name', 'w1', '--metrics-port', '0', '--config', config],
+      dir,
+    );
+    const metricsUrl = (await worker.line(/metrics at (http:\/\/127\.0\.0\.1:\d+\/metrics)/))[1]!;
+    await worker.line(/w1 taking page and publish work/);
+
+    const scheduler = start(['watch', '--distributed', '--config', config], dir);
+    for (let i = 0; i < HOSTS; i++)
+      await scheduler.line(new RegExp(`h${i}: ${PAGES_PER_HOST} pages in 1 jobs`));
+    scheduler.child.kill('SIGTERM');
+    expect(await scheduler.exited).toBe(0);
+
+    // Every page through the page role and published by the publish role of the same worker.
+    let text = '';
+    for (;;) {
+      text = await (await fetch(metricsUrl)).text();
+      if (
+        /ragfresh_queue_jobs_total\{queue="publish"\} 2\n/.test(text) &&
+        /ragfresh_host_wait_ms_total/.test(text)
+      )
+        break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(text).toMatch(/# TYPE ragfresh_queue_jobs_total counter/);
+    expect(text).toMatch(/ragfresh_queue_jobs_total\{queue="pages"\} 2\n/);
+    expect(text).toMatch(new RegExp(`ragfresh_queue_pages_total ${HOSTS * PAGES_PER_HOST}\\n`));
+    expect(text).toMatch(/# TYPE ragfresh_publish_lag_seconds gauge/);
+    expect(Number(/ragfresh_publish_lag_seconds ([0-9.e+-]+)\n/.exec(text)?.[1])).toBeGreaterThan(
+      0,
+    );
+    for (const h of sim.hosts()) {
+      const authority = new URL(sim.origin(h)).host;
+      expect(text).toMatch(
+        new RegExp(
+          `ragfresh_host_wait_ms_total\\{host="${authority.replace(/\./g, '\\.')}"\\} \\d+`,
+        ),
+      );
+    }
+
+    // status: the source table from the shared state, then both queues and the connected worker.
+    const status = spawnSync(process.execPath, [BIN, 'status', '--config', config], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+    expect(status.stderr).toBe('');
+    expect(status.stdout).toMatch(/^h0 +healthy +6\/6 /m);
+    expect(status.stdout).toContain(
+      `queue (prefix ${prefix} at ${REDIS_URL}):\n` +
+        '  pages: 0 waiting, 0 active, 0 delayed, 0 failed, 2 completed; workers: w1\n' +
+        '  publish: 0 waiting, 0 active, 0 delayed, 0 failed, 2 completed; workers: w1:publish\n',
+    );
+    expect(status.status).toBe(0);
+    const json = spawnSync(process.execPath, [BIN, 'status', '--json', '--config', config], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+    const parsed = JSON.parse(json.stdout) as {
+      sources: { sourceId: string; documents: number }[];
+      queue: { prefix: string; queues: { name: string; completed: number; workers: string[] }[] };
+    };
+    expect(parsed.sources.map((s) => [s.sourceId, s.documents])).toEqual([
+      ['h0', PAGES_PER_HOST],
+      ['h1', PAGES_PER_HOST],
+    ]);
+    expect(parsed.queue.prefix).toBe(prefix);
+    expect(parsed.queue.queues.map((q) => [q.name, q.completed, q.workers])).toEqual([
+      ['pages', 2, ['w1']],
+      ['publish', 2, ['w1:publish']],
+    ]);
+
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+    expect(worker.stderr()).toContain('SIGTERM: finishing in-flight batches');
+  } finally {
+    await obliterateQueues(redis, prefix).catch(() => {});
+    const keys = await redis.keys(`${prefix}:polite*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+    await sim.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 180_000);
