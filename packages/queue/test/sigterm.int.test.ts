@@ -120,7 +120,8 @@ describe('graceful SIGTERM of queue processes (real Redis and Postgres)', () => 
       const firstId = pageJobId(source, runKey, 0);
       const first = (await pagesQueue.getJob(firstId))!;
       const firstUrls = new Set(first.data.pages.map((p: { url: string }) => p.url));
-      const pageRequests = () => sim.log().filter((e) => !/\.xml$|robots\.txt$/.test(e.path));
+      const pageRequests = () =>
+        sim.log().filter((e) => !/\.xml(\.gz)?$|robots\.txt$/.test(e.path));
       sim.clearLog();
 
       const worker = startChild(spec('worker-sigterm', 'pages'));

@@ -1,0 +1,193 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fixture } from '@ragfresh/connector-pgvector/fixture';
+import { openStateStore } from '@ragfresh/core';
+import { ExtractPipeline } from '@ragfresh/engine';
+import { Fetcher } from '@ragfresh/fetch';
+import { startSimWeb } from '@ragfresh/sim';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connectRedis, queueStatus, scheduleDueSources } from '../src/index.js';
+import type { QueueProcessSpec } from '../src/process.js';
+import { type Child, startChild, uniqueName } from './cluster.js';
+
+// A redis-server of its own on a free port, stopped and started again by the test; state on
+// this machine's Postgres. Fails loudly when either is missing. Children run dist code.
+const STATE_URL = process.env.RAGFRESH_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_SERVER = process.env.RAGFRESH_TEST_REDIS_SERVER ?? 'redis-server';
+const UA = 'ragfresh-test/1.0 (+https://example.org/bot)';
+const DIMENSIONS = 32;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function until(check: () => Promise<boolean> | boolean): Promise<void> {
+  // A hang guard, not a performance bound: the vitest timeout ends a stuck run.
+  while (!(await check())) await sleep(100);
+}
+const logs = (c: Child) => c.events.flatMap((e) => (e.event === 'log' ? [String(e.message)] : []));
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** redis-server with every write fsynced to its append-only file, so a restart keeps the queues. */
+function startRedis(port: number, dir: string): { proc: ChildProcess; exited: Promise<unknown> } {
+  const proc = spawn(
+    REDIS_SERVER,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--dir',
+      dir,
+    ],
+    { stdio: 'ignore' },
+  );
+  const exited = new Promise((resolve, reject) => {
+    proc.on('exit', resolve);
+    proc.on('error', (err) =>
+      reject(new Error(`cannot start ${REDIS_SERVER} (${err.message}); install redis-server`)),
+    );
+  });
+  return { proc, exited };
+}
+
+describe('a worker whose Redis is unreachable (own redis-server, real Postgres)', () => {
+  const servers: ChildProcess[] = [];
+  const children: Child[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'ragfresh-redis-down-'));
+  afterAll(() => {
+    for (const c of children)
+      if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+    for (const s of servers) if (s.exitCode === null && s.signalCode === null) s.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('says so in one line, takes no work while Redis is down, and resumes when it is back', async () => {
+    execFileSync(REDIS_SERVER, ['--version']); // loud failure when the binary is missing
+    const port = await freePort();
+    const url = `redis://127.0.0.1:${port}`;
+    const prefix = uniqueName('down');
+    const namespace = uniqueName('state').replace(/-/g, '_');
+    await using sim = await startSimWeb({ seed: 3, hosts: 1, pagesPerHost: 40 });
+    const target = await fixture.start();
+    const state = await openStateStore(STATE_URL, { namespace });
+    try {
+      const sources = sim.hosts().map((h) => ({
+        id: h,
+        sitemaps: [`${sim.origin(h)}/sitemap.xml`],
+        everyMs: 86_400_000,
+        identity: { mode: 'normalize' as const },
+      }));
+      const spec: QueueProcessSpec = {
+        role: 'pages',
+        name: 'worker-redis-down',
+        queue: { redis: url, prefix },
+        state: { spec: STATE_URL, namespace },
+        connector: target.connectorSpec!(namespace) as QueueProcessSpec['connector'],
+        dimensions: DIMENSIONS,
+        sources,
+        fetch: { userAgent: UA, minIntervalMs: 100, network: { allowPrivateNetworks: true } },
+        concurrency: 1,
+        lockDurationMs: 10_000,
+        stalledIntervalMs: 1000,
+      };
+      const unreachable = new RegExp(
+        `^redis unreachable at redis://127\\.0\\.0\\.1:${port} \\(.+\\); not taking work until it answers$`,
+      );
+      const answers = `redis at redis://127.0.0.1:${port} answers again; taking work`;
+
+      // 1. Started while nothing listens on the port: one line, however long the outage.
+      const worker = startChild(spec);
+      children.push(worker);
+      await until(() => logs(worker).some((m) => unreachable.test(m)));
+      await sleep(3000); // an observation window (many reconnect attempts), not a bound
+      expect(logs(worker)).toEqual([expect.stringMatching(unreachable)]);
+      expect(sim.log()).toEqual([]);
+
+      // 2. Redis comes up: the worker says so and takes the jobs.
+      let server = startRedis(port, dir);
+      servers.push(server.proc);
+      await until(() => logs(worker).includes(answers));
+      const redis = connectRedis({ redis: url, prefix });
+      const fetcher = new Fetcher({
+        userAgent: UA,
+        network: { allowPrivateNetworks: true },
+        robots: { store: state },
+      });
+      const connector = await target.createConnector(namespace);
+      const report = await scheduleDueSources({
+        connection: redis,
+        prefix,
+        deps: {
+          sources,
+          connector,
+          state,
+          fetcher,
+          pipeline: new ExtractPipeline({}),
+          embeddings: { embedDocuments: async () => [], embedQuery: async () => [] },
+        },
+        all: true,
+        urlsPerJob: 10,
+      });
+      await fetcher.close();
+      expect(report.sources.map((s) => s.jobs)).toEqual([4]);
+      const pages = () => sim.log().filter((e) => !/\.xml(\.gz)?$|robots\.txt$/.test(e.path));
+      await until(async () => (await queueStatus(redis, prefix)).queues[0]!.completed >= 1);
+
+      // 3. Redis stops mid-run: one more line; no page is fetched while it is down beyond the
+      // one request that may already have had its turn (one page at a time here).
+      redis.disconnect();
+      server.proc.kill('SIGTERM');
+      await server.exited;
+      const atOutage = pages().length;
+      await until(() => logs(worker).filter((m) => unreachable.test(m)).length === 2);
+      await sleep(3000); // the outage lasts; the worker must stay idle through it
+      const duringOutage = pages().length - atOutage;
+      expect(duringOutage).toBeLessThanOrEqual(1);
+      expect(logs(worker).filter((m) => unreachable.test(m)).length).toBe(2);
+      expect(atOutage).toBeLessThan(40);
+
+      // 4. Back (its append-only file kept the queues): every batch completes, none failed.
+      server = startRedis(port, dir);
+      servers.push(server.proc);
+      await until(() => logs(worker).filter((m) => m === answers).length === 2);
+      const again = connectRedis({ redis: url, prefix });
+      try {
+        await until(async () => (await queueStatus(again, prefix)).queues[0]!.completed === 4);
+        const status = await queueStatus(again, prefix);
+        expect(status.queues.map((q) => [q.name, q.waiting, q.active, q.failed])).toEqual([
+          ['pages', 0, 0, 0],
+          ['publish', 4, 0, 0],
+        ]);
+        expect(new Set(pages().map((e) => e.url))).toEqual(new Set(sim.urls()));
+      } finally {
+        worker.proc.kill('SIGTERM');
+        expect((await worker.exited).code).toBe(0);
+        await again.quit();
+      }
+      server.proc.kill('SIGTERM');
+      await server.exited;
+    } finally {
+      await state.close();
+      const db = new pg.Client({ connectionString: STATE_URL });
+      await db.connect();
+      await db.query(`DELETE FROM ragfresh_state WHERE key LIKE $1`, [`${namespace}:%`]);
+      await db.end();
+      await target.stop();
+    }
+  });
+});
