@@ -22,7 +22,9 @@ commands:
                              snapshots (no refetch) and removes orphan chunks
   recover                    rebuild a lost state from the store's own metadata
   contracts                  publish-contract thresholds measured on each source's history
-  query "question" [-k n]    search the current view, with Source / Fetched / Section headers
+  query "question" [-k n] [--no-collapse]   search the current view, with Source / Fetched /
+                             Section headers; copies of a passage under several URLs are one
+                             result citing each URL (--no-collapse: one result per copy)
   inspect <url>              version history of one document, with reasons
   eval --questions q.jsonl [--against <epoch>] [--json [report.json]]
                              hit@1, hit@5, MRR of your questions on the current view (vs an epoch)
@@ -72,6 +74,7 @@ function parse(argv: string[]) {
       by: { type: 'string', default: process.env.USER ?? 'cli' },
       'metrics-port': { type: 'string' },
       repair: { type: 'boolean', default: false },
+      'no-collapse': { type: 'boolean', default: false },
       reason: { type: 'string' },
       'all-withdrawn': { type: 'boolean', default: false },
       questions: { type: 'string' },

@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { canonicalKey, documentId, FIELDS, provenanceHeader, provenanceOf } from '@ragfresh/core';
-import type { RefreshReport } from '@ragfresh/engine';
+import { type Citation, collapseDuplicateHits, type RefreshReport } from '@ragfresh/engine';
 import type { ResolvedConfig } from './config.js';
 import type { Runtime } from './runtime.js';
 import { EXIT, renderStatus, sourceStatuses, statusExitCode, table } from './status.js';
@@ -135,18 +135,40 @@ export interface QueryHitView {
   readonly documentId: string;
   readonly versionId: string;
   readonly stale: boolean;
+  /**
+   * Every URL this passage is found at, the hit's own first: copies collapsed into this result
+   * (the same chunk text, or near-duplicate pages; see docs/duplicates.md). One entry when
+   * nothing collapsed or collapsing is off.
+   */
+  readonly citations: readonly Citation[];
 }
 
-/** Current-view retrieval with provenance; degraded/quarantined documents labelled or excluded per config. */
+/** Hits fetched per result wanted when copies are collapsed (three URL variants of a page fit). */
+const COLLAPSE_OVERFETCH = 4;
+
+/**
+ * Current-view retrieval with provenance; degraded/quarantined documents labelled or excluded
+ * per config; copies of one passage under several URLs collapsed to one hit citing each URL
+ * unless `collapse: false`.
+ */
 export async function queryCurrentView(
   rt: Runtime,
   question: string,
   k: number,
-  scope: { readonly documentId?: string; readonly sourceId?: string } = {},
+  scope: {
+    readonly documentId?: string;
+    readonly sourceId?: string;
+    readonly collapse?: boolean;
+  } = {},
 ): Promise<QueryHitView[]> {
+  const { collapse = true, ...where } = scope;
   const vector = await rt.embeddings.embedQuery(question);
-  const hits = await rt.connector.searchCurrent(vector, k * 3, scope);
-  const out: QueryHitView[] = [];
+  const hits = await rt.connector.searchCurrent(
+    vector,
+    k * (collapse ? COLLAPSE_OVERFETCH : 3),
+    where,
+  );
+  const kept: { hit: (typeof hits)[number]; view: Omit<QueryHitView, 'rank' | 'citations'> }[] = [];
   for (const h of hits) {
     const docId = String(h.metadata[FIELDS.documentId]);
     const record = await rt.state.getDocument(docId);
@@ -164,18 +186,22 @@ export async function queryCurrentView(
     );
     const stale = p.staleSince !== undefined;
     if (stale && rt.config.staleReaders === 'exclude') continue;
-    out.push({
-      rank: out.length + 1,
-      score: h.score,
-      header: provenanceHeader(p),
-      text: h.text,
-      documentId: docId,
-      versionId: p.versionId ?? '',
-      stale,
+    kept.push({
+      hit: h,
+      view: {
+        score: h.score,
+        header: provenanceHeader(p),
+        text: h.text,
+        documentId: docId,
+        versionId: p.versionId ?? '',
+        stale,
+      },
     });
-    if (out.length >= k) break;
   }
-  return out;
+  const groups = collapse
+    ? collapseDuplicateHits(kept, (x) => x.hit.metadata)
+    : collapseDuplicateHits(kept, () => ({}));
+  return groups.slice(0, k).map((g, i) => ({ rank: i + 1, ...g.hit.view, citations: g.citations }));
 }
 
 export function renderHits(hits: readonly QueryHitView[], maxChars = 400): string {
@@ -183,7 +209,11 @@ export function renderHits(hits: readonly QueryHitView[], maxChars = 400): strin
   return hits
     .map((h) => {
       const text = h.text.length > maxChars ? `${h.text.slice(0, maxChars)}…` : h.text;
-      return `[${h.rank}] score ${h.score.toFixed(3)}\n${h.header}\n\n${text.replace(/^/gm, '    ')}`;
+      const also = h.citations
+        .slice(1)
+        .map((c) => `\nAlso at: ${c.url}${c.heading === '' ? '' : ` (${c.heading})`}`)
+        .join('');
+      return `[${h.rank}] score ${h.score.toFixed(3)}\n${h.header}${also}\n\n${text.replace(/^/gm, '    ')}`;
     })
     .join('\n\n');
 }
@@ -191,10 +221,12 @@ export function renderHits(hits: readonly QueryHitView[], maxChars = 400): strin
 export async function queryCommand(
   rt: Runtime,
   question: string,
-  opts: { k: number; json: boolean },
+  opts: { k: number; json: boolean; collapse?: boolean },
   print: Print,
 ): Promise<number> {
-  const hits = await queryCurrentView(rt, question, opts.k);
+  const hits = await queryCurrentView(rt, question, opts.k, {
+    ...(opts.collapse === false ? { collapse: false } : {}),
+  });
   print(opts.json ? JSON.stringify(hits, null, 2) : renderHits(hits));
   return EXIT.ok;
 }

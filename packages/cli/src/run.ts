@@ -143,7 +143,12 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
           return usage(
             'query needs a question and a positive -k; e.g. ragfresh query "how much does it cost" -k 5.',
           );
-        return await queryCommand(rt, question, { k, json }, print);
+        return await queryCommand(
+          rt,
+          question,
+          { k, json, collapse: values['no-collapse'] !== true },
+          print,
+        );
       }
       case 'inspect':
         if (rest[0] === undefined)

@@ -22,6 +22,14 @@ export const READER_FIELDS = Object.freeze({
   /** Live fetch failed (reason): the stored copy is shown instead. */
   liveFetchFailed: 'rf_live_fetch_failed',
   liveAttemptedAt: 'rf_live_attempted_at',
+  /**
+   * Every URL the passage is found at (`{ url, title, heading, documentId }[]`, this result's
+   * own first): copies under other URLs collapsed into this result. Absent with
+   * `collapseDuplicates: false`.
+   */
+  citations: 'rf_citations',
+  /** How many hits were collapsed into this result (1 when it had no copies). */
+  duplicates: 'rf_duplicates',
 });
 
 export interface LiveFetchOptions {

@@ -11,6 +11,7 @@ import {
   RagfreshError,
   type StateStore,
 } from '@ragfresh/core';
+import { collapseDuplicateHits } from '@ragfresh/engine';
 import { type LiveFetchOptions, READER_FIELDS } from './fields.js';
 import { type CurrentView, combineFilters, type FilterDialect } from './filters.js';
 import { liveRefresh } from './live.js';
@@ -54,6 +55,12 @@ interface CommonOptions extends BaseRetrieverInput, SearchOptions {
   readonly staleReaders?: 'label' | 'exclude';
   /** Opt-in: refetch top results older than the freshness objective. Needs `state` for validators. */
   readonly liveFetch?: LiveFetchOptions;
+  /**
+   * Copies of one passage under several URLs (the same chunk text, `content_hash`, or the same
+   * position in near-duplicate pages, `rf_dup` + `rf_ordinal`) become one result: the
+   * best-ranked copy, citing every URL in `rf_citations`. Default true; `false` returns each copy.
+   */
+  readonly collapseDuplicates?: boolean;
 }
 
 export interface VectorStoreRetrieverOptions extends CommonOptions {
@@ -166,11 +173,14 @@ export class RagfreshRetriever extends BaseRetriever {
     const view = await this.currentView();
     const exclude = this.options.staleReaders === 'exclude';
     const oneVersion = view === undefined && this.options.state !== undefined;
-    // Dropping stale chunks or other versions after the search would leave fewer than k: over-fetch.
-    const fetchK = this.k * (exclude ? 3 : oneVersion ? 2 : 1);
+    const collapse = this.options.collapseDuplicates !== false;
+    // Dropping stale chunks, other versions or copies after the search would leave fewer than
+    // k: over-fetch (four hits per result leaves room for three URL variants of a page).
+    const fetchK = this.k * Math.max(exclude ? 3 : oneVersion ? 2 : 1, collapse ? 4 : 1);
     const raw = await this.#search(query, fetchK, view, runManager);
     let docs = await this.#annotate(raw, view);
     if (exclude) docs = docs.filter((d) => d.metadata[READER_FIELDS.stale] !== true);
+    if (collapse) docs = collapseCopies(docs);
     docs = docs.slice(0, this.k);
     if (this.options.liveFetch !== undefined) {
       docs = await liveRefresh(docs, this.options.liveFetch, this.options.state);
@@ -298,6 +308,16 @@ function oneVersionPerDocument(
   return docs.filter((d) => {
     const doc = d.metadata[FIELDS.documentId];
     return typeof doc !== 'string' || chosen.get(doc) === d.metadata[FIELDS.versionId];
+  });
+}
+
+/** One Document per group of copies: the best-ranked one, citing every copy's URL. */
+function collapseCopies(docs: Document[]): Document[] {
+  return collapseDuplicateHits(docs, (d) => d.metadata).map((g) => {
+    const m = g.hit.metadata as Record<string, unknown>;
+    m[READER_FIELDS.citations] = g.citations;
+    m[READER_FIELDS.duplicates] = g.members.length;
+    return g.hit;
   });
 }
 
