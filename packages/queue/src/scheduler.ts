@@ -46,10 +46,28 @@ async function dueSources(ctx: EngineContext, all: boolean): Promise<EngineSourc
   return due;
 }
 
+type PageJob = {
+  readonly name: string;
+  readonly data: PageBatchJob;
+  readonly opts: { readonly jobId: string } & Record<string, unknown>;
+};
+
+/** Round-robin over sources: consecutive jobs belong to different hosts where possible. */
+function interleave(perSource: readonly (readonly PageJob[])[]): PageJob[] {
+  const out: PageJob[] = [];
+  const longest = Math.max(0, ...perSource.map((jobs) => jobs.length));
+  for (let i = 0; i < longest; i++)
+    for (const jobs of perSource) if (i < jobs.length) out.push(jobs[i]!);
+  return out;
+}
+
 /**
  * Enqueues due sources as URL batches with deterministic job ids: source, due window and batch
- * index (pages sorted by documentId), so enqueueing the same due work twice is a no-op. Each
- * enqueued source gets a run summary, which is what makes it not due again until its interval.
+ * index (pages sorted by documentId), so enqueueing the same due work twice is a no-op. Jobs of
+ * different sources are interleaved, so workers taking consecutive jobs fetch from different
+ * hosts instead of queueing behind one host's politeness interval. Each enqueued source gets a
+ * run summary (written after its jobs are queued), which is what makes it not due again until
+ * its interval.
  */
 export async function scheduleDueSources(options: ScheduleOptions): Promise<ScheduleReport> {
   const deps = options.deps as EngineDeps;
@@ -60,6 +78,14 @@ export async function scheduleDueSources(options: ScheduleOptions): Promise<Sche
     prefix: options.prefix,
   });
   const per = options.urlsPerJob ?? 25;
+  const planned: {
+    readonly source: EngineSource;
+    readonly startedAt: string;
+    readonly runKey: string;
+    readonly inv: Awaited<ReturnType<typeof takeInventory>>;
+    readonly pages: number;
+    readonly jobs: PageJob[];
+  }[] = [];
   const sources: ScheduleReport['sources'][number][] = [];
   try {
     for (const source of due) {
@@ -70,7 +96,7 @@ export async function scheduleDueSources(options: ScheduleOptions): Promise<Sche
       const pages = [...inv.entries]
         .sort((a, b) => (a.documentId < b.documentId ? -1 : a.documentId > b.documentId ? 1 : 0))
         .map((e) => ({ url: e.url, documentId: e.documentId, listed: e.listed }));
-      const jobs = [];
+      const jobs: PageJob[] = [];
       for (let i = 0; i * per < pages.length; i++) {
         jobs.push({
           name: 'pages',
@@ -84,10 +110,15 @@ export async function scheduleDueSources(options: ScheduleOptions): Promise<Sche
           },
         });
       }
-      let alreadyQueued = 0;
-      for (const j of jobs) if ((await queue.getJob(j.opts.jobId)) !== undefined) alreadyQueued++;
-      await queue.addBulk(jobs);
-      const counts = { ...emptyCounts(), urls: pages.length };
+      planned.push({ source, startedAt, runKey, inv, pages: pages.length, jobs });
+    }
+    const queued = new Set<string>();
+    for (const p of planned)
+      for (const j of p.jobs)
+        if ((await queue.getJob(j.opts.jobId)) !== undefined) queued.add(j.opts.jobId);
+    await queue.addBulk(interleave(planned.map((p) => p.jobs)));
+    for (const { source, startedAt, runKey, inv, pages, jobs } of planned) {
+      const counts = { ...emptyCounts(), urls: pages };
       const summary: RunSummary = {
         runId: `${source.id}@${startedAt}`,
         sourceId: source.id,
@@ -97,16 +128,16 @@ export async function scheduleDueSources(options: ScheduleOptions): Promise<Sche
         counts,
         alerts: [
           ...inv.problems,
-          `distributed: ${pages.length} pages in ${jobs.length} jobs (window ${runKey})`,
+          `distributed: ${pages} pages in ${jobs.length} jobs (window ${runKey})`,
         ],
       };
       await deps.state.appendRun(summary);
       sources.push({
         sourceId: source.id,
         runKey,
-        pages: pages.length,
+        pages,
         jobs: jobs.length,
-        alreadyQueued,
+        alreadyQueued: jobs.filter((j) => queued.has(j.opts.jobId)).length,
         complete: inv.complete,
       });
     }
