@@ -144,8 +144,10 @@ export const configSchema = z.strictObject({
       goneChecks: count(1).optional(),
       minGoneAge: duration().optional(),
       autoApprove: z.boolean().optional(),
+      redirectedGone: z.boolean().optional(),
     })
     .optional(),
+  retireGrace: duration().optional(),
   staleReaders: z.enum(['label', 'exclude']).optional(),
   fetch: z
     .strictObject({

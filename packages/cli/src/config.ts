@@ -56,9 +56,20 @@ export interface ResolvedConfig extends Omit<RagfreshConfig, 'connector' | 'sour
   readonly goneChecks: number;
   readonly minGoneAgeMs: number;
   readonly autoApproveDeletions: boolean;
+  /** A redirect ending in 404/410 counts as gone evidence for the requested URL. */
+  readonly redirectedGone: boolean;
   readonly maxRetireShare: number;
+  /** Replaced versions stay queryable at least this long after retirement (slow readers). */
+  readonly retireGraceMs: number;
   readonly staleReaders: 'label' | 'exclude';
 }
+
+/**
+ * How long a replaced version stays in the store after its retirement (besides the publisher's
+ * one epoch): a reader that read the epoch just before a promotion finishes its query on the
+ * version it started with, even when batched publishing moves the epoch several times meanwhile.
+ */
+export const DEFAULT_RETIRE_GRACE_MS = 30_000;
 
 function bad(field: string, problem: string, fix: string): RagfreshError {
   return new RagfreshError('INVALID_CONFIG', `config ${field}: ${problem}; ${fix}.`, {
@@ -179,7 +190,9 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
         ? 172_800_000
         : duration(c.deletion.minGoneAge, 'deletion.minGoneAge', 0, true),
     autoApproveDeletions: c.deletion?.autoApprove === true,
+    redirectedGone: c.deletion?.redirectedGone === true,
     maxRetireShare,
+    retireGraceMs: duration(c.retireGrace, 'retireGrace', DEFAULT_RETIRE_GRACE_MS, true),
     staleReaders: c.staleReaders ?? 'label',
   };
 }

@@ -147,6 +147,7 @@ export function importContext(rt: Runtime, log: Logger, batchSize: number): Engi
       goneChecks: rt.config.goneChecks,
       minGoneAgeMs: rt.config.minGoneAgeMs,
       autoApprove: rt.config.autoApproveDeletions,
+      redirectedGone: rt.config.redirectedGone,
     },
   });
 }
