@@ -3,7 +3,8 @@
 #   1. `pnpm pack` every publishable package into a temp folder (workspace:/catalog: specifiers
 #      become versions, exactly as `pnpm publish` would write them);
 #   2. publint and @arethetypeswrong/cli on every tarball;
-#   3. in an empty folder, `npm init -y` and `npm install` the tarballs the CLI needs;
+#   3. in an empty folder, `npm init -y` and `npm install` the tarballs the CLI needs (not the
+#      optional @ragfresh/queue: BullMQ and ioredis stay out; `ragfresh worker` says what to install);
 #   4. `npx ragfresh init`, point the config at a loopback site, `refresh`, `status`, `query`,
 #      a second `refresh` (all 304), `refresh` on `connector: { store: 'libsql' }` (open
 #      registry, resolved from this folder) and `ragfresh-conformance --store memory`.
@@ -77,6 +78,17 @@ app="$work/app"
 mkdir -p "$app" && cd "$app"
 npm init -y >/dev/null
 npm install --no-audit --no-fund --loglevel=error "${install[@]}"
+
+step "single-process install: no @ragfresh/queue, BullMQ or ioredis (an optional peer of ragfresh)"
+for p in @ragfresh/queue bullmq ioredis; do
+  [ ! -e "node_modules/$p" ] || fail "npm install ragfresh installed $p; it must stay an optional peer"
+done
+code=0
+npx ragfresh worker >"$work/worker.out" 2>"$work/worker.err" || code=$?
+cat "$work/worker.err"
+[ "$code" = 2 ] || fail "ragfresh worker without @ragfresh/queue exited $code, not 2"
+[ "$(wc -l <"$work/worker.err")" = 1 ] && grep -q 'npm install @ragfresh/queue' "$work/worker.err" ||
+  fail "ragfresh worker without @ragfresh/queue did not say in one line what to install"
 
 step "loopback site"
 node "$repo/.ci/loopback-site.mjs" >"$work/site.url" &
