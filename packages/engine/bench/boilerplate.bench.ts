@@ -7,11 +7,19 @@
 // calls, publications and extractions. Runs built code (tsc -b first); Node strips the types.
 import { createMemoryConnector } from '@ragfresh/connector-memory';
 import { HashingEmbeddings, InMemoryStateStore, Publisher } from '@ragfresh/core';
-import { ExtractPipeline, type RefreshCounts, RefreshEngine } from '@ragfresh/engine';
+import {
+  ExtractPipeline,
+  type HostSampleJson,
+  learnedModelOf,
+  type RefreshCounts,
+  RefreshEngine,
+} from '@ragfresh/engine';
 import { Fetcher, MemoryRawSnapshotStore } from '@ragfresh/fetch';
 import { startChromeSite } from './chrome-site.ts';
 
 const PAGES = Number(process.env.PAGES ?? 200);
+let sizes = '';
+let cpu = '';
 
 class CountingEmbeddings extends HashingEmbeddings {
   texts = 0;
@@ -98,14 +106,62 @@ async function variant(learning: boolean): Promise<Row[]> {
   await step('cold refresh', async () => (await engine.refresh({ all: true })).totals);
   site.setFooter('Copyright 2027 Acme Cloud Inc. All rights reserved. Made in Porto.');
   await step('footer changed, refresh', async () => (await engine.refresh({ all: true })).totals);
-  if (learning)
+  if (learning) {
     await step('reextract() everything (naive)', async () => (await engine.reextract()).counts);
+    const host = await state.getLearned?.('boilerplate-host', `docs ${new URL(site.origin).host}`);
+    let facts = 0;
+    let n = 0;
+    for await (const r of state.listDocuments()) {
+      facts += JSON.stringify(await state.getLearned?.('boilerplate-doc', r.documentId)).length;
+      n++;
+    }
+    const sample = host as { pages: unknown[]; model: { blocks: unknown[] } };
+    cpu = await pageCpu(site.urls, new ExtractPipeline(), host as HostSampleJson);
+    sizes = `learned state: host sample ${JSON.stringify(host).length} B (${sample.pages.length} pages, ${sample.model.blocks.length} chrome blocks), per-document facts ${Math.round(facts / n)} B on average`;
+  }
   await publisher.close();
   await fetcher.close();
   await connector.close();
   await site.stop();
   return rows;
 }
+
+/** CPU ms per page of the three page paths, over the host's pages (3 passes, after a warm pass). */
+async function pageCpu(urls: readonly string[], pipeline: ExtractPipeline, host: HostSampleJson) {
+  const pages: { url: string; html: string }[] = [];
+  for (const url of urls) pages.push({ url, html: await (await fetch(url)).text() });
+  const learned = learnedModelOf(host);
+  const paths: [string, (p: (typeof pages)[number]) => Promise<unknown>][] = [
+    ['process (no learning)', (p) => pipeline.process(input(p), context(p))],
+    ['processLearned, no model', (p) => pipeline.processLearned(input(p), context(p), undefined)],
+    [
+      'processLearned, learned model',
+      (p) => pipeline.processLearned(input(p), context(p), learned),
+    ],
+  ];
+  const out: string[] = [];
+  for (const [name, run] of paths) {
+    for (const p of pages) await run(p);
+    const t0 = process.cpuUsage();
+    for (let pass = 0; pass < 3; pass++) for (const p of pages) await run(p);
+    const used = process.cpuUsage(t0);
+    out.push(`${name} ${((used.user + used.system) / 1000 / (3 * pages.length)).toFixed(2)} ms`);
+  }
+  return `CPU per page: ${out.join(', ')}`;
+}
+
+const input = (p: { url: string; html: string }) => ({
+  text: p.html,
+  contentType: 'text/html',
+  url: p.url,
+  finalUrl: p.url,
+  acquisition: 'raw' as const,
+});
+const context = (p: { url: string }) => ({
+  documentId: `docs:${p.url}`,
+  sourceId: 'docs',
+  retrievedAt: '2026-12-01T00:00:00.000Z',
+});
 
 const rows = [...(await variant(false)), ...(await variant(true))];
 console.log(`boilerplate learning, one host of ${PAGES} pages (chrome-site.ts), default options`);
@@ -118,3 +174,5 @@ for (const r of rows) {
     `| ${r.variant} | ${r.step} | ${r.fetched200} | ${r.extractions} | ${r.reextracted} | ${r.published} | ${r.embedded} | ${r.chunks} | ${r.changedDocs} | ${r.seconds.toFixed(1)} |`,
   );
 }
+console.log(sizes);
+console.log(cpu);

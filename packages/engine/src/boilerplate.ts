@@ -176,6 +176,11 @@ function modelOf(
   };
 }
 
+/** The model a stored host sample holds in force (to cut pages the way the engine does). */
+export function learnedModelOf(json: HostSampleJson): LearnedHostModel {
+  return modelOf(json.key, json.pages.length, 0.6, json.model.blocks, json.model.titleAffixes);
+}
+
 /**
  * One host's learning state: a sample of at most `samplePages` of its documents (the ones with
  * the smallest hash of their id, so the sample is deterministic and a refetched page replaces
