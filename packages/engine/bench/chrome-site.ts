@@ -1,5 +1,5 @@
 // A loopback docs host whose pages carry chrome inside the article (a promo line, a newsletter
-// box, a legal footer with links), where structural extraction cannot tell it from content,
+// box, a legal footer), where structural extraction cannot tell it from content,
 // beside content every page shares on purpose (an install code block, a "Next steps" heading).
 // Used by the engine's boilerplate tests and `pnpm bench:boilerplate`. Plain Node, no types
 // beyond what Node strips.
@@ -31,6 +31,10 @@ export interface ChromeSiteOptions {
   readonly pages?: number;
   /** H2 sections per page. Default 4. */
   readonly sections?: number;
+  /** Whether page i carries the chrome (promo, newsletter, legal footer). Default: every page. */
+  readonly chrome?: (index: number) => boolean;
+  /** Leave the h1 out (heading paths are then rooted at the page title). Default false. */
+  readonly noH1?: boolean;
 }
 
 export interface ChromeSite {
@@ -40,6 +44,8 @@ export interface ChromeSite {
   setFooter(text: string): void;
   /** Appends a sentence to one page's first section (a content change). */
   editPage(index: number, text: string): void;
+  /** Adds a banner paragraph at the top of the pages `on` selects (a chrome change on some pages). */
+  setBanner(text: string, on: (index: number) => boolean): void;
   /** Requests answered 200 / 304 so far. */
   readonly served: { ok: number; notModified: number };
   stop(): Promise<void>;
@@ -54,8 +60,20 @@ function topic(i: number): string {
   return i === 0 ? 'Overview' : `${words(i * 7919, 2).replace('.', '')} guide ${i}`;
 }
 
-function pageHtml(i: number, sections: number, footer: string, edits: readonly string[]): string {
-  const body: string[] = [`<h1>${topic(i)}</h1>`, `<p class="promo">${PROMO}</p>`];
+interface PageLook {
+  readonly sections: number;
+  readonly footer: string;
+  readonly chrome: boolean;
+  readonly h1: boolean;
+  readonly banner: string | undefined;
+}
+
+function pageHtml(i: number, look: PageLook, edits: readonly string[]): string {
+  const { sections, footer, chrome } = look;
+  const body: string[] = [];
+  if (look.h1) body.push(`<h1>${topic(i)}</h1>`);
+  if (look.banner !== undefined) body.push(`<p class="notice">${look.banner}</p>`);
+  if (chrome) body.push(`<p class="promo">${PROMO}</p>`);
   body.push(`<p>${words(i * 31 + 1, 40)} ${words(i * 31 + 2, 30)}</p>`);
   body.push(`<pre><code class="language-sh">${INSTALL}\n</code></pre>`);
   for (let s = 0; s < sections; s++) {
@@ -65,8 +83,10 @@ function pageHtml(i: number, sections: number, footer: string, edits: readonly s
     body.push(`<p>${words(i * 977 + s * 13 + 5, 50)}</p>`);
   }
   body.push('<h2>Next steps</h2>', `<p>${words(i * 4001, 35)}</p>`);
-  body.push(`<div class="newsletter"><p>${NEWSLETTER}</p></div>`);
-  body.push(`<div class="legal"><p>${footer}</p></div>`);
+  if (chrome) {
+    body.push(`<div class="newsletter"><p>${NEWSLETTER}</p></div>`);
+    body.push(`<div class="legal"><p>${footer}</p></div>`);
+  }
   return [
     '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
     `<title>${topic(i)} | Guides | Acme Cloud</title></head><body>`,
@@ -82,6 +102,7 @@ export async function startChromeSite(options: ChromeSiteOptions = {}): Promise<
   const pages = options.pages ?? 24;
   const sections = options.sections ?? 4;
   let footer = FIRST_FOOTER;
+  let banner: { text: string; on: (index: number) => boolean } | undefined;
   const edits = new Map<number, string[]>();
   const served = { ok: 0, notModified: 0 };
   const server: Server = createServer((req, res) => {
@@ -91,7 +112,14 @@ export async function startChromeSite(options: ChromeSiteOptions = {}): Promise<
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
-    const html = pageHtml(i, sections, footer, edits.get(i) ?? []);
+    const look: PageLook = {
+      sections,
+      footer,
+      chrome: options.chrome?.(i) ?? true,
+      h1: options.noH1 !== true,
+      banner: banner?.on(i) === true ? banner.text : undefined,
+    };
+    const html = pageHtml(i, look, edits.get(i) ?? []);
     const etag = `"${createHash('sha256').update(html).digest('hex').slice(0, 16)}"`;
     if (req.headers['if-none-match'] === etag) {
       served.notModified++;
@@ -112,6 +140,9 @@ export async function startChromeSite(options: ChromeSiteOptions = {}): Promise<
     },
     editPage(index, text) {
       edits.set(index, [...(edits.get(index) ?? []), text]);
+    },
+    setBanner(text, on) {
+      banner = { text, on };
     },
     served,
     stop: () =>

@@ -1,5 +1,5 @@
 import { createMemoryConnector, type MemoryConnector } from '@ragfresh/connector-memory';
-import { documentId, InMemoryStateStore, Publisher } from '@ragfresh/core';
+import { documentId, FIELDS, InMemoryStateStore, Publisher } from '@ragfresh/core';
 import { Fetcher, MemoryRawSnapshotStore } from '@ragfresh/fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -13,11 +13,13 @@ import {
 import {
   BOILERPLATE_DOC_KIND,
   BOILERPLATE_HOST_KIND,
+  BoilerplateLearner,
   type BoilerplateLearningOptions,
   type DocumentLearningFacts,
   type EngineSource,
   ExtractPipeline,
   type HostSampleJson,
+  learnedModelOf,
   learningKey,
   RefreshEngine,
 } from '../src/index.js';
@@ -224,5 +226,144 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
       learningKey('docs', site.origin),
     )) as HostSampleJson;
     expect(now.model.blocks.length).toBe(4);
+  });
+});
+
+describe('boilerplate learning: selective re-extraction, title affixes, bounds, guards', () => {
+  it('a banner added to 18 of 24 pages, learned only at the settle: exactly those 18 are re-extracted, the 6 others keep version and are not touched', async () => {
+    const site = await startChromeSite({ pages: 24 });
+    const w = await world();
+    try {
+      const sources = [source('docs', site.urls)];
+      // 4 warm-up pages are fewer than minPages (5): the model moves only at the settle.
+      const options = { warmUpPages: 4 };
+      await w.engine(sources, options).refresh({ all: true });
+      const ids = site.urls.map((u) => documentId('docs', u));
+      const before = new Map<string, string | undefined>();
+      for (const id of ids) before.set(id, (await w.state.getDocument(id))?.currentVersionId);
+      const banner =
+        'Planned maintenance: the console is read-only on Saturday morning while we upgrade the storage layer.';
+      const on = (i: number) => i % 4 !== 0;
+      site.setBanner(banner, on);
+      const report = await w.engine(sources, options).refresh({ all: true });
+      expect(report.totals.fetched200).toBe(18);
+      expect(report.totals.notModified).toBe(6);
+      expect(report.totals.reextracted).toBe(18);
+      const model = (
+        (await w.state.getLearned(
+          BOILERPLATE_HOST_KIND,
+          learningKey('docs', site.origin),
+        )) as HostSampleJson
+      ).model;
+      expect(model.blocks.length).toBe(5);
+      for (const [i, id] of ids.entries()) {
+        // Every document ends on the version it had before the banner: the banner is chrome.
+        expect((await w.state.getDocument(id))?.currentVersionId).toBe(before.get(id));
+        const text = (await w.current(id)).map((c) => c.text).join('\n');
+        expect(text).not.toContain(banner);
+        const facts = (await w.state.getLearned(BOILERPLATE_DOC_KIND, id)) as DocumentLearningFacts;
+        expect(facts.model).toBe(model.digest);
+        expect(facts.matched.length).toBe(on(i) ? 5 : 4);
+      }
+    } finally {
+      await w.stop();
+      await site.stop();
+    }
+  });
+
+  it('learned title affixes leave heading-path roots; without learning the site name stays', async () => {
+    const site = await startChromeSite({ pages: 12, noH1: true });
+    const on = await world();
+    const off = await world();
+    try {
+      const sources = [source('docs', site.urls)];
+      await on.engine(sources, { warmUpPages: 6 }).refresh({ all: true });
+      await off.engine(sources, false).refresh({ all: true });
+      // Page 0's title ("Overview | Guides | Acme Cloud") keeps a suffix no other page shares.
+      for (const u of site.urls.slice(1)) {
+        const id = documentId('docs', u);
+        const roots = async (x: World) =>
+          (await x.current(id)).map((c) => String(c.metadata[FIELDS.headingPath]));
+        for (const p of await roots(on)) expect(p).not.toContain('| Guides');
+        expect((await roots(off)).every((p) => p.includes('| Guides'))).toBe(true);
+      }
+      const host = (await on.state.getLearned(
+        BOILERPLATE_HOST_KIND,
+        learningKey('docs', site.origin),
+      )) as HostSampleJson;
+      expect(host.model.titleAffixes?.suffixes).toContain(' | Guides');
+    } finally {
+      await on.stop();
+      await off.stop();
+      await site.stop();
+    }
+  });
+
+  it('the sample is bounded: at most samplePages pages of at most blocksPerPage digests; a page seen again replaces its entry', async () => {
+    const learner = new BoilerplateLearner(new InMemoryStateStore(), {
+      samplePages: 10,
+      warmUpPages: 4,
+      blocksPerPage: 8,
+      minPages: 5,
+    });
+    const host = await learner.host('s example.org');
+    const shared = ['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb'];
+    const learning = (i: number) => ({
+      digests: [
+        shared[0]!,
+        ...Array.from({ length: 20 }, (_, j) => `${i}`.padStart(8, '0') + `${j}`.padStart(8, '0')),
+        shared[1]!,
+      ],
+      matched: [],
+      rootTitle: `Page ${i}`,
+      root: `Page ${i}`,
+    });
+    for (let i = 0; i < 200; i++) host.observe(`s:${i}`, learning(i), learner.settings);
+    const json = host.toJSON();
+    expect(json.pages.length).toBe(10);
+    for (const p of json.pages) {
+      expect(p.blocks.length).toBe(8);
+      // First and last halves: the shared head and tail blocks are kept.
+      expect(p.blocks[0]).toBe(shared[0]);
+      expect(p.blocks.at(-1)).toBe(shared[1]);
+    }
+    const again = json.pages[0]!.id;
+    host.observe(again, learning(Number(again.slice(2))), learner.settings);
+    expect(host.size).toBe(10);
+    expect([...host.compute(learner.settings).blocks].sort()).toEqual(shared);
+  });
+
+  it('a page the model would leave without text keeps it, and so its version', async () => {
+    const pipeline = new ExtractPipeline({ maxTokens: 200 });
+    const html =
+      '<!DOCTYPE html><html><head><title>Lonely</title></head><body><main><article><h1>Lonely</h1><p>This page holds a single paragraph of text that the host also prints elsewhere, long enough to be read as the article by the extractor.</p></article></main></body></html>';
+    const input = {
+      text: html,
+      contentType: 'text/html',
+      url: 'http://example.org/a',
+      finalUrl: 'http://example.org/a',
+      acquisition: 'raw' as const,
+    };
+    const ctx = { documentId: 'docs:a', sourceId: 'docs', retrievedAt: '2026-12-01T00:00:00Z' };
+    const plain = await pipeline.processLearned(input, ctx, undefined);
+    if (plain.kind !== 'document' || plain.learning === undefined) throw new Error('no document');
+    const everything = learnedModelOf({
+      format: 'ragfresh-host-sample/1',
+      key: 'docs example.org',
+      model: { digest: '', blocks: plain.learning.digests },
+      pages: [],
+    });
+    const cut = await pipeline.processLearned(input, ctx, everything);
+    if (cut.kind !== 'document') throw new Error('no document');
+    expect(cut.learning?.matched).toEqual(plain.learning.digests);
+    expect(cut.versionId).toBe(plain.versionId);
+    expect(cut.text).toContain('single paragraph');
+  });
+
+  it('bad options are refused with INVALID_ARGUMENT and one line', () => {
+    for (const bad of [{ minShare: 0 }, { minPages: 1 }, { samplePages: 3 }, { warmUpPages: 100 }])
+      expect(() => new BoilerplateLearner(new InMemoryStateStore(), bad)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+      );
   });
 });
