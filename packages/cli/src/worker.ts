@@ -7,6 +7,7 @@ import { loadConfig, type ResolvedConfig } from './config.js';
 import { EXIT } from './exit.js';
 import { loadQueuePackage, type QueuePackage, queueMissingLine } from './queue-package.js';
 import { openRuntime } from './runtime.js';
+import { queueSection, renderQueueSection } from './status.js';
 
 const USAGE = `usage: ragfresh worker [--role pages|publish|both] [--name n] [--metrics-port n] [--config f]
        ragfresh worker status [--json] [--config f]
@@ -48,33 +49,26 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   }
   const q = await loadQueuePackage();
   if (q === undefined) {
-    const what = positionals[0] === 'watch' ? 'watch --distributed' : 'ragfresh worker';
+    const what = positionals[0] === 'watch' ? 'ragfresh watch --distributed' : 'ragfresh worker';
     process.stderr.write(`${queueMissingLine(what)}\n`);
     return EXIT.usage;
   }
-  const { connectRedis, PageWorker, PublishConsumer, prefixOf, queueStatus, scheduleDueSources } =
-    q;
+  const { connectRedis, PageWorker, PublishConsumer, prefixOf, scheduleDueSources } = q;
   const config = await loadConfig(values.config);
   const queue = queueOf(config, q);
   const prefix = prefixOf(queue);
   const say = (message: string): void => {
     process.stderr.write(`ragfresh worker: ${message}\n`);
   };
-  const redis = connectRedis(queue, say);
   if (positionals[1] === 'status') {
-    try {
-      const s = await queueStatus(redis, prefix);
-      if (values.json === true) process.stdout.write(`${JSON.stringify(s)}\n`);
-      else
-        for (const q of s.queues)
-          process.stdout.write(
-            `${q.name}: ${q.waiting} waiting, ${q.active} active, ${q.delayed} delayed, ${q.failed} failed; workers: ${q.workers.join(', ') || 'none'}\n`,
-          );
-      return EXIT.ok;
-    } finally {
-      await redis.quit().catch(() => {});
-    }
+    // One connect attempt: an unreachable Redis is one line, not a reconnect loop.
+    const section = (await queueSection(config))!;
+    process.stdout.write(
+      values.json === true ? `${JSON.stringify(section)}\n` : `${renderQueueSection(section)}\n`,
+    );
+    return 'problem' in section ? EXIT.failure : EXIT.ok;
   }
+  const redis = connectRedis(queue, say);
   const runtime = await openRuntime(config, { readOnly: true });
   const gate = new RedisPolitenessGate({ redis, prefix: `${prefix}:polite` });
   const f = config.fetch;

@@ -71,6 +71,20 @@ describe('ragfresh status with and without a queue config', () => {
     expect(json.queue.problem).toMatch(/^queue: redis unreachable at /);
   });
 
+  it('worker status with Redis unreachable: the same one line, exit 1, no reconnect loop', () => {
+    const config = write('unreachable-worker.json', {
+      queue: { redis: `redis://127.0.0.1:${port}`, prefix: 'rf-status' },
+    });
+    const r = spawnSync(process.execPath, [BIN, 'worker', 'status', '--config', config], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+    expect(r.stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(/^queue: redis unreachable at .*; queue depth not shown$/),
+    ]);
+    expect(r.status).toBe(1);
+  });
+
   it('without a queue key prints what it printed before: no queue line, --json is the array', () => {
     const config = write('plain.json', {});
     const r = status(config);

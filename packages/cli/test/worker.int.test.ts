@@ -142,6 +142,19 @@ it('watch --distributed enqueues, a worker publishes every page and serves its q
       ['publish', 2, ['w1:publish']],
     ]);
 
+    const workerStatus = spawnSync(
+      process.execPath,
+      [BIN, 'worker', 'status', '--config', config],
+      {
+        cwd: dir,
+        encoding: 'utf8',
+      },
+    );
+    expect(workerStatus.stdout).toContain(
+      '  pages: 0 waiting, 0 active, 0 delayed, 0 failed, 2 completed; workers: w1\n',
+    );
+    expect(workerStatus.status).toBe(0);
+
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
     expect(worker.stderr()).toContain('SIGTERM: finishing in-flight batches');
