@@ -180,6 +180,19 @@ export const configSchema = z.strictObject({
       encoding: z.string().min(1).optional(),
     })
     .optional(),
+  /** Per-host boilerplate learning (docs/extract.md § 3): on by default, `false` turns it off. */
+  boilerplate: z
+    .union([
+      z.literal(false),
+      z.strictObject({
+        minShare: z.number().gt(0).max(1).optional(),
+        minPages: count(2).optional(),
+        samplePages: count(2, 100_000).optional(),
+        warmUpPages: count(0).optional(),
+        titleAffixes: z.boolean().optional(),
+      }),
+    ])
+    .optional(),
   metricsPort: count(0, 65_535).optional(),
   /** Scale-out (`ragfresh worker`, `watch --distributed`): where the BullMQ queues live. */
   queue: z

@@ -172,6 +172,7 @@ export async function openRuntime(
     pipeline,
     embeddings,
     snapshots,
+    ...(config.boilerplate === undefined ? {} : { boilerplate: config.boilerplate }),
     log,
     metrics,
     ...(needsRender ? { renderer: launchRenderer } : {}),
