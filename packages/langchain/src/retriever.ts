@@ -15,6 +15,7 @@ import { collapseDuplicateHits } from '@ragfresh/engine';
 import { type LiveFetchOptions, READER_FIELDS } from './fields.js';
 import { type CurrentView, combineFilters, type FilterDialect } from './filters.js';
 import { liveRefresh } from './live.js';
+import { LOADER_FIELDS } from './pages.js';
 
 export { type LiveFetchOptions, READER_FIELDS };
 
@@ -311,9 +312,19 @@ function oneVersionPerDocument(
   });
 }
 
-/** One Document per group of copies: the best-ranked one, citing every copy's URL. */
+/**
+ * One Document per group of copies: the best-ranked one, citing every copy's URL. Chunks an
+ * `index()` wrote from `RagfreshLoader` carry their text hash as `chunk_hash` instead.
+ */
 function collapseCopies(docs: Document[]): Document[] {
-  return collapseDuplicateHits(docs, (d) => d.metadata).map((g) => {
+  const metadataOf = (d: Document) => {
+    const m = d.metadata;
+    const loaderHash = m[LOADER_FIELDS.chunkHash];
+    return m[FIELDS.contentHash] === undefined && typeof loaderHash === 'string'
+      ? { ...m, [FIELDS.contentHash]: loaderHash }
+      : m;
+  };
+  return collapseDuplicateHits(docs, metadataOf).map((g) => {
     const m = g.hit.metadata as Record<string, unknown>;
     m[READER_FIELDS.citations] = g.citations;
     m[READER_FIELDS.duplicates] = g.members.length;

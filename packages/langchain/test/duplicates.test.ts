@@ -1,13 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DocumentInterface } from '@langchain/core/documents';
+import { index } from '@langchain/core/indexing';
 import { MemoryConnector } from '@ragfresh/connector-memory';
 import { FIELDS, HashingEmbeddings, InMemoryStateStore, Publisher } from '@ragfresh/core';
 import { ExtractPipeline, RefreshEngine } from '@ragfresh/engine';
 import type { Fetcher } from '@ragfresh/fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RagfreshRetriever, READER_FIELDS } from '../src/index.js';
-import { simFetcher } from './helpers.js';
+import { RagfreshLoader, RagfreshRetriever, READER_FIELDS } from '../src/index.js';
+import { IdVectorStore, MemoryRecordManager, simFetcher } from './helpers.js';
 
 // One site template (header nav, sidebar, footer with a date); one page served under three URLs
 // (a trailing slash with another footer date, a print view without the site chrome), two other
@@ -179,5 +180,29 @@ describe('RagfreshRetriever collapses copies of a page under several URLs', () =
       expect.arrayContaining([['/products/alpha'], ['/products/beta']]),
     );
     expect(products).toHaveLength(2);
+  });
+
+  it("over a store LangChain's index() filled from RagfreshLoader, copies collapse by chunk_hash", async () => {
+    const state = new InMemoryStateStore();
+    const urls = Object.keys(ROUTES).map((p) => `${origin}${p}`);
+    const loader = new RagfreshLoader({ fetcher, sourceId: 'docs', urls, state });
+    const store = new IdVectorStore(embeddings, {});
+    await index({
+      docsSource: loader,
+      recordManager: new MemoryRecordManager(),
+      vectorStore: store,
+      options: { cleanup: 'full' },
+    });
+    const retriever = new RagfreshRetriever({ vectorStore: store, view: 'index', state, k: 3 });
+    const docs = await retriever.invoke(question);
+    expect(new Set(paths(docs[0]!))).toEqual(new Set(copies));
+    const off = new RagfreshRetriever({
+      vectorStore: store,
+      view: 'index',
+      state,
+      k: 3,
+      collapseDuplicates: false,
+    });
+    expect(new Set((await off.invoke(question)).map((d) => d.metadata.url)).size).toBe(3);
   });
 });
