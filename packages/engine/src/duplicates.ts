@@ -1,4 +1,10 @@
-import { FIELDS, HEADING_SEPARATOR, type PublishCandidate, sha256Hex } from '@ragfresh/core';
+import {
+  FIELDS,
+  HEADING_SEPARATOR,
+  type PublishCandidate,
+  type PublishReport,
+  sha256Hex,
+} from '@ragfresh/core';
 import { hammingDistance, simhash64 } from '@ragfresh/extract';
 import type { EngineContext } from './context.js';
 
@@ -78,6 +84,15 @@ export class DuplicateIndex {
     this.#groupSizes.set(group, (this.#groupSizes.get(group) ?? 0) + 1);
   }
 
+  /** Puts back what the index held for a document before an assignment (`undefined`: nothing). */
+  restore(
+    documentId: string,
+    entry: { readonly fingerprint: string; readonly group: string } | undefined,
+  ): void {
+    if (entry === undefined) this.delete(documentId);
+    else this.set(documentId, entry.fingerprint, entry.group);
+  }
+
   delete(documentId: string): void {
     const m = this.#members.get(documentId);
     if (m === undefined) return;
@@ -148,6 +163,8 @@ export class DuplicateGrouper {
   readonly #ctx: EngineContext;
   readonly #maxDistance: number;
   #index: Promise<DuplicateIndex> | undefined;
+  /** What the index held for each document of the last assigned batch, before it. */
+  readonly #before = new Map<string, { fingerprint: string; group: string } | undefined>();
 
   constructor(ctx: EngineContext, maxDistance: number = DUPLICATE_MAX_DISTANCE) {
     this.#ctx = ctx;
@@ -171,12 +188,14 @@ export class DuplicateGrouper {
   async assign(candidates: readonly PublishCandidate[]): Promise<PublishCandidate[]> {
     if (candidates.every((c) => c.text === undefined)) return [...candidates];
     const index = await this.#load();
+    this.#before.clear();
     const groups = new Map<string, { fingerprint: string; group: string }>();
     // Document-id order: the same batch gives the same groups whatever order pages finished in.
     const ordered = [...candidates].sort((a, b) => (a.documentId < b.documentId ? -1 : 1));
     for (const c of ordered) {
       if (c.text === undefined) continue;
       const fingerprint = c.fingerprint ?? simhash64(c.text);
+      this.#before.set(c.documentId, index.get(c.documentId));
       groups.set(c.documentId, { fingerprint, group: index.assign(c.documentId, fingerprint) });
     }
     return candidates.map((c) => {
@@ -189,6 +208,22 @@ export class DuplicateGrouper {
         chunks: c.chunks.map((ch) => ({ ...ch, duplicateGroup: g.group })),
       };
     });
+  }
+
+  /**
+   * After the batch's publication: documents whose new version did not become current (rejected,
+   * not verified, held for a later batch) get their previous entry back, so the index keeps
+   * matching what the store serves.
+   */
+  async settle(report: PublishReport): Promise<void> {
+    if (this.#before.size === 0 || this.#index === undefined) return;
+    const index = await this.#index;
+    for (const r of report.documents) {
+      if (!this.#before.has(r.documentId)) continue;
+      if (r.outcome !== 'published' && r.outcome !== 'unchanged')
+        index.restore(r.documentId, this.#before.get(r.documentId));
+    }
+    this.#before.clear();
   }
 }
 

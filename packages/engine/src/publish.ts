@@ -69,6 +69,7 @@ export class PublishQueue {
       await this.#duplicates.assign(batch.map((p) => p.candidate)),
       { repair: ids('repair'), accept: ids('accept') },
     );
+    await this.#duplicates.settle(report);
     const latency = performance.now() - started;
     const byId = new Map(batch.map((p) => [p.candidate.documentId, p]));
     for (const sourceId of new Set(batch.map((p) => p.run.source.id))) {

@@ -1,10 +1,16 @@
-import { FIELDS } from '@ragfresh/core';
+import {
+  type DocumentRecord,
+  FIELDS,
+  type PublishCandidate,
+  type PublishReport,
+} from '@ragfresh/core';
 import { simhash64 } from '@ragfresh/extract';
 import { describe, expect, it } from 'vitest';
 import {
   collapseDuplicateHits,
   DUPLICATE_GROUP_PREFIX,
   DUPLICATE_MAX_DISTANCE,
+  DuplicateGrouper,
   DuplicateIndex,
 } from '../src/index.js';
 
@@ -80,6 +86,73 @@ describe('DuplicateIndex (banded LSH over SimHash fingerprints)', () => {
     expect(index.assign('bridge', bridge)).toBe([gl, gr].sort()[0]);
     expect(index.get('left')?.group).toBe(gl);
     expect(index.get('right')?.group).toBe(gr);
+  });
+});
+
+describe('DuplicateGrouper (the publish queue side)', () => {
+  const text = 'replicas are placed in separate zones and checked on every read '.repeat(20);
+  const candidate = (documentId: string, body = text): PublishCandidate => ({
+    documentId,
+    versionId: `v-${documentId}`,
+    sourceId: 's',
+    url: `https://x.example/${documentId}`,
+    contentHash: 'h',
+    textChars: body.length,
+    text: body,
+    chunks: [],
+  });
+  const report = (outcomes: Record<string, string>): PublishReport =>
+    ({
+      documents: Object.entries(outcomes).map(([documentId, outcome]) => ({
+        documentId,
+        versionId: `v-${documentId}`,
+        outcome,
+        reasons: [],
+        chunks: 0,
+      })),
+    }) as unknown as PublishReport;
+  const grouper = (records: DocumentRecord[] = []) =>
+    new DuplicateGrouper({ records: { all: async () => records } } as never);
+
+  it('starts from the groups the state records, and a copy joins them', async () => {
+    const known = {
+      documentId: 'old',
+      sourceId: 's',
+      url: 'u',
+      status: 'healthy',
+      statusReasons: [],
+      currentChunkIds: [],
+      currentVersionId: 'v',
+      timestamps: {},
+      fingerprint: simhash64(text),
+      duplicateGroup: 'rf-dup:from-state',
+    } satisfies DocumentRecord;
+    const [c] = await grouper([known]).assign([candidate('new')]);
+    expect(c!.duplicateGroup).toBe('rf-dup:from-state');
+    expect(c!.fingerprint).toBe(simhash64(text));
+  });
+
+  it('gives the same groups to a batch whatever its order', async () => {
+    const a = await grouper().assign([candidate('b'), candidate('a')]);
+    const b = await grouper().assign([candidate('a'), candidate('b')]);
+    const byId = (xs: PublishCandidate[]) =>
+      Object.fromEntries(xs.map((x) => [x.documentId, x.duplicateGroup]));
+    expect(byId(a)).toEqual(byId(b));
+  });
+
+  it('forgets an assignment whose version did not become current', async () => {
+    const near = flip(A, 1);
+    const run = async (outcome: string) => {
+      const g = grouper();
+      await g.assign([{ ...candidate('a'), fingerprint: A }]);
+      await g.settle(report({ a: outcome }));
+      const [b] = await g.assign([{ ...candidate('b'), fingerprint: near }]);
+      return b!.duplicateGroup;
+    };
+    // Published: the copy joins a's group. Rejected or held: a is not what the store serves.
+    expect(await run('published')).toBe(`${DUPLICATE_GROUP_PREFIX}${A}`);
+    expect(await run('rejected-by-gate')).toBe(`${DUPLICATE_GROUP_PREFIX}${near}`);
+    expect(await run('held')).toBe(`${DUPLICATE_GROUP_PREFIX}${near}`);
   });
 });
 
