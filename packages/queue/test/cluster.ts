@@ -6,6 +6,7 @@ import type { QueueProcessSpec } from '../src/process.js';
 
 /** Built entry of a queue process (child processes run dist code: build first). */
 export const PROCESS_MAIN = fileURLToPath(new URL('../dist/process-main.js', import.meta.url));
+const STORE_PROCESS = fileURLToPath(new URL('./store-process.ts', import.meta.url));
 
 export interface Child {
   readonly name: string;
@@ -72,4 +73,42 @@ export function startChild(spec: QueueProcessSpec): Child {
 
 export function uniqueName(kind: string): string {
   return `rf-${kind}-${randomUUID().slice(0, 8)}`;
+}
+
+/** A connector factory module, as the queue process spec takes it. */
+export type ConnectorSpec = QueueProcessSpec['connector'];
+
+/**
+ * The pgvector target in a process of its own (see store-process.ts): resolves with the
+ * connector spec once the server listens; `stop` ends the process and its server.
+ */
+export async function startStore(
+  namespace: string,
+): Promise<{ readonly connector: ConnectorSpec; stop(): Promise<void> }> {
+  const proc = spawn(process.execPath, [STORE_PROCESS, namespace], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
+  let stderr = '';
+  proc.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const connector = await new Promise<ConnectorSpec>((resolve, reject) => {
+    let buf = '';
+    proc.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const line = buf.split('\n').find((l) => l.includes('"ready"'));
+      if (line !== undefined) resolve((JSON.parse(line) as { connector: ConnectorSpec }).connector);
+    });
+    void exited.then(() =>
+      reject(new Error(`store process exited before it was ready: ${stderr}`)),
+    );
+  });
+  return {
+    connector,
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      await exited;
+    },
+  };
 }

@@ -1,4 +1,7 @@
-import { fixture } from '@ragfresh/connector-pgvector/fixture';
+import {
+  createPgVectorConnector,
+  type PgVectorConnectorOptions,
+} from '@ragfresh/connector-pgvector';
 import { type DocumentRecord, openStateStore } from '@ragfresh/core';
 import type { EngineSource } from '@ragfresh/engine';
 import { ExtractPipeline } from '@ragfresh/engine';
@@ -8,7 +11,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectRedis, obliterateQueues, queueStatus, scheduleDueSources } from '../src/index.js';
 import type { QueueProcessSpec } from '../src/process.js';
-import { type Child, startChild, uniqueName } from './cluster.js';
+import { type Child, startChild, startStore, uniqueName } from './cluster.js';
 
 // Real services of this machine and CI; fails loudly without them.
 const REDIS_URL = process.env.RAGFRESH_TEST_REDIS ?? 'redis://127.0.0.1:6379';
@@ -44,10 +47,12 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
     const prefix = uniqueName('queue');
     const namespace = uniqueName('state').replace(/-/g, '_');
     await using sim = await startSimWeb({ seed: 15, hosts: HOSTS, pagesPerHost: PAGES_PER_HOST });
-    const target = await fixture.start();
+    // The vector store serves from its own process, as it would in a deployment.
+    const store = await startStore(namespace);
+    const storeOptions = store.connector.options as PgVectorConnectorOptions;
     const redis = connectRedis({ redis: REDIS_URL, prefix });
     const state = await openStateStore(STATE_URL, { namespace });
-    const connector = await target.createConnector(namespace);
+    const connector = createPgVectorConnector(storeOptions);
     try {
       await connector.open({ dimensions: DIMENSIONS });
       const sources: EngineSource[] = sim.hosts().map((h) => ({
@@ -61,7 +66,7 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
         name,
         queue: { redis: REDIS_URL, prefix },
         state: { spec: STATE_URL, namespace },
-        connector: target.connectorSpec!(namespace) as QueueProcessSpec['connector'],
+        connector: store.connector,
         dimensions: DIMENSIONS,
         sources,
         fetch: {
@@ -84,6 +89,17 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
       children.push(publisher);
       await publisher.waitFor('leader');
       const standby = startChild({ ...base('publisher-2'), role: 'publish' });
+      let publisherKilledAt = 0;
+      let standbyLeaderAt = 0;
+      void publisher.exited.then(() => {
+        publisherKilledAt = Date.now();
+      });
+      void standby.waitFor('leader').then(
+        () => {
+          standbyLeaderAt = Date.now();
+        },
+        () => {},
+      );
       const workers = [1, 2, 3].map((i) => startChild(base(`worker-${i}`)));
       children.push(standby, ...workers);
       for (const c of [standby, ...workers]) await c.waitFor('ready');
@@ -139,6 +155,7 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
       };
       await until('both queues drained', done);
       const publisherExit = await publisher.exited;
+      const takeoverMs = standbyLeaderAt - publisherKilledAt;
       expect(publisherExit.signal).toBe('SIGKILL');
       expect(standby.events.some((e) => e.event === 'leader')).toBe(true);
       // The crash left the journal at 'promoting' (epoch not advanced): the standby rolled it back.
@@ -170,13 +187,10 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
       expect(new Set(records.map((r) => r.url)).size).toBe(sim.urls().length);
 
       // The store: one version per document, no duplicate chunk ids, nothing lost.
-      const spec = target.connectorSpec!(namespace) as unknown as {
-        options: { connectionString: string; table: string };
-      };
-      const client = new pg.Client({ connectionString: spec.options.connectionString });
+      const client = new pg.Client({ connectionString: storeOptions.connectionString });
       await client.connect();
       try {
-        const t = pg.escapeIdentifier(spec.options.table);
+        const t = pg.escapeIdentifier(storeOptions.table);
         const rows = await client.query<{
           rf_doc: string;
           rf_version: string;
@@ -209,6 +223,7 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
 
       // Politeness as the server measured it, all workers and the scheduler together.
       const log = sim.log();
+      const minGaps: number[] = [];
       for (const host of sim.hosts()) {
         const times = log
           .filter((e) => e.host === host)
@@ -216,6 +231,7 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
           .sort((a, b) => a - b);
         let min = Number.POSITIVE_INFINITY;
         for (let i = 1; i < times.length; i++) min = Math.min(min, times[i]! - times[i - 1]!);
+        minGaps.push(min);
         expect(times.length).toBeGreaterThan(PAGES_PER_HOST);
         // Clock jitter only (Redis' clock and the sim's are this machine's).
         expect(min, `min gap on ${host}`).toBeGreaterThanOrEqual(INTERVAL - 1);
@@ -226,6 +242,10 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
       expect(afterLimit[0]!.time - limited.time).toBeGreaterThanOrEqual(2000 - 1);
       // The block lived in Redis (this test process saw it), not only in the 429's worker.
       expect(sharedBlockSeen).toBeGreaterThan(0);
+      // What docs/scale-out.md quotes ("What was measured").
+      console.info(
+        `scale-out measured: ${records.length} documents, ${log.length} requests, min gap per host ${Math.min(...minGaps).toFixed(1)}-${Math.max(...minGaps).toFixed(1)} ms (interval ${INTERVAL}), first request to ${busyHost} after its 429: +${(afterLimit[0]!.time - limited.time).toFixed(0)} ms (Retry-After 2 s), standby took over ${takeoverMs} ms after the publisher's SIGKILL`,
+      );
       for (const c of [standby, ...workers.slice(1)]) c.proc.kill('SIGTERM');
       for (const c of [standby, ...workers.slice(1)]) expect((await c.exited).code).toBe(0);
       await fetcher.close();
@@ -240,7 +260,7 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
       await db.end();
       await connector.close().catch(() => {});
       await state.close();
-      await target.stop();
+      await store.stop();
     }
   });
 });
