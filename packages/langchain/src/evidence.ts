@@ -69,7 +69,8 @@ export function evidenceProvenance(doc: DocumentInterface): EvidenceProvenance {
 
 /**
  * The header lines of one piece of evidence: `Source / Fetched / Section`, `STALE since …` for a
- * degraded or quarantined document, and what a live fetch found.
+ * degraded or quarantined document, `Also at:` for the copies collapsed into it, and what a live
+ * fetch found.
  */
 export function evidenceHeader(doc: DocumentInterface): string {
   const m = doc.metadata as Record<string, unknown>;
@@ -80,6 +81,16 @@ export function evidenceHeader(doc: DocumentInterface): string {
       ? provenanceHeader({ ...p, fetched: `${liveAt} (live fetch; stored copy from ${p.fetched})` })
       : provenanceHeader(p);
   const lines = [header];
+  // Copies of the passage under other URLs (collapsed by the retriever): every one is citable.
+  const citations = m[READER_FIELDS.citations];
+  if (Array.isArray(citations)) {
+    for (const c of citations.slice(1) as { url?: unknown; heading?: unknown }[]) {
+      const url = str(c.url);
+      if (url === undefined || url === p.source) continue;
+      const heading = str(c.heading);
+      lines.push(`Also at: ${url}${heading === undefined ? '' : ` (${heading})`}`);
+    }
+  }
   const revalidated = str(m[READER_FIELDS.revalidatedAt]);
   if (revalidated !== undefined)
     lines.push(`Revalidated: ${revalidated} (unchanged on the live page)`);

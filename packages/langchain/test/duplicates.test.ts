@@ -7,7 +7,7 @@ import { FIELDS, HashingEmbeddings, InMemoryStateStore, Publisher } from '@ragfr
 import { ExtractPipeline, RefreshEngine } from '@ragfresh/engine';
 import type { Fetcher } from '@ragfresh/fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RagfreshLoader, RagfreshRetriever, READER_FIELDS } from '../src/index.js';
+import { formatEvidence, RagfreshLoader, RagfreshRetriever, READER_FIELDS } from '../src/index.js';
 import { IdVectorStore, MemoryRecordManager, simFetcher } from './helpers.js';
 
 // One site template (header nav, sidebar, footer with a date); one page served under three URLs
@@ -154,6 +154,10 @@ describe('RagfreshRetriever collapses copies of a page under several URLs', () =
     expect(docs[0]!.pageContent).toContain('availability zones');
     expect(new Set(paths(docs[0]!))).toEqual(new Set(copies));
     expect(docs[0]!.metadata[READER_FIELDS.duplicates]).toBe(3);
+    // At prompt time the block names every URL the passage is found at.
+    const block = formatEvidence(docs.slice(0, 1));
+    for (const path of copies) expect(block).toContain(`${origin}${path}`);
+    expect(block.match(/^Also at: /gm)).toHaveLength(2);
     expect(docs.slice(1).some((d) => d.pageContent.includes('separate availability zones'))).toBe(
       false,
     );
