@@ -196,6 +196,8 @@ export class HostSample {
   /** Digest of the model last written to the state. */
   stored: string;
   dirty = false;
+  /** Warm-up pages of this host in the current refresh (set by `warmUp`). */
+  scheduled = 0;
   /** Pages observed since the last flush (up to `warmUpPages`) and their block counts. */
   #fresh = 0;
   readonly #freshCounts = new Map<string, number>();
@@ -273,13 +275,14 @@ export class HostSample {
   }
 
   /**
-   * The model in force, moved only by unanimous fresh evidence: a block on every page observed
-   * this run joins, a block on none of them leaves (a host changed its chrome). Weaker evidence
-   * waits for the settle, where the whole sample decides.
+   * The model in force, moved only by unanimous fresh evidence: when every warm-up page of the
+   * run answered with a new body (a site-wide change: what a chrome change looks like) and at
+   * least `minPages` did, a block on all of them joins and a block on none of them leaves.
+   * Anything weaker (a few edited pages) waits for the settle, where the whole sample decides.
    */
   adjust(s: Settings): LearnedHostModel {
     const m = this.inForce;
-    if (this.#fresh < s.minPages) return m;
+    if (this.#fresh < Math.max(s.minPages, this.scheduled)) return m;
     const blocks = new Set([...m.blocks].filter((d) => (this.#freshCounts.get(d) ?? 0) > 0));
     for (const [d, c] of this.#freshCounts) if (c === this.#fresh) blocks.add(d);
     return modelOf(this.key, this.#pages.size, s.minShare, [...blocks], m.titleAffixes);
@@ -448,7 +451,9 @@ export class BoilerplateLearner {
       const h = await this.host(k);
       hosts.set(h, h.size < Math.min(this.settings.warmUpPages, list.length));
       list.sort((a, b) => a.rank - b.rank);
-      for (const { w } of list.slice(0, this.settings.warmUpPages)) firstSet.add(w);
+      const warm = list.slice(0, this.settings.warmUpPages);
+      h.scheduled = warm.length;
+      for (const { w } of warm) firstSet.add(w);
     }
     const first: T[] = [];
     const rest: T[] = [];

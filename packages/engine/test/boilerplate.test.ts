@@ -227,6 +227,33 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
     )) as HostSampleJson;
     expect(now.model.blocks.length).toBe(4);
   });
+
+  it('a notice on 5 of 24 pages is content, not chrome: those 5 get a new version with it, nothing is re-extracted, the model stays', async () => {
+    const model = (
+      (await w.state.getLearned(
+        BOILERPLATE_HOST_KIND,
+        learningKey('docs', site.origin),
+      )) as HostSampleJson
+    ).model.digest;
+    const before = await versions();
+    const notice = 'This part of the API is in preview; its request format may still change.';
+    site.setBanner(notice, (i) => i < 5);
+    const report = await w.engine(sources, { warmUpPages: WARM_UP }).refresh({ all: true });
+    expect(report.totals.fetched200).toBe(5);
+    expect(report.totals.reextracted).toBe(0);
+    expect(report.totals.published).toBe(5);
+    const after = await versions();
+    for (const [i, id] of ids().entries()) {
+      expect(after.get(id) !== before.get(id)).toBe(i < 5);
+      const text = (await w.current(id)).map((c) => c.text).join('\n');
+      expect(text.includes(notice)).toBe(i < 5);
+    }
+    const now = (await w.state.getLearned(
+      BOILERPLATE_HOST_KIND,
+      learningKey('docs', site.origin),
+    )) as HostSampleJson;
+    expect(now.model.digest).toBe(model);
+  });
 });
 
 describe('boilerplate learning: selective re-extraction, title affixes, bounds, guards', () => {
