@@ -189,6 +189,7 @@ export function learnedModelOf(json: HostSampleJson): LearnedHostModel {
  */
 export class HostSample {
   readonly key: string;
+  readonly sourceId: string;
   readonly #pages = new Map<string, SampledPage>();
   readonly #counts = new Map<string, number>();
   /** The model pages are cut under now. */
@@ -202,8 +203,9 @@ export class HostSample {
   #fresh = 0;
   readonly #freshCounts = new Map<string, number>();
 
-  constructor(key: string, json: HostSampleJson | undefined, minShare: number) {
+  constructor(key: string, sourceId: string, json: HostSampleJson | undefined, minShare: number) {
     this.key = key;
+    this.sourceId = sourceId;
     for (const p of json?.pages ?? []) this.#add(p.id, p);
     const m = json?.model;
     this.inForce = modelOf(key, this.#pages.size, minShare, m?.blocks ?? [], m?.titleAffixes);
@@ -364,14 +366,15 @@ export class BoilerplateLearner {
     else await this.#state.putLearned(kind, id, value);
   }
 
-  /** The host's sample, read from the state once per process. */
-  host(key: string): Promise<HostSample> {
+  /** The host's sample (`learningKey(sourceId, url)`), read from the state once per process. */
+  host(key: string, sourceId: string): Promise<HostSample> {
     let got = this.#hosts.get(key);
     if (got === undefined) {
       got = (async () => {
         const json = (await this.#get(BOILERPLATE_HOST_KIND, key)) as HostSampleJson | undefined;
         const sample = new HostSample(
           key,
+          sourceId,
           json?.format === 'ragfresh-host-sample/1' ? json : undefined,
           this.settings.minShare,
         );
@@ -385,7 +388,7 @@ export class BoilerplateLearner {
 
   /** Loaded hosts of one source. */
   hostsOf(sourceId: string): HostSample[] {
-    return [...this.#loaded.values()].filter((h) => h.key.startsWith(`${sourceId} `));
+    return [...this.#loaded.values()].filter((h) => h.sourceId === sourceId);
   }
 
   wrap(pipeline: LearningPagePipeline): PagePipeline {
@@ -448,7 +451,7 @@ export class BoilerplateLearner {
     const firstSet = new Set<T>();
     const hosts = new Map<HostSample, boolean>();
     for (const [k, list] of perKey) {
-      const h = await this.host(k);
+      const h = await this.host(k, list[0]!.w.run.source.id);
       hosts.set(h, h.size < Math.min(this.settings.warmUpPages, list.length));
       list.sort((a, b) => a.rank - b.rank);
       const warm = list.slice(0, this.settings.warmUpPages);
@@ -496,7 +499,10 @@ class LearningPipeline implements PagePipeline {
   }
 
   async process(input: PageInput, context: PageContext): Promise<PageOutcome> {
-    const host = await this.#learner.host(learningKey(context.sourceId, input.url));
+    const host = await this.#learner.host(
+      learningKey(context.sourceId, input.url),
+      context.sourceId,
+    );
     const learned = host.inForce;
     const out = await this.#inner.processLearned(input, context, learned);
     this.#learner.observe(host, context.documentId, out, learned.digest);

@@ -1,5 +1,15 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createMemoryConnector, type MemoryConnector } from '@ragfresh/connector-memory';
-import { documentId, FIELDS, InMemoryStateStore, Publisher } from '@ragfresh/core';
+import {
+  documentId,
+  FIELDS,
+  InMemoryStateStore,
+  openStateStore,
+  Publisher,
+  type StateStore,
+} from '@ragfresh/core';
 import { Fetcher, MemoryRawSnapshotStore } from '@ragfresh/fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -26,10 +36,9 @@ import {
 import { CountingEmbeddings, source } from './harness.js';
 
 /** One engine world: real HTTP on loopback, the memory connector, in-memory state, snapshots. */
-async function world() {
+async function world(state: StateStore = new InMemoryStateStore()) {
   const connector: MemoryConnector = createMemoryConnector();
   await connector.open({ dimensions: 64 });
-  const state = new InMemoryStateStore();
   const publisher = await Publisher.open({ connector, state, maxRetireShare: 1 });
   const snapshots = new MemoryRawSnapshotStore();
   const fetcher = new Fetcher({
@@ -73,6 +82,7 @@ async function world() {
       await publisher.close();
       await fetcher.close();
       await connector.close();
+      await state.close();
     },
   };
 }
@@ -126,11 +136,11 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
       const text = (await w.current(documentId('docs', u))).map((c) => c.text).join('\n');
       expect(text).toContain(PROMO);
     }
-    const big = (await w.state.getLearned(
+    const big = (await w.state.getLearned!(
       BOILERPLATE_HOST_KIND,
       learningKey('docs', site.origin),
     )) as HostSampleJson;
-    const tiny = (await w.state.getLearned(
+    const tiny = (await w.state.getLearned!(
       BOILERPLATE_HOST_KIND,
       learningKey('docs', small.origin),
     )) as HostSampleJson;
@@ -139,7 +149,7 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
     expect(big.model.blocks.length).toBe(4);
     expect(tiny.model.blocks).toEqual([]);
     for (const id of ids()) {
-      const facts = (await w.state.getLearned(BOILERPLATE_DOC_KIND, id)) as DocumentLearningFacts;
+      const facts = (await w.state.getLearned!(BOILERPLATE_DOC_KIND, id)) as DocumentLearningFacts;
       expect(facts.model).toBe(big.model.digest);
       expect(facts.versionId).toBe((await w.state.getDocument(id))?.currentVersionId);
       expect(facts.matched.length).toBe(4);
@@ -159,7 +169,7 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
       }
       expect(withChrome).toBe(24);
       expect(
-        await off.state.getLearned(BOILERPLATE_HOST_KIND, learningKey('docs', site.origin)),
+        await off.state.getLearned!(BOILERPLATE_HOST_KIND, learningKey('docs', site.origin)),
       ).toBe(undefined);
     } finally {
       await off.stop();
@@ -180,7 +190,7 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
   it('a content edit on one page: that page alone gets a new version; the model and the others stay', async () => {
     const before = await versions();
     const model = (
-      (await w.state.getLearned(
+      (await w.state.getLearned!(
         BOILERPLATE_HOST_KIND,
         learningKey('docs', site.origin),
       )) as HostSampleJson
@@ -195,7 +205,7 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
     const text = (await w.current(changed[0]!)).map((c) => c.text).join('\n');
     expect(text).toContain('A sentence the editors added today.');
     expect(text).not.toContain(PROMO);
-    const now = (await w.state.getLearned(
+    const now = (await w.state.getLearned!(
       BOILERPLATE_HOST_KIND,
       learningKey('docs', site.origin),
     )) as HostSampleJson;
@@ -221,7 +231,7 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
       const text = (await w.current(id)).map((c) => c.text).join('\n');
       expect(text).not.toContain('Made in Porto');
     }
-    const now = (await w.state.getLearned(
+    const now = (await w.state.getLearned!(
       BOILERPLATE_HOST_KIND,
       learningKey('docs', site.origin),
     )) as HostSampleJson;
@@ -230,7 +240,7 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
 
   it('a notice on 5 of 24 pages is content, not chrome: those 5 get a new version with it, nothing is re-extracted, the model stays', async () => {
     const model = (
-      (await w.state.getLearned(
+      (await w.state.getLearned!(
         BOILERPLATE_HOST_KIND,
         learningKey('docs', site.origin),
       )) as HostSampleJson
@@ -248,7 +258,7 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
       const text = (await w.current(id)).map((c) => c.text).join('\n');
       expect(text.includes(notice)).toBe(i < 5);
     }
-    const now = (await w.state.getLearned(
+    const now = (await w.state.getLearned!(
       BOILERPLATE_HOST_KIND,
       learningKey('docs', site.origin),
     )) as HostSampleJson;
@@ -277,7 +287,7 @@ describe('boilerplate learning: selective re-extraction, title affixes, bounds, 
       expect(report.totals.notModified).toBe(6);
       expect(report.totals.reextracted).toBe(18);
       const model = (
-        (await w.state.getLearned(
+        (await w.state.getLearned!(
           BOILERPLATE_HOST_KIND,
           learningKey('docs', site.origin),
         )) as HostSampleJson
@@ -288,13 +298,46 @@ describe('boilerplate learning: selective re-extraction, title affixes, bounds, 
         expect((await w.state.getDocument(id))?.currentVersionId).toBe(before.get(id));
         const text = (await w.current(id)).map((c) => c.text).join('\n');
         expect(text).not.toContain(banner);
-        const facts = (await w.state.getLearned(BOILERPLATE_DOC_KIND, id)) as DocumentLearningFacts;
+        const facts = (await w.state.getLearned!(
+          BOILERPLATE_DOC_KIND,
+          id,
+        )) as DocumentLearningFacts;
         expect(facts.model).toBe(model.digest);
         expect(facts.matched.length).toBe(on(i) ? 5 : 4);
       }
     } finally {
       await w.stop();
       await site.stop();
+    }
+  });
+
+  it('on the SQLite state store, each refresh a new engine: the model and facts come back from the file, and a footer change re-extracts only the warm-up pages', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ragfresh-boilerplate-'));
+    const site = await startChromeSite({ pages: 24 });
+    const w = await world(await openStateStore(`sqlite:${join(dir, 'state.sqlite')}`));
+    try {
+      const sources = [source('docs', site.urls)];
+      const cold = await w.engine(sources, { warmUpPages: WARM_UP }).refresh({ all: true });
+      expect(cold.totals.reextracted).toBe(WARM_UP);
+      const ids = site.urls.map((u) => documentId('docs', u));
+      const before = new Map<string, string | undefined>();
+      for (const id of ids) before.set(id, (await w.state.getDocument(id))?.currentVersionId);
+      site.setFooter('Copyright 2027 Acme Cloud Inc. All rights reserved. Made in Porto.');
+      const report = await w.engine(sources, { warmUpPages: WARM_UP }).refresh({ all: true });
+      expect(report.totals.fetched200).toBe(24);
+      expect(report.totals.reextracted).toBe(WARM_UP);
+      for (const id of ids) {
+        expect((await w.state.getDocument(id))?.currentVersionId).toBe(before.get(id));
+        const facts = (await w.state.getLearned!(
+          BOILERPLATE_DOC_KIND,
+          id,
+        )) as DocumentLearningFacts;
+        expect(facts.versionId).toBe(before.get(id));
+      }
+    } finally {
+      await w.stop();
+      await site.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
@@ -314,7 +357,7 @@ describe('boilerplate learning: selective re-extraction, title affixes, bounds, 
         for (const p of await roots(on)) expect(p).not.toContain('| Guides');
         expect((await roots(off)).every((p) => p.includes('| Guides'))).toBe(true);
       }
-      const host = (await on.state.getLearned(
+      const host = (await on.state.getLearned!(
         BOILERPLATE_HOST_KIND,
         learningKey('docs', site.origin),
       )) as HostSampleJson;
@@ -333,7 +376,7 @@ describe('boilerplate learning: selective re-extraction, title affixes, bounds, 
       blocksPerPage: 8,
       minPages: 5,
     });
-    const host = await learner.host('s example.org');
+    const host = await learner.host('s example.org', 's');
     const shared = ['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb'];
     const learning = (i: number) => ({
       digests: [
