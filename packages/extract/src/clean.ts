@@ -1,4 +1,4 @@
-import { type DomDocument, type DomElement, elements, textOf } from './dom.js';
+import { classOf, type DomDocument, type DomElement, elements, textOf } from './dom.js';
 import { LANG_ATTR, languageOfPre } from './markdown.js';
 
 /** Text of a heading permalink: pilcrow, hash, link emoji, section sign, or a permalink label. */
@@ -6,6 +6,8 @@ const ANCHOR_GLYPH =
   /^(?:¶|#|🔗|§|⚓|🔗︎|link|permalink|permanent link|link to this (?:heading|section|headline)|direct link to .*|anchor)$/i;
 const ANCHOR_CLASS =
   /(?:^|\s)(?:headerlink|hash-link|anchor|anchorjs-link|anchor-link|header-anchor|heading-anchor|headinganchor|permalink|heading-link|autolink-headings?|title-link|deep-link|sl-anchor-link)(?:\s|$)/i;
+const PERMALINK_CLASS = /(?:^|\s)(?:headerlink|hash-link)(?:\s|$)/;
+const GUTTER_CLASS = /(?:^|\s)(?:linenos|gutter)(?:\s|$)/;
 const SKIP_LINK = /^(?:skip|jump) (?:to|navigation)\b|^skip to (?:main )?content$/i;
 const SKIP_CLASS =
   /(?:^|\s)(?:skip-link|skip-links|skip-to-content|skiplink|skip-nav|skipnav|visually-hidden-focusable)(?:\s|$)/i;
@@ -81,16 +83,26 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     ))
       junk.remove();
   }
-  for (const gutter of elements(
-    doc.querySelectorAll('td.linenos, td.gutter, .highlighttable td.linenos'),
-  ))
-    gutter.remove();
-
-  for (const a of elements(
-    doc.querySelectorAll('h1 a, h2 a, h3 a, h4 a, h5 a, h6 a, dt a, .headerlink, .hash-link'),
-  )) {
+  // One tag-only walk instead of class and descendant selectors (each a whole-tree walk that
+  // reads every element's class list): headings, links and table cells.
+  const headings: DomElement[] = [];
+  const anchors: DomElement[] = [];
+  const open: DomElement[] = [];
+  for (const el of elements(doc.querySelectorAll('h1, h2, h3, h4, h5, h6, dt, a, td'))) {
+    while (open.length > 0 && !open[open.length - 1]!.contains(el)) open.pop();
+    const tag = el.nodeName;
+    if (tag === 'A') {
+      if (open.length > 0 || PERMALINK_CLASS.test(classOf(el))) anchors.push(el);
+    } else if (tag === 'TD') {
+      if (GUTTER_CLASS.test(classOf(el))) el.remove();
+    } else {
+      if (tag !== 'DT') headings.push(el);
+      open.push(el);
+    }
+  }
+  for (const a of anchors) {
     const text = textOf(a);
-    const cls = a.className ?? '';
+    const cls = classOf(a);
     if (
       ANCHOR_CLASS.test(cls) ||
       (text === '' && a.getAttribute('href')?.startsWith('#')) ||
@@ -113,8 +125,8 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
   // heading is a permalink; the heading is content. A link to another page around a heading
   // (a card) is unwrapped only off articles: on a listing the cards are the content, while
   // on an article they are its related stories, which Readability drops as links.
-  for (const h of elements(body.querySelectorAll('a h1, a h2, a h3, a h4, a h5, a h6'))) {
-    const a = h.closest('a');
+  for (const h of headings) {
+    const a = h.parentNode ? h.closest('a') : null;
     if (!a?.parentNode) continue;
     const permalink = (a.getAttribute('href') ?? '').startsWith('#') && textOf(a) === textOf(h);
     if (!permalink && !options.unwrapLinkedHeadings) continue;
@@ -124,7 +136,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
   stats.feedback = removeFeedback(body);
   for (const el of elements(body.querySelectorAll('*'))) {
     if (!el.parentNode) continue;
-    const cls = typeof el.className === 'string' ? el.className : '';
+    const cls = classOf(el);
     const id = el.id ?? '';
     const tag = el.nodeName;
     if (tag === 'A') {

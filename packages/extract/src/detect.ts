@@ -1,5 +1,12 @@
 import type { PublishContract } from '@ragfresh/core';
-import { type DomDocument, type DomElement, elements, parseDocument, textOf } from './dom.js';
+import {
+  classOf,
+  type DomDocument,
+  type DomElement,
+  elements,
+  parseDocument,
+  textOf,
+} from './dom.js';
 
 /** Why a fetched page is not the document it claims to be, or breaks its source's contract. */
 export type NotDocumentCode =
@@ -103,34 +110,63 @@ export interface PageFacts {
 }
 
 /**
+ * What the raw HTML says can be skipped: a selector whose attribute values never occur in the
+ * source cannot match its tree (revealing streamed content moves nodes, it never invents
+ * attributes). Each test is a cheap substring scan that replaces a whole-tree selector walk.
+ */
+const MAY_HAVE = {
+  challenge: /challenge|captcha|cf-turnstile|sitekey|cf-browser-verification|cf-error-details/i,
+  appRoot:
+    /\bid\s*=\s*["']?(?:root|app|__next|__nuxt|___gatsby|svelte|main-app|application)\b|data-reactroot|ng-version|app-root|ng-app/i,
+  // The words in an id, class or aria-label, not anywhere (scripts mention cookies everywhere).
+  consentLayer:
+    /(?:id|class|aria-label)\s*=\s*["']?[^"'>]*(?:cookie|consent|gdpr|onetrust|didomi|qc-cmp|sp_message|truste|usercentrics|privacy-banner|cc-window|fc-consent)/i,
+  consentForm: /<form\b[^>]*\baction\s*=\s*["']?[^"'>]*(?:consent|cookie|gdpr)/i,
+  password: /type\s*=\s*["']?password/i,
+};
+
+export interface PageFactsHints {
+  /** The HTML the document was parsed from: lets the walk skip selectors that cannot match. */
+  readonly html?: string;
+}
+
+/**
  * Collects {@link PageFacts} from a parsed document. Removes scripts, styles and templates
  * from it (what cleaning does first anyway), so extraction can run on the same tree after.
  */
-export function collectPageFacts(doc: DomDocument): PageFacts {
+export function collectPageFacts(doc: DomDocument, hints: PageFactsHints = {}): PageFacts {
+  const html = hints.html;
+  const may = (re: RegExp) => html === undefined || re.test(html);
   const title = doc.head ? doc.title.replace(/\s+/g, ' ').trim() : '';
-  const scripts = elements(doc.querySelectorAll('script'));
-  const scriptSrcs = scripts.filter((s) => s.hasAttribute('src')).length;
-  const inlineBytes = scripts.reduce(
-    (n, s) => n + (s.hasAttribute('src') ? 0 : (s.textContent ?? '').length),
-    0,
-  );
+  let scripts = 0;
+  let scriptSrcs = 0;
+  let inlineBytes = 0;
   // <noscript> stays: it is what a reader without JavaScript sees (Discourse serves whole
   // threads there), and an app shell's "enable JavaScript" note is short anyway.
-  for (const el of elements(doc.querySelectorAll('script, style, template'))) el.remove();
-  const widget = doc.querySelector(CHALLENGE_SELECTORS);
+  for (const el of elements(doc.querySelectorAll('script, style, template'))) {
+    if (el.nodeName === 'SCRIPT') {
+      scripts++;
+      if (el.hasAttribute('src')) scriptSrcs++;
+      else inlineBytes += (el.textContent ?? '').length;
+    }
+    el.remove();
+  }
+  const widget = may(MAY_HAVE.challenge) ? doc.querySelector(CHALLENGE_SELECTORS) : null;
   const challengeWidget = widget ? describe(widget) : undefined;
   const h1El = doc.querySelector('h1');
   const body = doc.body;
-  const emptyRoot = elements(doc.querySelectorAll(APP_ROOT)).find((r) => textOf(r).length < 40);
-  const consent = findConsentLayer(doc);
-  const consentForm = doc.querySelector(
-    'form[action*="consent"], form[action*="cookie"], form[action*="gdpr"]',
-  );
+  const emptyRoot = may(MAY_HAVE.appRoot)
+    ? elements(doc.querySelectorAll(APP_ROOT)).find((r) => textOf(r).length < 40)
+    : undefined;
+  const consent = may(MAY_HAVE.consentLayer) ? findConsentLayer(doc) : undefined;
+  const consentForm = may(MAY_HAVE.consentForm)
+    ? doc.querySelector('form[action*="consent"], form[action*="cookie"], form[action*="gdpr"]')
+    : null;
   return {
     title,
     h1: h1El ? textOf(h1El) : '',
     text: body ? textOf(body) : '',
-    scripts: scripts.length + (inlineBytes > 20_000 ? 1 : 0),
+    scripts: scripts + (inlineBytes > 20_000 ? 1 : 0),
     scriptSrcs,
     ...(emptyRoot
       ? {
@@ -138,7 +174,7 @@ export function collectPageFacts(doc: DomDocument): PageFacts {
         }
       : {}),
     ...(challengeWidget ? { challengeWidget } : {}),
-    passwordField: doc.querySelector('input[type="password"]') !== null,
+    passwordField: may(MAY_HAVE.password) && doc.querySelector('input[type="password"]') !== null,
     ...(consent
       ? { consentLayer: { describe: describe(consent), chars: textOf(consent).length } }
       : {}),
@@ -154,7 +190,7 @@ export function collectPageFacts(doc: DomDocument): PageFacts {
  * extraction then reuses.
  */
 export function detectNotDocument(html: string, options: DetectOptions = {}): DocumentCheck {
-  return classifyFacts(collectPageFacts(parseDocument(html)), options);
+  return classifyFacts(collectPageFacts(parseDocument(html), { html }), options);
 }
 
 /** The decision of {@link detectNotDocument} on facts already collected. Pure. */
@@ -258,7 +294,7 @@ function findConsentLayer(doc: DomDocument): DomElement | undefined {
   let best: DomElement | undefined;
   let bestLen = 0;
   for (const el of elements(body.querySelectorAll('div, section, aside, dialog, form'))) {
-    const marker = `${el.id ?? ''} ${typeof el.className === 'string' ? el.className : ''} ${el.getAttribute('aria-label') ?? ''}`;
+    const marker = `${el.id ?? ''} ${classOf(el)} ${el.getAttribute('aria-label') ?? ''}`;
     if (!CONSENT_ID.test(marker)) continue;
     // A consent layer never holds the page's own heading or main content.
     if (el.querySelector('main, article, h1')) continue;

@@ -32,6 +32,7 @@ export interface DomElement extends DomNode {
   innerHTML: string;
   readonly outerHTML: string;
   getAttribute(name: string): string | null;
+  getAttributeNode(name: string): { readonly value: string } | null;
   setAttribute(name: string, value: string): void;
   removeAttribute(name: string): void;
   hasAttribute(name: string): boolean;
@@ -68,12 +69,20 @@ export function parseDocument(html: string): DomDocument {
   // linkedom builds the tree as written, not as the HTML5 tree builder would: with no <html>
   // tag, elements before <head>, or a nested <html>, `document.body` misses the real body and
   // Readability sees an empty page. Rebuild such documents around the body holding the text.
+  // The common case, decided without a tree walk: one <body> tag in the source and a body
+  // with content where the document expects it.
+  const current = document.body;
+  if (
+    current?.firstChild &&
+    current.parentNode === document.documentElement &&
+    (html.match(/<body[\s>]/gi) ?? []).length === 1
+  )
+    return document;
   const bodies = Array.from(document.querySelectorAll('body'));
   if (bodies.length === 0) return document;
   let real = bodies[0]!;
   for (const b of bodies)
     if ((b.textContent ?? '').length > (real.textContent ?? '').length) real = b;
-  const current = document.body;
   if (
     current === real ||
     (current && (current.textContent ?? '').length >= (real.textContent ?? '').length)
@@ -102,6 +111,14 @@ export function isElement(node: DomNode | null | undefined): node is DomElement 
 /** Elements of a live or static collection as an array, so removal while iterating is safe. */
 export function elements(list: ArrayLike<DomElement>): DomElement[] {
   return Array.from(list);
+}
+
+/**
+ * The class attribute as written. linkedom's `className` and `getAttribute('class')` build a
+ * token set and join it on every read; the attribute node is the same string without that.
+ */
+export function classOf(el: DomElement): string {
+  return el.getAttributeNode('class')?.value ?? '';
 }
 
 /** Whitespace-collapsed text of a node. */

@@ -11,7 +11,7 @@ import {
 } from './detect.js';
 import { type DomDocument, type DomElement, elements, parseDocument, textOf } from './dom.js';
 import { toMarkdown } from './markdown.js';
-import { protectContent, removeHidden, revealStreamedContent } from './protect.js';
+import { isHiddenElement, protectContent, removeHidden, revealStreamedContent } from './protect.js';
 import { stripTitleAffixes, type TitleAffixes, titleRoot } from './title.js';
 
 /** Which part of the page the Markdown came from. */
@@ -109,6 +109,7 @@ const CONTAINER_SELECTORS = [
   '#main-content',
   '#content',
 ];
+const CONTAINER_UNION = CONTAINER_SELECTORS.join(', ');
 const NOT_CONTENT =
   'nav, aside, footer, [role="navigation"], [role="complementary"], [role="contentinfo"], [role="banner"], [role="search"], .toc, #toc, .table-of-contents, .sidebar, .pagination, .pagination-nav, .theme-doc-toc-mobile, .theme-doc-footer, .feedback, .page-feedback, header nav, dialog, [aria-hidden="true"]';
 
@@ -157,11 +158,14 @@ export function pickContainer(doc: DomDocument): DomElement | undefined {
 }
 
 function pickCandidate(doc: DomDocument): Candidate | undefined {
+  // One walk for all selectors; candidates are then taken selector by selector, as before.
+  const found = elements(doc.querySelectorAll(CONTAINER_UNION));
+  if (found.length === 0) return undefined;
   const seen = new Set<DomElement>();
   const candidates: Candidate[] = [];
   for (const selector of CONTAINER_SELECTORS) {
-    for (const el of elements(doc.querySelectorAll(selector))) {
-      if (seen.has(el)) continue;
+    for (const el of found) {
+      if (seen.has(el) || !el.matches(selector)) continue;
       seen.add(el);
       const c = measure(el);
       if (c.text < 200) continue;
@@ -193,12 +197,25 @@ export function stripNonContent(el: DomElement, hidden = true): DomElement {
 /**
  * A declared article whose body is built like reference material or a thread: code blocks,
  * data tables or several dated posts. The declaration then says more about the site builder
- * than about the page, and the container rule applies.
+ * than about the page, and the container rule applies. Read on the container as found,
+ * counting only what {@link stripNonContent} would keep, so an article is never cloned.
  */
 function builtLikeReference(root: DomElement): boolean {
-  if (root.querySelectorAll('pre').length >= 2) return true;
+  const kept = (el: DomElement) => {
+    for (let p: DomElement | null = el; p && p !== root; p = p.parentElement) {
+      if (p.matches(NOT_CONTENT) || isHiddenElement(p) || p.getAttribute('aria-hidden') === 'true')
+        return false;
+    }
+    return true;
+  };
+  let pres = 0;
+  for (const pre of elements(root.querySelectorAll('pre'))) {
+    if (kept(pre) && ++pres >= 2) return true;
+  }
   for (const t of elements(root.querySelectorAll('table'))) {
-    if (t.querySelectorAll('tr').length >= 4 && !t.querySelector('table')) return true;
+    if (t.querySelector('table') || !kept(t)) continue;
+    let rows = 0;
+    for (const tr of elements(t.querySelectorAll('tr'))) if (kept(tr) && ++rows >= 4) return true;
   }
   return false;
 }
@@ -313,10 +330,10 @@ class Page implements ParsedPage {
       if (this.#consumed) {
         const fresh = parseDocument(this.html);
         revealStreamedContent(fresh);
-        this.#facts = collectPageFacts(fresh);
+        this.#facts = collectPageFacts(fresh, { html: this.html });
       } else {
         this.#reveal();
-        this.#facts = collectPageFacts(this.#doc);
+        this.#facts = collectPageFacts(this.#doc, { html: this.html });
       }
     }
     return classifyFacts(this.#facts, options);
@@ -383,14 +400,12 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
   let isArticle = declared;
   if (strategy !== 'readability') {
     const picked = pickCandidate(doc);
-    if (picked) {
+    if (picked && isArticle && builtLikeReference(picked.el)) isArticle = false;
+    // Readability rewrites the tree, so the container is copied first, unless the article
+    // guard already rules it out.
+    if (picked && !isArticle) {
       container = stripNonContent(picked.el.cloneNode(true) as DomElement);
       containerScore = score(measure(container, picked.grid));
-      if (isArticle && builtLikeReference(container)) isArticle = false;
-    }
-    if (isArticle) {
-      container = undefined;
-      containerScore = 0;
     }
   }
 

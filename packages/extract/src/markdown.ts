@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import TurndownService from 'turndown';
-import { type DomElement, type DomNode, isElement } from './dom.js';
+import { classOf, type DomElement, type DomNode, isElement } from './dom.js';
 import { LEVEL_ATTR } from './protect.js';
 
 // turndown-plugin-gfm ships no types; only its strikethrough and task-list rules are used (its
@@ -47,19 +47,19 @@ export function languageOfPre(pre: DomElement): string | undefined {
   if (marked) return marked;
   const own = pre.getAttribute('data-lang') ?? pre.getAttribute('data-language');
   if (own) return own.toLowerCase();
-  const fromOwn = languageOfClass(pre.className ?? '');
+  const fromOwn = languageOfClass(classOf(pre));
   if (fromOwn) return fromOwn;
   const code = pre.querySelector('code');
   if (code) {
     const l =
       code.getAttribute('data-lang') ??
       code.getAttribute('data-language') ??
-      languageOfClass(code.className ?? '');
+      languageOfClass(classOf(code));
     if (l) return l.toLowerCase();
   }
   let parent = pre.parentElement;
   for (let i = 0; i < 3 && parent; i++, parent = parent.parentElement) {
-    const l = parent.getAttribute('data-lang') ?? languageOfClass(parent.className ?? '');
+    const l = parent.getAttribute('data-lang') ?? languageOfClass(classOf(parent));
     if (l) return l.toLowerCase();
   }
   return undefined;

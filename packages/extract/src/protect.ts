@@ -1,4 +1,4 @@
-import { type DomDocument, type DomElement, elements, textOf } from './dom.js';
+import { classOf, type DomDocument, type DomElement, elements, textOf } from './dom.js';
 
 /** Attribute that keeps a heading's own level through Readability (which renames h1 to h2). */
 export const LEVEL_ATTR = 'data-rf-level';
@@ -29,7 +29,10 @@ export function revealStreamedContent(doc: DomDocument): number {
   const body = doc.body;
   if (!body) return 0;
   let revealed = 0;
-  for (const segment of elements(body.querySelectorAll('[hidden][id^="S:"]'))) {
+  const anyHidden = '[hidden], [style*="none"], [style*="hidden"]';
+  let candidates = elements(body.querySelectorAll(anyHidden));
+  const segments = candidates.filter((el) => el.hasAttribute('hidden') && el.id.startsWith('S:'));
+  for (const segment of segments) {
     const n = segment.id.slice(2);
     const placeholder = doc.querySelector(`template[id="B:${n}"], [id="B:${n}"]`);
     unhide(segment);
@@ -41,8 +44,8 @@ export function revealStreamedContent(doc: DomDocument): number {
     }
     revealed++;
   }
-  const anyHidden = '[hidden], [style*="none"], [style*="hidden"]';
-  const hidden = elements(body.querySelectorAll(anyHidden)).filter(
+  if (segments.length > 0) candidates = elements(body.querySelectorAll(anyHidden));
+  const hidden = candidates.filter(
     (el) => isHiddenElement(el) && !el.parentElement?.closest(anyHidden),
   );
   const lengths = hidden.map((el) => (el.textContent ?? '').length);
@@ -125,10 +128,17 @@ export function protectContent(doc: DomDocument): ProtectStats {
   const stats: ProtectStats = { utilityTokens: 0, contentElements: 0, panels: 0 };
   const body = doc.body;
   if (!body) return stats;
+  // One walk for every id a toggle names, not one whole-tree query per toggle.
+  let byId: Map<string, DomElement> | undefined;
   for (const toggle of elements(body.querySelectorAll('[aria-controls]'))) {
     for (const id of (toggle.getAttribute('aria-controls') ?? '').split(/\s+/)) {
       if (id === '') continue;
-      const panel = doc.querySelector(`[id="${id.replace(/["\\]/g, '')}"]`);
+      if (!byId) {
+        byId = new Map();
+        for (const el of elements(doc.querySelectorAll('[id]')))
+          if (!byId.has(el.id)) byId.set(el.id, el);
+      }
+      const panel = byId.get(id);
       if (!panel || panel.closest('nav, header, footer, aside') || panel.nodeName === 'NAV')
         continue;
       if (textOf(panel).length < 40) continue;
@@ -164,7 +174,7 @@ export function protectContent(doc: DomDocument): ProtectStats {
       el.removeAttribute('id');
       continue;
     }
-    const cls = el.getAttribute('class');
+    const cls = classOf(el);
     if (!cls) continue;
     const tokens = cls.split(/\s+/).filter((t) => t !== '');
     const responsive = tokens.some((t) =>
@@ -182,17 +192,12 @@ export function protectContent(doc: DomDocument): ProtectStats {
 }
 
 function hasVisibleTwin(el: DomElement): boolean {
-  const cls = el.getAttribute('class') ?? '';
+  const cls = classOf(el);
   if (cls.trim() === '') return false;
   const parent = el.parentElement;
   if (!parent) return false;
   for (const sib of Array.from(parent.children)) {
-    if (
-      sib !== el &&
-      sib.nodeName === el.nodeName &&
-      sib.getAttribute('class') === cls &&
-      !isHiddenElement(sib)
-    )
+    if (sib !== el && sib.nodeName === el.nodeName && classOf(sib) === cls && !isHiddenElement(sib))
       return true;
   }
   return false;

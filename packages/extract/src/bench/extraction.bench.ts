@@ -6,10 +6,11 @@
  * BENCH_SETS=scrapinghub,wcxb; BENCH_SAMPLE=k (every k-th page); BENCH_WORKERS=n (n child
  * processes, each one thread, pages dealt round-robin; per-page CPU time is unaffected);
  * BENCH_PIPELINE=0 skips the full-page pass (parse once, classify, extract, chunk) and its
- * chunk-quality report.
+ * chunk-quality report; BENCH_DUMP=file.json also writes every per-page score (for comparing two
+ * runs page by page and type by type).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -329,6 +330,12 @@ const percentile = (sorted: number[], q: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
 function report(r: Results): void {
+  if (process.env.BENCH_DUMP) {
+    writeFileSync(
+      process.env.BENCH_DUMP,
+      JSON.stringify({ sh: r.sh, wc: r.wc, wcTypes: r.wcTypes, chunks: r.chunks }),
+    );
+  }
   console.log(
     `# Extraction benchmark — data ${benchDir}, node ${process.version}, ${workers} worker process(es)`,
   );
