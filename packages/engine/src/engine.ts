@@ -1,7 +1,5 @@
 import type { ReviewItem, RunSummary } from '@ragfresh/core';
-import { decodeBody } from '@ragfresh/fetch';
 import { type BoilerplateLearner, learnerFor, settleBoilerplate } from './boilerplate.js';
-import { processBounded } from './bounds.js';
 import { CanaryLog } from './canaries.js';
 import { mapLimit } from './concurrency.js';
 import { EngineContext, type EngineDeps, SourceRun } from './context.js';
@@ -32,6 +30,7 @@ import {
   settleProposals,
 } from './review.js';
 import { checkShape } from './shape.js';
+import { extractSnapshot } from './snapshot.js';
 import type { EngineSource } from './types.js';
 
 export interface RefreshOptions {
@@ -279,22 +278,13 @@ export class RefreshEngine {
     if (raw === undefined)
       return 'its raw snapshot is not kept; the next refresh proposes it again';
     const record = await ctx.deps.state.getDocument(item.documentId);
-    const contentType = raw.meta.contentType ?? raw.meta.headers['content-type'] ?? 'text/html';
-    const retrievedAt = raw.meta.fetchedAt;
-    const outcome = await processBounded(
+    const { outcome, retrievedAt } = await extractSnapshot(
       ctx.deps.pipeline,
-      {
-        text: decodeBody(raw.body, contentType).text,
-        contentType,
-        url: item.url,
-        finalUrl: raw.meta.finalUrl,
-        acquisition: /markdown/.test(contentType) ? 'markdown-twin' : 'raw',
-      },
+      raw,
       {
         documentId: item.documentId,
         sourceId: source.id,
-        retrievedAt,
-        ...(raw.meta.region === undefined ? {} : { region: raw.meta.region }),
+        url: item.url,
         ...(source.authority === undefined ? {} : { authority: source.authority }),
       },
       ctx.pageLimits,

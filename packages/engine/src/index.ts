@@ -16,4 +16,5 @@ export * from './publish.js';
 export * from './reconcile.js';
 export * from './reextract.js';
 export * from './review.js';
+export * from './snapshot.js';
 export * from './types.js';

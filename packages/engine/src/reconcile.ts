@@ -12,11 +12,10 @@ import {
   type StateRecoveryReport,
   type StoreCheck,
 } from '@ragfresh/core';
-import { decodeBody } from '@ragfresh/fetch';
-import { processBounded } from './bounds.js';
 import { type EngineContext, SourceRun } from './context.js';
 import { embedNewChunks } from './embed.js';
 import type { PublishQueue } from './publish.js';
+import { extractSnapshot } from './snapshot.js';
 
 /** What the start of a refresh found and did. */
 export interface StoreCheckReport {
@@ -53,22 +52,17 @@ export async function republishFromSnapshots(
       run = new SourceRun(source, ctx.nowIso());
       runs.set(source.id, run);
     }
-    const contentType = raw.meta.contentType ?? raw.meta.headers['content-type'] ?? 'text/html';
-    const outcome = await processBounded(
+    const { outcome } = await extractSnapshot(
       ctx.deps.pipeline,
-      {
-        text: decodeBody(raw.body, contentType).text,
-        contentType,
-        url: record.url,
-        finalUrl: raw.meta.finalUrl,
-        acquisition: /markdown/.test(contentType) ? 'markdown-twin' : 'raw',
-      },
+      raw,
       {
         documentId: record.documentId,
         sourceId: source.id,
-        retrievedAt: record.timestamps.retrievedAt ?? raw.meta.fetchedAt,
-        ...(raw.meta.region === undefined ? {} : { region: raw.meta.region }),
+        url: record.url,
         ...(source.authority === undefined ? {} : { authority: source.authority }),
+        ...(record.timestamps.retrievedAt === undefined
+          ? {}
+          : { retrievedAt: record.timestamps.retrievedAt }),
       },
       ctx.pageLimits,
     );

@@ -1,10 +1,9 @@
 import type { DocumentRecord } from '@ragfresh/core';
-import { decodeBody } from '@ragfresh/fetch';
-import { processBounded } from './bounds.js';
 import type { EngineContext, SourceRun } from './context.js';
 import { embedNewChunks } from './embed.js';
 import type { PageOutcome } from './extract.js';
 import type { PublishQueue } from './publish.js';
+import { extractSnapshot } from './snapshot.js';
 
 /**
  * Which documents to re-extract: all with a raw snapshot, only those cut under another pipeline
@@ -41,27 +40,18 @@ async function fromSnapshot(
 ): Promise<{ outcome: PageOutcome; retrievedAt: string } | undefined> {
   const raw = await ctx.deps.snapshots?.get(r.rawDigest!);
   if (raw === undefined) return undefined;
-  const contentType = raw.meta.contentType ?? raw.meta.headers['content-type'] ?? 'text/html';
-  const retrievedAt = r.timestamps.retrievedAt ?? raw.meta.fetchedAt;
-  const outcome = await processBounded(
+  return extractSnapshot(
     ctx.deps.pipeline,
-    {
-      text: decodeBody(raw.body, contentType).text,
-      contentType,
-      url: r.url,
-      finalUrl: raw.meta.finalUrl,
-      acquisition: /markdown/.test(contentType) ? 'markdown-twin' : 'raw',
-    },
+    raw,
     {
       documentId: r.documentId,
       sourceId: run.source.id,
-      retrievedAt,
-      ...(raw.meta.region === undefined ? {} : { region: raw.meta.region }),
+      url: r.url,
       ...(run.source.authority === undefined ? {} : { authority: run.source.authority }),
+      ...(r.timestamps.retrievedAt === undefined ? {} : { retrievedAt: r.timestamps.retrievedAt }),
     },
     ctx.pageLimits,
   );
-  return { outcome, retrievedAt };
 }
 
 /**

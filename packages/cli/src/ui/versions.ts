@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_PAGE_LIMITS, type PagePipeline, processBounded } from '@ragfresh/engine';
-import { decodeBody, type RawSnapshotStore } from '@ragfresh/fetch';
+import { extractSnapshot, type PagePipeline, type SnapshotSubject } from '@ragfresh/engine';
+import type { RawSnapshotStore } from '@ragfresh/fetch';
 
 /** A version's text re-extracted from a raw snapshot (no network). */
 export interface SnapshotText {
@@ -14,12 +14,7 @@ export interface SnapshotText {
   readonly problem?: string;
 }
 
-export interface SnapshotSubject {
-  readonly documentId: string;
-  readonly sourceId: string;
-  readonly url: string;
-  readonly authority?: string;
-}
+export type { SnapshotSubject } from '@ragfresh/engine';
 
 /** How long a scan of the raw snapshot sidecars is reused before the directory is read again. */
 const INDEX_TTL_MS = 10_000;
@@ -27,7 +22,7 @@ const INDEX_TTL_MS = 10_000;
 /**
  * Texts of versions, from the raw snapshots kept in the data dir: a held candidate by its digest,
  * and every version of a URL whose body is still kept (the sidecars name the URL). Extraction is
- * the engine's own step (`processBounded` over the configured pipeline), so a text shown here is
+ * the engine's own step (`extractSnapshot` over the configured pipeline), so a text shown here is
  * the text that was, or would be, published; results are memoised by digest.
  */
 export class VersionTexts {
@@ -50,25 +45,7 @@ export class VersionTexts {
     const raw = await this.#snapshots.get(digest).catch(() => undefined);
     if (raw === undefined)
       return { digest, fetchedAt: '', problem: 'its raw snapshot is not kept' };
-    const contentType = raw.meta.contentType ?? raw.meta.headers['content-type'] ?? 'text/html';
-    const outcome = await processBounded(
-      this.#pipeline,
-      {
-        text: decodeBody(raw.body, contentType).text,
-        contentType,
-        url: subject.url,
-        finalUrl: raw.meta.finalUrl,
-        acquisition: /markdown/.test(contentType) ? 'markdown-twin' : 'raw',
-      },
-      {
-        documentId: subject.documentId,
-        sourceId: subject.sourceId,
-        retrievedAt: raw.meta.fetchedAt,
-        ...(raw.meta.region === undefined ? {} : { region: raw.meta.region }),
-        ...(subject.authority === undefined ? {} : { authority: subject.authority }),
-      },
-      DEFAULT_PAGE_LIMITS,
-    );
+    const { outcome } = await extractSnapshot(this.#pipeline, raw, subject);
     const result: SnapshotText =
       outcome.kind === 'document'
         ? {

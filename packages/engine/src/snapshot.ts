@@ -1,0 +1,48 @@
+import { decodeBody, type RawSnapshot } from '@ragfresh/fetch';
+import { DEFAULT_PAGE_LIMITS, type PageLimits, processBounded } from './bounds.js';
+import type { PageOutcome, PagePipeline } from './extract.js';
+
+/** Whose page a raw snapshot is: what the pipeline needs besides the bytes. */
+export interface SnapshotSubject {
+  readonly documentId: string;
+  readonly sourceId: string;
+  readonly url: string;
+  readonly authority?: string;
+  /** When the body was observed; default the snapshot's own `fetchedAt`. */
+  readonly retrievedAt?: string;
+}
+
+/**
+ * Extracts a stored raw snapshot again, without network: the bytes decoded by their recorded
+ * content type and run through the pipeline behind the same pre-screen as a live page. The one
+ * path for re-extraction (pipeline change), store repair, approving a held candidate and the
+ * UI's version texts, so each shows the text that was, or would be, published.
+ */
+export async function extractSnapshot(
+  pipeline: PagePipeline,
+  raw: RawSnapshot,
+  subject: SnapshotSubject,
+  limits: PageLimits = DEFAULT_PAGE_LIMITS,
+): Promise<{ readonly outcome: PageOutcome; readonly retrievedAt: string }> {
+  const contentType = raw.meta.contentType ?? raw.meta.headers['content-type'] ?? 'text/html';
+  const retrievedAt = subject.retrievedAt ?? raw.meta.fetchedAt;
+  const outcome = await processBounded(
+    pipeline,
+    {
+      text: decodeBody(raw.body, contentType).text,
+      contentType,
+      url: subject.url,
+      finalUrl: raw.meta.finalUrl,
+      acquisition: /markdown/.test(contentType) ? 'markdown-twin' : 'raw',
+    },
+    {
+      documentId: subject.documentId,
+      sourceId: subject.sourceId,
+      retrievedAt,
+      ...(raw.meta.region === undefined ? {} : { region: raw.meta.region }),
+      ...(subject.authority === undefined ? {} : { authority: subject.authority }),
+    },
+    limits,
+  );
+  return { outcome, retrievedAt };
+}
