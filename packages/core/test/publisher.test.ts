@@ -189,6 +189,15 @@ describe('Publisher', () => {
     const expected = action === 'rolled-back' ? a : b;
     expect(await currentVersions(connector, a.documentId)).toEqual([expected.versionId]);
     expect((await state.getDocument(a.documentId))?.currentVersionId).toBe(expected.versionId);
+    // Each version enters the history once, also when the crash came after the batch wrote the
+    // document record (flagged, retired, confirmed): recovery must not record it again.
+    const history = ((await state.getDocument(a.documentId))?.history ?? []).map(
+      (h) => `${h.event} ${h.versionId}`,
+    );
+    expect(history).toEqual([
+      `published ${a.versionId}`,
+      ...(action === 'rolled-forward' ? [`replaced ${b.versionId}`] : []),
+    ]);
     const visible = await connector.searchCurrent(embed('x'), 100, { documentId: a.documentId });
     expect(visible).toHaveLength(expected.chunks.length);
     if (action === 'rolled-back') {

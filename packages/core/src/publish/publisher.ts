@@ -721,6 +721,15 @@ export class Publisher {
     const now = this.#now().toISOString();
     for (const d of entry.documents) {
       const record = await this.state.getDocument(d.documentId);
+      // Recovering from a later step: this batch recorded the document already (same version,
+      // same epoch); writing it again would enter the version in its history twice.
+      if (record !== undefined && record.publishedEpoch === entry.targetEpoch) {
+        const recorded =
+          d.action === 'publish'
+            ? record.currentVersionId === d.versionId
+            : record.status === 'tombstoned' && record.currentVersionId === undefined;
+        if (recorded) continue;
+      }
       await this.state.putDocument(this.#recordAfter(record, d, entry.targetEpoch, now));
     }
     timings.record = elapsed(t);
