@@ -166,7 +166,11 @@ export class HostSample {
     }
   }
 
-  observe(documentId: string, learning: PageLearning, s: BoilerplateSettings): void {
+  observe(
+    documentId: string,
+    learning: Pick<PageLearning, 'digests' | 'rootTitle'>,
+    s: BoilerplateSettings,
+  ): void {
     const all = learning.digests;
     const half = Math.ceil(s.blocksPerPage / 2);
     const blocks =

@@ -11,6 +11,7 @@ import {
 import type { EngineContext, SourceRun } from './context.js';
 import type {
   LearnedHostModel,
+  LearnedModelChoice,
   PageContext,
   PageInput,
   PageOutcome,
@@ -48,7 +49,7 @@ export interface LearningPagePipeline extends PagePipeline {
   processLearned(
     input: PageInput,
     context: PageContext,
-    learned: LearnedHostModel | undefined,
+    choice: LearnedModelChoice,
   ): Promise<PageOutcome>;
 }
 
@@ -82,6 +83,15 @@ export class BoilerplateLearner {
   readonly #facts = new Map<string, DocumentLearningFacts>();
   /** Used when the state store has no `putLearned` (learning then lasts for the process). */
   readonly #memory = new Map<string, unknown>();
+  /** Warm-up pages that have not reached their cut yet, with their host. */
+  readonly #warm = new Map<string, HostSample>();
+  /** Warm-up pages that reached their cut: the opening of their host's gate. */
+  readonly #arrived = new Map<string, Promise<void>>();
+  /** Per host in warm-up: pages still to come, and the gate they wait at. */
+  readonly #gates = new Map<
+    HostSample,
+    { pending: number; cold: boolean; open: () => void; opened: Promise<void> }
+  >();
 
   constructor(state: StateStore, options: BoilerplateLearningOptions = {}) {
     this.#state = state;
@@ -127,9 +137,9 @@ export class BoilerplateLearner {
     return new LearningPipeline(pipeline, this);
   }
 
-  observe(host: HostSample, documentId: string, doc: PageOutcome, model: string): void {
+  /** Records what a cut page was cut under (its facts for the settle). */
+  cut(host: HostSample, documentId: string, doc: PageOutcome, model: string): void {
     if (doc.kind !== 'document' || doc.learning === undefined) return;
-    host.observe(documentId, doc.learning, this.settings);
     this.#facts.set(documentId, {
       format: 'ragfresh-boilerplate-doc/1',
       key: host.key,
@@ -162,17 +172,20 @@ export class BoilerplateLearner {
 
   /**
    * The warm-up: `warmUpPages` pages of every host (those with the smallest hash of their
-   * document id, spread over the host) go first; `advance` then puts in force, for the rest of
-   * the host's pages, the model the sample supports (a new host: cold start) or the model in
-   * force moved by unanimous fresh evidence (a host that changed its chrome). Only warm-up
-   * pages are cut under an older model, so only they can need a second extraction at the settle.
+   * document id, spread over the host) go first, host by host. Each waits at its cut until the
+   * host's other warm-up pages have been counted (or finished without a cut); then the host's
+   * model for this refresh is put in force and they are all cut under it: the model the sample
+   * supports for a host whose sample was smaller than that (a new host: cold start), else the
+   * model in force moved by unanimous fresh evidence (a host that changed its chrome). The
+   * caller runs `first` with room for a whole host's warm-up at once (`warmUpPages` or more in
+   * flight), reports each finished page with `pass`, then calls `endWarmUp`.
    */
   async warmUp<
     T extends {
       readonly run: SourceRun;
       readonly entry: { readonly url: string; readonly documentId: string };
     },
-  >(work: readonly T[]): Promise<{ first: T[]; rest: T[]; hosts: Map<HostSample, boolean> }> {
+  >(work: readonly T[]): Promise<{ first: T[]; rest: T[] }> {
     const perKey = new Map<string, { rank: number; w: T }[]>();
     for (const w of work) {
       const k = learningKey(w.run.source.id, w.entry.url);
@@ -180,26 +193,58 @@ export class BoilerplateLearner {
       list.push({ rank: rankOf(w.entry.documentId), w });
       perKey.set(k, list);
     }
+    const first: T[] = [];
     const firstSet = new Set<T>();
-    const hosts = new Map<HostSample, boolean>();
     for (const [k, list] of perKey) {
       const h = await this.host(k, list[0]!.w.run.source.id);
-      hosts.set(h, h.size < Math.min(this.settings.warmUpPages, list.length));
+      const cold = h.size < Math.min(this.settings.warmUpPages, list.length);
       list.sort((a, b) => a.rank - b.rank);
       const warm = list.slice(0, this.settings.warmUpPages);
       h.scheduled = warm.length;
-      for (const { w } of warm) firstSet.add(w);
+      let open = () => {};
+      const opened = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      this.#gates.set(h, { pending: warm.length, cold, open, opened });
+      for (const { w } of warm) {
+        this.#warm.set(w.entry.documentId, h);
+        first.push(w);
+        firstSet.add(w);
+      }
     }
-    const first: T[] = [];
-    const rest: T[] = [];
-    for (const w of work) (firstSet.has(w) ? first : rest).push(w);
-    return { first, rest, hosts };
+    return { first, rest: work.filter((w) => !firstSet.has(w)) };
   }
 
-  /** After the warm-up: `true` marks a cold host (see `warmUp`). */
-  advance(hosts: ReadonlyMap<HostSample, boolean>): void {
-    for (const [h, cold] of hosts)
-      h.inForce = cold ? h.compute(this.settings) : h.adjust(this.settings);
+  /** A warm-up page reached its cut or finished without one; the host's last opens its gate. */
+  pass(documentId: string): void {
+    const h = this.#warm.get(documentId);
+    if (h === undefined) return;
+    this.#warm.delete(documentId);
+    const gate = this.#gates.get(h);
+    if (gate === undefined) return;
+    this.#arrived.set(documentId, gate.opened);
+    if (--gate.pending > 0) return;
+    h.inForce = gate.cold ? h.compute(this.settings) : h.adjust(this.settings);
+    this.#gates.delete(h);
+    gate.open();
+  }
+
+  /** Counts a page in its host's sample; a warm-up page then waits for its host's gate. */
+  async arrive(
+    host: HostSample,
+    documentId: string,
+    page: { readonly digests: readonly string[]; readonly rootTitle: string },
+  ): Promise<LearnedHostModel> {
+    host.observe(documentId, page, this.settings);
+    this.pass(documentId);
+    await this.#arrived.get(documentId);
+    return host.inForce;
+  }
+
+  /** The warm-up is over: any gate still closed opens (a page that never reported). */
+  endWarmUp(): void {
+    for (const id of [...this.#warm.keys()]) this.pass(id);
+    this.#arrived.clear();
   }
 
   /** Writes changed samples and the facts cut since the last flush. */
@@ -235,9 +280,12 @@ class LearningPipeline implements PagePipeline {
       learningKey(context.sourceId, input.url),
       context.sourceId,
     );
-    const learned = host.inForce;
-    const out = await this.#inner.processLearned(input, context, learned);
-    this.#learner.observe(host, context.documentId, out, learned.digest);
+    let used = host.inForce;
+    const out = await this.#inner.processLearned(input, context, async (page) => {
+      used = await this.#learner.arrive(host, context.documentId, page);
+      return used;
+    });
+    this.#learner.cut(host, context.documentId, out, used.digest);
     return out;
   }
 }

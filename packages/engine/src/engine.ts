@@ -182,13 +182,22 @@ export class RefreshEngine {
       done.set(run, n);
       ctx.log.progress(run.source.id, n, run.counts.urls, run.counts);
     };
-    // A new host's first pages go first, so the rest are cut under the model they support.
-    const order = await this.#boilerplate?.warmUp(work);
-    if (order === undefined) await mapLimit(work, ctx.concurrency, observe);
+    const learner = this.#boilerplate;
+    if (learner === undefined) await mapLimit(work, ctx.concurrency, observe);
     else {
-      await mapLimit(order.first, ctx.concurrency, observe);
-      this.#boilerplate!.advance(order.hosts);
-      await mapLimit(order.rest, ctx.concurrency, observe);
+      // Each host's warm-up pages go first and wait at their cut for each other (see warmUp):
+      // they come host by host, and the pool holds a whole host's warm-up at once.
+      const { first, rest } = await learner.warmUp(work);
+      const room = Math.max(ctx.concurrency, learner.settings.warmUpPages);
+      await mapLimit(first, room, async (page) => {
+        try {
+          await observe(page);
+        } finally {
+          learner.pass(page.entry.documentId);
+        }
+      });
+      learner.endWarmUp();
+      await mapLimit(rest, ctx.concurrency, observe);
     }
     await queue.drain();
     ctx.log.done();

@@ -41,6 +41,19 @@ export interface LearnedHostModel {
   readonly titleAffixes?: TitleAffixes;
 }
 
+/**
+ * The model to cut a page under, or a callback that receives what the page shows (its block
+ * digests and root title, before anything is dropped) and answers with the model: the engine's
+ * learner counts the page and, for a host's warm-up pages, waits for the host's others first.
+ */
+export type LearnedModelChoice =
+  | LearnedHostModel
+  | undefined
+  | ((page: {
+      readonly digests: readonly string[];
+      readonly rootTitle: string;
+    }) => Promise<LearnedHostModel | undefined>);
+
 /** What one page contributes to, and took from, its host's learned model. */
 export interface PageLearning {
   /** Block digests of the page before anything learned was dropped, in page order. */
@@ -109,7 +122,7 @@ export class ExtractPipeline implements PagePipeline {
   async processLearned(
     input: PageInput,
     ctx: PageContext,
-    learned: LearnedHostModel | undefined,
+    choice: LearnedModelChoice,
   ): Promise<PageOutcome> {
     const page = this.#prepare(input, ctx);
     if (page.kind === 'not-the-document') return page;
@@ -117,6 +130,7 @@ export class ExtractPipeline implements PagePipeline {
     if (out.chunks.length === 0) return out;
     const { rootTitle } = page;
     const digests = boilerplateDigests(out.text);
+    const learned = typeof choice === 'function' ? await choice({ digests, rootTitle }) : choice;
     const matched = learned === undefined ? [] : digests.filter((d) => learned.blocks.has(d));
     const root =
       learned?.titleAffixes === undefined

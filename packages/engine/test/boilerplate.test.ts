@@ -115,12 +115,12 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
     await small.stop();
   });
 
-  it('cold start: warm-up pages first, the rest cut under the learned model; only warm-up pages are re-extracted; chrome leaves every chunk, shared code and headings stay', async () => {
+  it('cold start: the warm-up pages wait for each other and are cut under the model they support, the rest too; nothing is cut twice; chrome leaves every chunk, shared code and headings stay', async () => {
     const report = await w.engine(sources, { warmUpPages: WARM_UP }).refresh({ all: true });
     const counts = report.totals;
-    // 24 + 3 first publications, then the 8 warm-up pages again, cut under the model.
-    expect(counts.reextracted).toBe(WARM_UP);
-    expect(counts.published).toBe(27 + WARM_UP);
+    expect(counts.extracted).toBe(27);
+    expect(counts.reextracted).toBe(0);
+    expect(counts.published).toBe(27);
     for (const id of ids()) {
       const chunks = await w.current(id);
       const text = chunks.map((c) => c.text).join('\n');
@@ -212,7 +212,7 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
     expect(now.model.digest).toBe(model);
   });
 
-  it('a footer change (chrome): every page answers 200, the model follows, and only warm-up pages are re-extracted; every document ends on its previous version', async () => {
+  it('a footer change (chrome): every page answers 200, the warm-up sees the new footer on all its pages, the model follows before any page is cut: no new version, nothing re-extracted or embedded', async () => {
     const before = await versions();
     site.setFooter('Copyright 2027 Acme Cloud Inc. All rights reserved. Made in Porto.');
     const embedded = w.embeddings.texts;
@@ -221,11 +221,10 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
     const counts = report.totals;
     expect(counts.fetched200).toBe(24);
     expect(counts.notModified).toBe(3);
-    // Warm-up pages were cut under the old model (new footer kept), then re-cut under the new.
-    expect(counts.reextracted).toBe(WARM_UP);
-    expect(counts.published).toBe(2 * WARM_UP);
-    expect(counts.unchangedContent).toBe(24 - WARM_UP);
-    expect(w.embeddings.texts - embedded).toBeLessThanOrEqual(2 * WARM_UP);
+    expect(counts.reextracted).toBe(0);
+    expect(counts.published).toBe(0);
+    expect(counts.unchangedContent).toBe(24);
+    expect(w.embeddings.texts - embedded).toBe(0);
     expect(await versions()).toEqual(before);
     for (const id of ids()) {
       const text = (await w.current(id)).map((c) => c.text).join('\n');
@@ -311,21 +310,23 @@ describe('boilerplate learning: selective re-extraction, title affixes, bounds, 
     }
   });
 
-  it('on the SQLite state store, each refresh a new engine: the model and facts come back from the file, and a footer change re-extracts only the warm-up pages', async () => {
+  it('on the SQLite state store, each refresh a new engine: the model and facts come back from the file, and a footer change gives no new version', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ragfresh-boilerplate-'));
     const site = await startChromeSite({ pages: 24 });
     const w = await world(await openStateStore(`sqlite:${join(dir, 'state.sqlite')}`));
     try {
       const sources = [source('docs', site.urls)];
       const cold = await w.engine(sources, { warmUpPages: WARM_UP }).refresh({ all: true });
-      expect(cold.totals.reextracted).toBe(WARM_UP);
+      expect(cold.totals.reextracted).toBe(0);
+      expect(cold.totals.published).toBe(24);
       const ids = site.urls.map((u) => documentId('docs', u));
       const before = new Map<string, string | undefined>();
       for (const id of ids) before.set(id, (await w.state.getDocument(id))?.currentVersionId);
       site.setFooter('Copyright 2027 Acme Cloud Inc. All rights reserved. Made in Porto.');
       const report = await w.engine(sources, { warmUpPages: WARM_UP }).refresh({ all: true });
       expect(report.totals.fetched200).toBe(24);
-      expect(report.totals.reextracted).toBe(WARM_UP);
+      expect(report.totals.reextracted).toBe(0);
+      expect(report.totals.published).toBe(0);
       for (const id of ids) {
         expect((await w.state.getDocument(id))?.currentVersionId).toBe(before.get(id));
         const facts = (await w.state.getLearned!(
@@ -338,6 +339,26 @@ describe('boilerplate learning: selective re-extraction, title affixes, bounds, 
       await w.stop();
       await site.stop();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('warm-up pages that never reach a cut (404s) do not hold their host back', async () => {
+    const site = await startChromeSite({ pages: 24 });
+    const w = await world();
+    try {
+      const urls = [...site.urls, `${site.origin}/p/998`, `${site.origin}/p/999`];
+      // Every page of the host is a warm-up page, the two 404s too.
+      const report = await w
+        .engine([source('docs', urls)], { warmUpPages: 26 })
+        .refresh({ all: true });
+      expect(report.totals.gone).toBe(2);
+      expect(report.totals.published).toBe(24);
+      expect(report.totals.reextracted).toBe(0);
+      const text = (await w.current(documentId('docs', site.urls[3]!))).map((c) => c.text);
+      expect(text.join('\n')).not.toContain(PROMO);
+    } finally {
+      await w.stop();
+      await site.stop();
     }
   });
 
