@@ -11,6 +11,7 @@ import {
 } from './detect.js';
 import { type DomDocument, type DomElement, elements, parseDocument, textOf } from './dom.js';
 import { toMarkdown } from './markdown.js';
+import { removePromoBlocks } from './promo.js';
 import { isHiddenElement, protectContent, removeHidden, revealStreamedContent } from './protect.js';
 import { stripTitleAffixes, type TitleAffixes, titleRoot } from './title.js';
 
@@ -451,6 +452,7 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
       method = 'body';
     }
   }
+  if (root && strategy !== 'readability') removePromoBlocks(root);
   if (root) resolveLinks(root, cx.url);
   let markdown = root ? normalizeMarkdown(toMarkdown(root)) : '';
   let boilerplateRemoved = 0;

@@ -10,6 +10,7 @@ export * from './hashes.js';
 export * from './markdown.js';
 export * from './page.js';
 export * from './plaintext.js';
+export * from './promo.js';
 export * from './protect.js';
 export * from './title.js';
 export * from './tokens.js';

@@ -273,3 +273,56 @@ describe('G: headings inside links to other pages (cards)', () => {
     expect(extractPage(html).markdown).not.toMatch(/^### Guide number 4$/m);
   });
 });
+
+describe('D: related, recommended and newsletter blocks', () => {
+  const related = (n: number) =>
+    Array.from(
+      { length: n },
+      (_, i) => `<li><a href="/posts/${i}">Another story about storage number ${i}</a></li>`,
+    ).join('');
+
+  it('drops a "You may also like" list of links that its heading opens, in the container', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Body', 5)}
+<section class="more"><h2>You may also like</h2><ul>${related(6)}</ul></section></main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('Body paragraph 4');
+    expect(md).not.toContain('You may also like');
+    expect(md).not.toContain('Another story about storage');
+  });
+
+  it('drops a newsletter sign-up block among siblings, up to the next heading', () => {
+    const html = shell(
+      '<meta property="og:type" content="article">',
+      `<article><h1>Storage guide</h1>${prose('Body', 6)}
+<h3>Sign up for our newsletter</h3><p>Weekly tips, no spam.</p><form><input type="email"><button>Go</button></form>
+<h2>Repair</h2>${prose('Repair', 3)}</article>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).not.toMatch(/newsletter|Weekly tips/);
+    expect(md).toContain('## Repair');
+    expect(md).toContain('Repair paragraph 2');
+  });
+
+  it('keeps a section whose heading only sounds related when it is prose', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Body', 4)}<section><h2>Related work</h2>${prose('Prior systems', 4)}</section>
+<section><h2>Popular</h2>${prose('Popularity explained', 4)}</section></main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('## Related work');
+    expect(md).toContain('Prior systems paragraph 3');
+    expect(md).toContain('Popularity explained paragraph 3');
+  });
+
+  it('keeps a page whose own title is the list (h1 is never a promo heading)', () => {
+    const html = shell(
+      '',
+      `<main><h1>Related products</h1><p>Everything that works with the store.</p><ul>${related(8)}</ul></main>`,
+    );
+    expect(extractPage(html).markdown).toContain('Another story about storage number 7');
+  });
+});

@@ -1,0 +1,87 @@
+import { type DomElement, elements, textOf } from './dom.js';
+
+/**
+ * Headings that open a block pointing away from the page: related or recommended items,
+ * "you may also like", recently viewed, popular lists, newsletter sign-ups. Worded the way
+ * sites word them everywhere, not taken from any one site. "See also" and "Further reading"
+ * are not here: on reference pages they are part of the document.
+ */
+const PROMO_HEADING =
+  /^(?:related(?: (?:posts?|articles?|stories|content|reading|news|products?|items?|links|topics|questions|videos|guides|resources|courses|jobs))?|(?:you|we think you) (?:may|might|will|could) (?:also )?(?:like|love|enjoy|be interested in)(?: these| this)?|you (?:may|might) also (?:want to|need|be interested)(?: in| to)?(?: read| see| check out)?|more (?:from|by) .{1,60}|more (?:like this|stories|articles|posts|news|products|to (?:read|explore))|(?:other|more) (?:stories|articles|posts|products) (?:you|we) .{1,40}|recommended(?: for you| (?:articles|posts|products|reading|stories|for you))?|(?:customers|people|shoppers) (?:also|who) (?:bought|viewed|liked|searched|purchased|also viewed).{0,40}|frequently bought together|recently viewed(?: items| products)?|(?:most |)popular(?: now| (?:posts|articles|stories|products|this week))?|trending(?: now| (?:posts|articles|stories|products))?|most (?:read|viewed|shared|popular)|similar (?:products|items|articles|posts|stories)|latest (?:posts|articles|stories|news)|(?:subscribe|sign up|join|register) (?:to|for) (?:our|the) (?:newsletter|mailing list|updates|weekly .{1,30}).{0,40}|(?:our |the )?newsletter|stay (?:in touch|up to date|informed|connected|in the loop)|never miss (?:a|an) .{1,30}|get (?:the latest|our newsletter|updates) .{0,40})[.!:]?$/i;
+
+const HEADING_TAGS = new Set(['H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
+
+function linkDensity(el: DomElement, text: number): number {
+  if (text === 0) return 0;
+  let links = 0;
+  for (const a of elements(el.querySelectorAll('a'))) links += textOf(a).length;
+  return Math.min(1, links / text);
+}
+
+/** A block of other pages' titles or a sign-up form: links, a form, or little text. */
+function looksLikePromo(el: DomElement, text: number): boolean {
+  if (text < 400) return true;
+  if (el.querySelector('form, input')) return text < 1500;
+  return linkDensity(el, text) >= 0.3;
+}
+
+/**
+ * Removes related / recommended / newsletter blocks opened by a promo heading, in place: the
+ * largest wrapper that the heading opens (its text starts with the heading, no other heading
+ * of the same or a higher level inside), or, for a heading among siblings, the heading and the
+ * siblings up to the next heading of the same or a higher level. Only when the block reads as
+ * a promo (mostly links, a form, or short). Returns the number of blocks removed.
+ */
+export function removePromoBlocks(root: DomElement): number {
+  let removed = 0;
+  const total = textOf(root).length;
+  // Not h1: a page whose own title is "Related products" is that list.
+  for (const h of elements(root.querySelectorAll('h2, h3, h4, h5, h6'))) {
+    if (!h.parentNode || !root.contains(h)) continue;
+    const title = textOf(h);
+    if (title.length > 80 || !PROMO_HEADING.test(title)) continue;
+    const level = Number(h.nodeName.charAt(1));
+    let wrapper: DomElement | undefined;
+    for (let p = h.parentElement; p && p !== root; p = p.parentElement) {
+      if (!textOf(p).startsWith(title)) break;
+      const rival = elements(p.querySelectorAll('h1, h2, h3, h4, h5, h6')).some(
+        (o) => o !== h && Number(o.nodeName.charAt(1)) <= level,
+      );
+      if (rival || textOf(p).length > 0.5 * total) break;
+      wrapper = p;
+    }
+    if (wrapper) {
+      const text = textOf(wrapper).length - title.length;
+      if (looksLikePromo(wrapper, text)) {
+        wrapper.remove();
+        removed++;
+      }
+      continue;
+    }
+    const run: DomElement[] = [];
+    let text = 0;
+    let links = 0;
+    let form = false;
+    for (let s = h.nextElementSibling; s; s = s.nextElementSibling) {
+      if (HEADING_TAGS.has(s.nodeName) && Number(s.nodeName.charAt(1)) <= level) break;
+      if (
+        elements(s.querySelectorAll('h1, h2, h3, h4, h5, h6')).some(
+          (o) => Number(o.nodeName.charAt(1)) <= level,
+        )
+      )
+        break;
+      run.push(s);
+      const t = textOf(s).length;
+      text += t;
+      links += linkDensity(s, t) * t;
+      if (s.matches('form, input') || s.querySelector('form, input')) form = true;
+    }
+    const promo = text < 400 || (form && text < 1500) || (text > 0 && links / text >= 0.3);
+    if (promo) {
+      h.remove();
+      for (const s of run) s.remove();
+      removed++;
+    }
+  }
+  return removed;
+}
