@@ -14,6 +14,7 @@ import {
   type RefreshCounts,
   RefreshEngine,
 } from '@ragfresh/engine';
+import { boilerplateDigests } from '@ragfresh/extract';
 import { Fetcher, MemoryRawSnapshotStore } from '@ragfresh/fetch';
 import { startChromeSite } from './chrome-site.ts';
 
@@ -126,11 +127,15 @@ async function variant(learning: boolean): Promise<Row[]> {
   return rows;
 }
 
-/** CPU ms per page of the three page paths, over the host's pages (3 passes, after a warm pass). */
+/**
+ * CPU ms per page of the three page paths over the host's pages, interleaved page by page over
+ * ROUNDS rounds (after a warm round) so load drift hits them alike; plus the block digests alone.
+ */
 async function pageCpu(urls: readonly string[], pipeline: ExtractPipeline, host: HostSampleJson) {
   const pages: { url: string; html: string }[] = [];
   for (const url of urls) pages.push({ url, html: await (await fetch(url)).text() });
   const learned = learnedModelOf(host);
+  const texts: string[] = [];
   const paths: [string, (p: (typeof pages)[number]) => Promise<unknown>][] = [
     ['process (no learning)', (p) => pipeline.process(input(p), context(p))],
     ['processLearned, no model', (p) => pipeline.processLearned(input(p), context(p), undefined)],
@@ -139,15 +144,26 @@ async function pageCpu(urls: readonly string[], pipeline: ExtractPipeline, host:
       (p) => pipeline.processLearned(input(p), context(p), learned),
     ],
   ];
-  const out: string[] = [];
-  for (const [name, run] of paths) {
-    for (const p of pages) await run(p);
-    const t0 = process.cpuUsage();
-    for (let pass = 0; pass < 3; pass++) for (const p of pages) await run(p);
-    const used = process.cpuUsage(t0);
-    out.push(`${name} ${((used.user + used.system) / 1000 / (3 * pages.length)).toFixed(2)} ms`);
+  const used = paths.map(() => 0);
+  const rounds = Number(process.env.ROUNDS ?? 5);
+  for (let round = 0; round <= rounds; round++) {
+    for (const p of pages) {
+      for (const [i, [, run]] of paths.entries()) {
+        const t0 = process.cpuUsage();
+        const out = await run(p);
+        const d = process.cpuUsage(t0);
+        if (round > 0) used[i]! += d.user + d.system;
+        if (round === 0 && i === 0) texts.push((out as { text: string }).text);
+      }
+    }
   }
-  return `CPU per page: ${out.join(', ')}`;
+  const t0 = process.cpuUsage();
+  for (let round = 0; round < rounds; round++) for (const t of texts) boilerplateDigests(t);
+  const d = process.cpuUsage(t0);
+  const ms = (us: number) => (us / 1000 / (rounds * pages.length)).toFixed(2);
+  const parts = paths.map(([name], i) => `${name} ${ms(used[i]!)} ms`);
+  parts.push(`boilerplateDigests alone ${ms(d.user + d.system)} ms`);
+  return `CPU per page (${rounds} rounds): ${parts.join(', ')}`;
 }
 
 const input = (p: { url: string; html: string }) => ({
