@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import {
   Connector,
   type ConnectorCapabilities,
+  type ConnectorFactoryContext,
+  checkConnectorOptions,
   FIELDS,
   type FlatMetadata,
   isRagfreshError,
@@ -723,4 +725,28 @@ export async function readChromaEpoch(client: ChromaClient, collection: string):
   for (const m of got.metadatas)
     if (m && typeof m.rf_epoch === 'number' && m.rf_epoch > max) max = m.rf_epoch;
   return max;
+}
+
+/**
+ * The registry factory (`connector: { store: 'chroma', ...options }` in a ragfresh config):
+ * `url` is required, `collection` defaults to `ragfresh`. Unknown keys and wrong types are one
+ * INVALID_CONFIG line naming `connector.<key>`.
+ */
+export function createConnector(
+  options: Readonly<Record<string, unknown>>,
+  _context: ConnectorFactoryContext,
+): ChromaConnector {
+  const given = checkConnectorOptions<ChromaConnectorOptions>('chroma', options, {
+    url: 'string!',
+    collection: 'string',
+    tenant: 'string',
+    database: 'string',
+    headers: 'object',
+    maxWriteBatch: 'integer',
+  });
+  return new ChromaConnector({
+    ...given,
+    url: given.url as string,
+    collection: given.collection ?? 'ragfresh',
+  });
 }

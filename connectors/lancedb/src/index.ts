@@ -1,7 +1,10 @@
+import { resolve as resolvePath } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import {
   Connector,
   type ConnectorCapabilities,
+  type ConnectorFactoryContext,
+  checkConnectorOptions,
   FIELDS,
   type FlatMetadata,
   isRagfreshError,
@@ -10,6 +13,7 @@ import {
   type QueryFilter,
   type QueryHit,
   RagfreshError,
+  resolveOptionPath,
   type StoredChunk,
   type ValidityPatch,
   type VersionPatch,
@@ -802,4 +806,31 @@ export class LanceDbConnector extends Connector {
 /** JSON-options factory used by `ConnectorSpec` (child processes) and the refresh engine. */
 export function createLanceDbConnector(options: LanceDbConnectorOptions): LanceDbConnector {
   return new LanceDbConnector(options);
+}
+
+/**
+ * The registry factory (`connector: { store: 'lancedb', ...options }` in a ragfresh config, and
+ * the default store): `path` defaults to `<dataDir>/lancedb` (a relative path is relative to the
+ * config file's folder) and `table` to `ragfresh`. Unknown keys and wrong types are one
+ * INVALID_CONFIG line naming `connector.<key>`.
+ */
+export function createConnector(
+  options: Readonly<Record<string, unknown>>,
+  context: ConnectorFactoryContext,
+): LanceDbConnector {
+  const given = checkConnectorOptions<LanceDbConnectorOptions>('lancedb', options, {
+    path: 'string',
+    table: 'string',
+    maxWriteBatch: 'integer',
+    compactAtFragments: 'integer',
+    retainVersionsMs: 'integer',
+  });
+  return new LanceDbConnector({
+    ...given,
+    path:
+      given.path === undefined
+        ? resolvePath(context.dataDir, 'lancedb')
+        : resolveOptionPath(context, given.path),
+    table: given.table ?? 'ragfresh',
+  });
 }

@@ -1,8 +1,11 @@
+import { resolve as resolvePath } from 'node:path';
 import { Document } from '@langchain/core/documents';
 import type { VectorStoreInterface } from '@langchain/core/vectorstores';
 import {
   Connector,
   type ConnectorCapabilities,
+  type ConnectorFactoryContext,
+  checkConnectorOptions,
   chunkUuid,
   FIELDS,
   type FlatMetadata,
@@ -13,6 +16,7 @@ import {
   type QueryFilter,
   type QueryHit,
   type RagfreshError,
+  resolveOptionPath,
   type StoredChunk,
   type ValidityPatch,
   type VersionPatch,
@@ -534,4 +538,41 @@ export class LangChainConnector extends Connector {
 
 export function createLangChainConnector(options: LangChainConnectorOptions): LangChainConnector {
   return new LangChainConnector(options);
+}
+
+/**
+ * The registry factory (`connector: { store: 'langchain', vectorStore, filters }` in a `.ts` /
+ * `.mjs` ragfresh config; `store` names the package there, so the VectorStore, or a factory
+ * returning one, is passed as `vectorStore`). `epoch` defaults to the file
+ * `<dataDir>/langchain.epoch.json` (a relative path is relative to the config file's folder).
+ * Unknown keys and wrong types are one INVALID_CONFIG line naming `connector.<key>`.
+ */
+export function createConnector(
+  options: Readonly<Record<string, unknown>>,
+  context: ConnectorFactoryContext,
+): LangChainConnector {
+  type Registry = Omit<LangChainConnectorOptions, 'store'> & {
+    vectorStore: LangChainConnectorOptions['store'];
+  };
+  const { vectorStore, epoch, ...given } = checkConnectorOptions<Registry>('langchain', options, {
+    vectorStore: 'any!',
+    filters: 'any!',
+    epoch: 'any',
+    upsert: 'string',
+    visibility: 'object',
+    maxWriteBatch: 'integer',
+    listLimit: 'integer',
+    idForm: 'string',
+  });
+  return new LangChainConnector({
+    ...given,
+    store: vectorStore as LangChainConnectorOptions['store'],
+    filters: given.filters as LangChainConnectorOptions['filters'],
+    epoch:
+      epoch === undefined
+        ? resolvePath(context.dataDir, 'langchain.epoch.json')
+        : typeof epoch === 'string'
+          ? resolveOptionPath(context, epoch)
+          : epoch,
+  });
 }

@@ -6,6 +6,8 @@ type InArgs = InValue[];
 import {
   Connector,
   type ConnectorCapabilities,
+  type ConnectorFactoryContext,
+  checkConnectorOptions,
   type ErrorCode,
   FIELDS,
   type FlatMetadata,
@@ -599,20 +601,29 @@ export function createLibSqlConnector(options: LibSqlConnectorOptions): LibSqlCo
 /**
  * The registry factory (`connector: { store: 'libsql', ...options }` in a ragfresh config):
  * `url` defaults to `file:<dataDir>/libsql.db` and `table` to `ragfresh`; a relative
- * `file:` URL is relative to the config file's folder.
+ * `file:` URL is relative to the config file's folder. Unknown keys and wrong types are one
+ * INVALID_CONFIG line naming `connector.<key>`.
  */
 export function createConnector(
-  options: Partial<LibSqlConnectorOptions>,
-  context: { readonly dataDir: string; readonly baseDir: string },
+  options: Readonly<Record<string, unknown>>,
+  context: ConnectorFactoryContext,
 ): LibSqlConnector {
-  const given = options.url;
+  const checked = checkConnectorOptions<LibSqlConnectorOptions>('libsql', options, {
+    url: 'string',
+    table: 'string',
+    search: 'string',
+    vectorIndex: 'boolean',
+    maxWriteBatch: 'integer',
+    busyTimeoutMs: 'integer',
+  });
+  const given = checked.url;
   const url =
     given === undefined
       ? `file:${resolvePath(context.dataDir, 'libsql.db')}`
       : given.startsWith('file:') && !given.startsWith('file:/')
         ? `file:${resolvePath(context.baseDir, given.slice('file:'.length))}`
         : given;
-  return new LibSqlConnector({ ...options, url, table: options.table ?? 'ragfresh' });
+  return new LibSqlConnector({ ...checked, url, table: checked.table ?? 'ragfresh' });
 }
 
 /**

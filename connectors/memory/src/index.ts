@@ -3,6 +3,8 @@ import { dirname } from 'node:path';
 import {
   Connector,
   type ConnectorCapabilities,
+  type ConnectorFactoryContext,
+  checkConnectorOptions,
   FIELDS,
   type ListedChunk,
   matchesFilter,
@@ -10,6 +12,7 @@ import {
   type QueryFilter,
   type QueryHit,
   RagfreshError,
+  resolveOptionPath,
   type StoredChunk,
   type ValidityPatch,
   type VersionPatch,
@@ -369,5 +372,25 @@ export class MemoryConnector extends Connector {
 export function createMemoryConnector(options: { persistPath?: string } = {}): MemoryConnector {
   return new MemoryConnector(
     options.persistPath === undefined ? {} : { persistPath: options.persistPath },
+  );
+}
+
+/**
+ * The registry factory (`connector: { store: 'memory', ...options }` in a ragfresh config): an
+ * in-process index, gone when the process exits, unless `persistPath` names a JSON file (a
+ * relative path is relative to the config file's folder). Unknown keys and wrong types are one
+ * INVALID_CONFIG line naming `connector.<key>`.
+ */
+export function createConnector(
+  options: Readonly<Record<string, unknown>>,
+  context: ConnectorFactoryContext,
+): MemoryConnector {
+  const given = checkConnectorOptions<{ persistPath: string }>('memory', options, {
+    persistPath: 'string',
+  });
+  return new MemoryConnector(
+    given.persistPath === undefined
+      ? {}
+      : { persistPath: resolveOptionPath(context, given.persistPath) },
   );
 }

@@ -1,6 +1,8 @@
 import {
   Connector,
   type ConnectorCapabilities,
+  type ConnectorFactoryContext,
+  checkConnectorOptions,
   chunkUuid,
   type ErrorCode,
   FIELDS,
@@ -779,4 +781,28 @@ export async function readPgVectorEpoch(
     );
   }
   return epoch;
+}
+
+/**
+ * The registry factory (`connector: { store: 'pgvector', ...options }` in a ragfresh config):
+ * `connectionString` is required, `table` defaults to `ragfresh_chunks` (schema `public`).
+ * Unknown keys and wrong types are one INVALID_CONFIG line naming `connector.<key>`.
+ */
+export function createConnector(
+  options: Readonly<Record<string, unknown>>,
+  _context: ConnectorFactoryContext,
+): PgVectorConnector {
+  const given = checkConnectorOptions<PgVectorConnectorOptions>('pgvector', options, {
+    connectionString: 'string!',
+    table: 'string',
+    schema: 'string',
+    maxConnections: 'integer',
+    connectTimeoutMs: 'integer',
+    maxWriteBatch: 'integer',
+  });
+  return new PgVectorConnector({
+    ...given,
+    connectionString: given.connectionString as string,
+    table: given.table ?? 'ragfresh_chunks',
+  });
 }

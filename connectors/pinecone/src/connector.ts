@@ -3,6 +3,8 @@ import { type Index, Pinecone, type RecordMetadata } from '@pinecone-database/pi
 import {
   Connector,
   type ConnectorCapabilities,
+  type ConnectorFactoryContext,
+  checkConnectorOptions,
   chunkIdPrefix,
   type FailureClass,
   FIELDS,
@@ -839,4 +841,30 @@ export class PineconeConnector extends Connector {
 
 export function createPineconeConnector(options: PineconeConnectorOptions): PineconeConnector {
   return new PineconeConnector(options);
+}
+
+/**
+ * The registry factory (`connector: { store: 'pinecone', ...options }` in a ragfresh config):
+ * `apiKey` and `namespace` are required (no default: `''` is Pinecone's default namespace, say
+ * so), and exactly one of `indexName` or `host`. Unknown keys and wrong types are one
+ * INVALID_CONFIG line naming `connector.<key>`.
+ */
+export function createConnector(
+  options: Readonly<Record<string, unknown>>,
+  _context: ConnectorFactoryContext,
+): PineconeConnector {
+  const given = checkConnectorOptions<PineconeConnectorOptions>('pinecone', options, {
+    apiKey: 'string!',
+    indexName: 'string',
+    host: 'string',
+    namespace: 'string!',
+    controllerHostUrl: 'string',
+    createIndex: 'object',
+    hostAliases: 'object',
+    maxLagMs: 'integer',
+    timeoutMs: 'integer',
+    retry: 'object',
+    epochClaim: 'string',
+  });
+  return new PineconeConnector(given as PineconeConnectorOptions);
 }

@@ -3,6 +3,8 @@ import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import {
   Connector,
   type ConnectorCapabilities,
+  type ConnectorFactoryContext,
+  checkConnectorOptions,
   chunkUuid,
   type FailureClass,
   FIELDS,
@@ -614,4 +616,31 @@ export class QdrantConnector extends Connector {
 
 export function createQdrantConnector(options: QdrantConnectorOptions): QdrantConnector {
   return new QdrantConnector(options);
+}
+
+/**
+ * The registry factory (`connector: { store: 'qdrant', ...options }` in a ragfresh config):
+ * `url` is required, `collection` defaults to `ragfresh`. Unknown keys and wrong types are one
+ * INVALID_CONFIG line naming `connector.<key>`.
+ */
+export function createConnector(
+  options: Readonly<Record<string, unknown>>,
+  _context: ConnectorFactoryContext,
+): QdrantConnector {
+  const given = checkConnectorOptions<QdrantConnectorOptions>('qdrant', options, {
+    url: 'string!',
+    collection: 'string',
+    apiKey: 'string',
+    timeoutMs: 'integer',
+    retry: 'object',
+    maxWriteBatch: 'integer',
+    initialEpoch: 'integer',
+    writeTimeoutSeconds: 'integer',
+    strictMode: 'object',
+  });
+  return new QdrantConnector({
+    ...given,
+    url: given.url as string,
+    collection: given.collection ?? 'ragfresh',
+  });
 }

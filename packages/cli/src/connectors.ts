@@ -1,6 +1,12 @@
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Connector, RagfreshError, resolveFrom } from '@ragfresh/core';
+import {
+  type Connector,
+  type ConnectorFactory,
+  type ConnectorFactoryContext,
+  RagfreshError,
+  resolveFrom,
+} from '@ragfresh/core';
 
 // The open connector registry. `connector: { store: 'x', ...options }` names a package, not an
 // entry of a list: `@ragfresh/connector-x`, then `ragfresh-connector-x`, resolved by an
@@ -9,20 +15,13 @@ import { type Connector, RagfreshError, resolveFrom } from '@ragfresh/core';
 //   export function createConnector(options, context: ConnectorFactoryContext): Connector | Promise<Connector>
 // (packages written before the convention are found by `create<Store>Connector`, the store name
 // in any casing, e.g. `createPgVectorConnector`). `connector:` may also be a Connector instance
-// or such a factory, in a `.ts` / `.mjs` config.
+// or such a factory, in a `.ts` / `.mjs` config. The package owns its defaults (LanceDB's files
+// under `<dataDir>/lancedb`, table and collection names) and the checks of its options (one
+// INVALID_CONFIG line naming `connector.<key>`); see docs/connectors/authoring.md.
 
-/** What the CLI hands a connector factory beside the user's options. */
-export interface ConnectorFactoryContext {
-  /** The config's `dataDir` (absolute): where an embedded store keeps its files by default. */
-  readonly dataDir: string;
-  /** The config file's folder (absolute): relative paths in options are relative to it. */
-  readonly baseDir: string;
-}
-
-export type ConnectorFactory = (
-  options: Readonly<Record<string, unknown>>,
-  context: ConnectorFactoryContext,
-) => Connector | Promise<Connector>;
+// `ConnectorFactoryContext` and `ConnectorFactory` live in @ragfresh/core, so a connector package
+// depends on nothing but core; they are re-exported here for configs and older imports.
+export type { ConnectorFactory, ConnectorFactoryContext } from '@ragfresh/core';
 
 /** `connector:` as a function in a `.ts` / `.mjs` config. */
 export type ConfigConnectorFactory = (
@@ -38,18 +37,6 @@ export interface ConnectorConfig {
 /** The resolved `connector:`: a package's options, or (`provided`) what the config passed as code. */
 export type ResolvedConnector = ConnectorConfig & {
   readonly provided?: Connector | ConfigConnectorFactory;
-};
-
-/**
- * Options the CLI has always filled for the stores it shipped with before the registry (the
- * embedded default keeps its files under `dataDir`); written options win. Not a list of
- * allowed stores: any other store gets its options as written.
- */
-const BUILT_IN_DEFAULTS: Readonly<Record<string, (dataDir: string) => Record<string, unknown>>> = {
-  lancedb: (dataDir) => ({ path: resolve(dataDir, 'lancedb'), table: 'ragfresh' }),
-  chroma: () => ({ collection: 'ragfresh' }),
-  pgvector: () => ({ table: 'ragfresh_chunks' }),
-  qdrant: () => ({ collection: 'ragfresh' }),
 };
 
 /** The documented factory export of a connector package. */
@@ -132,7 +119,11 @@ export async function loadConnectorFactory(
   return { factory, pkg };
 }
 
-/** `connector:` of a config, checked and with defaults; packages are found (not loaded) here. */
+/**
+ * `connector:` of a config as written (the store defaults to `lancedb`); the package is found
+ * (not loaded) here. Option defaults and option checks belong to the package's factory, applied
+ * when the connector is built: the CLI names no store's options.
+ */
 export function resolveConnectorSetting(
   setting: unknown,
   context: ConnectorFactoryContext,
@@ -142,7 +133,7 @@ export function resolveConnectorSetting(
     return { store: 'factory', provided: setting as ConfigConnectorFactory };
   const given = (setting ?? { store: 'lancedb' }) as ConnectorConfig;
   findConnectorPackage(given.store, context.baseDir);
-  return { ...BUILT_IN_DEFAULTS[given.store]?.(context.dataDir), ...given };
+  return given;
 }
 
 /** Builds the connector a resolved config names. */

@@ -54,6 +54,10 @@ describe('connector registry through the CLI', () => {
     writeFileSync(join(p, `ragfresh.config.${ext}`), config);
     return p;
   };
+  const lanceTables = (p: string) =>
+    readdirSync(join(p, '.ragfresh/lancedb'))
+      .filter((f) => f.endsWith('.lance'))
+      .sort();
   const base = () => ({
     userAgent: 'ragfresh-test/0.1 (+https://example.org/bot)',
     sources: [{ id: 'docs', urls: pages }],
@@ -131,6 +135,42 @@ export default { ...${JSON.stringify(base())}, connector: createMemoryConnector(
     const r = await cli(['refresh', '--all', '--json'], p);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).report.totals.published).toBe(pages.length);
+  });
+
+  it("no connector: LanceDB from the CLI's own install, files under <dataDir>/lancedb, table ragfresh (the package's defaults)", async () => {
+    const p = project('default-store', {}, JSON.stringify(base()), 'json');
+    const r = await cli(['refresh', '--all', '--json'], p);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).report.totals.published).toBe(pages.length);
+    expect(lanceTables(p)).toEqual(['ragfresh.lance', 'ragfresh__rf_epoch.lance']);
+  });
+
+  it("connector: { store: 'lancedb', table }: the written option wins, the path default stays", async () => {
+    const p = project(
+      'lancedb-table',
+      {},
+      JSON.stringify({ ...base(), connector: { store: 'lancedb', table: 'docs' } }),
+      'json',
+    );
+    const r = await cli(['refresh', '--all', '--json'], p);
+    expect(r.code, r.stderr).toBe(0);
+    expect(lanceTables(p)).toEqual(['docs.lance', 'docs__rf_epoch.lance']);
+  });
+
+  it("an option the store's factory does not know: exit 2, one line naming connector.<key>", async () => {
+    const p = project(
+      'lancedb-typo',
+      {},
+      JSON.stringify({ ...base(), connector: { store: 'lancedb', tabel: 'docs' } }),
+      'json',
+    );
+    // Checked when the connector is built (refresh, query, watch...); `status` reads only the state.
+    const r = await cli(['refresh', '--all'], p);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      'ragfresh: config connector.tabel: is not a known lancedb option; did you mean connector.table?',
+    ]);
+    expect(existsSync(join(p, '.ragfresh/lancedb'))).toBe(false);
   });
 
   it('a store whose package is installed nowhere: exit 2, one line naming both package names', async () => {

@@ -1,4 +1,5 @@
 export * from './connector.js';
+export * from './connector-factory.js';
 export * from './embeddings.js';
 export * from './errors.js';
 export * from './fixture.js';

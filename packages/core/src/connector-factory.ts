@@ -1,0 +1,150 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { Connector } from './connector.js';
+import { RagfreshError } from './errors.js';
+
+// The registry factory every connector package exports as `createConnector(options, context)`:
+// a config's `connector: { store: 'x', ...options }` reaches `@ragfresh/connector-x` through it.
+// The package owns its defaults (where an embedded store keeps its files, the table or collection
+// name) and the checks of its options, so the CLI names no store. Lives in core so a connector
+// depends on nothing but core.
+
+/** What the caller (the CLI) hands a connector factory beside the user's options. */
+export interface ConnectorFactoryContext {
+  /** The config's `dataDir` (absolute): where an embedded store keeps its files by default. */
+  readonly dataDir: string;
+  /** The config file's folder (absolute): relative paths in options are relative to it. */
+  readonly baseDir: string;
+}
+
+/** `createConnector(options, context)` of a connector package. */
+export type ConnectorFactory = (
+  options: Readonly<Record<string, unknown>>,
+  context: ConnectorFactoryContext,
+) => Connector | Promise<Connector>;
+
+/**
+ * The type an option must have: JSON kinds, `integer` (a safe integer), or `any` (code configs
+ * only, e.g. an instance). A trailing `!` marks it required.
+ */
+export type ConnectorOptionKind =
+  | 'string'
+  | 'number'
+  | 'integer'
+  | 'boolean'
+  | 'object'
+  | 'any'
+  | `${'string' | 'number' | 'integer' | 'boolean' | 'object' | 'any'}!`;
+
+const EXPECTED: Record<string, readonly [string, string]> = {
+  string: ['a string', 'quote it'],
+  number: ['a number', 'write a number'],
+  integer: ['an integer', 'write a whole number'],
+  boolean: ['a boolean', 'write true or false'],
+  object: ['an object', 'write { … }'],
+};
+
+function kindOk(kind: string, value: unknown): boolean {
+  switch (kind) {
+    case 'string':
+      return typeof value === 'string';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'integer':
+      return Number.isSafeInteger(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'object':
+      return typeof value === 'object' && value !== null && !Array.isArray(value);
+    default:
+      return true;
+  }
+}
+
+function shown(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${JSON.stringify(value) ?? String(value)}`;
+}
+
+/** Edit distance, for "did you mean" on a mistyped option key. */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** The known key a mistyped one most likely meant: a small edit, or one a prefix of the other. */
+function nearestKey(key: string, known: readonly string[]): string | undefined {
+  const typed = key.toLowerCase();
+  let best: { key: string; score: number } | undefined;
+  for (const k of known) {
+    const name = k.toLowerCase();
+    const d = distance(typed, name);
+    const prefix = name.length >= 4 && (typed.startsWith(name) || name.startsWith(typed));
+    const score = d <= Math.max(2, Math.floor(name.length / 3)) ? d : prefix ? 100 + d : undefined;
+    if (score !== undefined && (best === undefined || score < best.score)) best = { key: k, score };
+  }
+  return best?.key;
+}
+
+function configError(store: string, key: string, problem: string): RagfreshError {
+  return new RagfreshError('INVALID_CONFIG', `config connector.${key}: ${problem}`, {
+    scope: 'config',
+    details: { field: `connector.${key}`, store },
+  });
+}
+
+/**
+ * Checks a config's connector options against the keys a store accepts, before any default is
+ * applied: an unknown key (with a suggestion), a missing required key or a value of the wrong
+ * type is one INVALID_CONFIG line naming `connector.<key>`. Returns the options, typed.
+ */
+export function checkConnectorOptions<T extends object>(
+  store: string,
+  options: Readonly<Record<string, unknown>>,
+  spec: { readonly [K in keyof T]-?: ConnectorOptionKind },
+): Partial<T> {
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw configError(store, '(options)', 'expected an object of options; write { … }.');
+  const known = Object.keys(spec);
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const near = nearestKey(key, known);
+    throw configError(
+      store,
+      key,
+      near === undefined
+        ? `is not a known ${store} option; remove it (known here: ${known.join(', ')}).`
+        : `is not a known ${store} option; did you mean connector.${near}?`,
+    );
+  }
+  for (const [key, declared] of Object.entries(spec) as [string, ConnectorOptionKind][]) {
+    const required = declared.endsWith('!');
+    const kind = required ? declared.slice(0, -1) : declared;
+    const value = options[key];
+    if (value === undefined) {
+      if (required) throw configError(store, key, `is missing; set it (${store} needs it).`);
+      continue;
+    }
+    if (!kindOk(kind, value)) {
+      const [want, fix] = EXPECTED[kind] ?? [kind, 'fix the value'];
+      throw configError(store, key, `expected ${want}, got ${shown(value)}; ${fix}.`);
+    }
+  }
+  return options as Partial<T>;
+}
+
+/** A path option as the user meant it: a relative path is relative to the config's folder. */
+export function resolveOptionPath(context: ConnectorFactoryContext, path: string): string {
+  return isAbsolute(path) ? path : resolve(context.baseDir, path);
+}
