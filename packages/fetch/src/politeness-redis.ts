@@ -32,6 +32,9 @@ end`;
 const ACQUIRE = `${NOW}
 ${KEEP}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+-- A replay of a granted acquire (its reply was lost when Redis went away and the client sent it
+-- again) is granted again, instead of waiting maxHoldMs behind its own token.
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 local blocked = tonumber(redis.call('HGET', KEYS[2], 'blockedUntil') or '0')
 local nextAt = tonumber(redis.call('HGET', KEYS[2], 'nextAt') or '0')
 local interval = tonumber(ARGV[2])

@@ -110,3 +110,28 @@ describe('RedisPolitenessGate: per-host politeness across fetchers', () => {
     await b!.close();
   });
 });
+
+describe('shared gate across a Redis outage', () => {
+  it('an acquire sent again after its reply was lost is granted, not held behind its own turn', async () => {
+    // ioredis sends unanswered commands again after a reconnect: a turn granted just before
+    // Redis went away is asked for a second time with the same token.
+    const replies: number[] = [];
+    const replaying = {
+      async eval(script: string, numKeys: number, ...args: (string | number)[]) {
+        await redis.eval(script, numKeys, ...args);
+        const again = await redis.eval(script, numKeys, ...args);
+        replies.push(Number(again));
+        return again;
+      },
+    };
+    const gate = new RedisPolitenessGate({ redis: replaying, prefix: `${prefix}:replay` });
+    // Without the replay rule the turn would come only after maxHoldMs, when its own token expires.
+    const turn = await gate.acquire(
+      'replayed.example',
+      { intervalMs: INTERVAL, perHostConcurrency: 1, maxHoldMs: 2000 },
+      undefined,
+    );
+    expect(replies).toEqual([0]);
+    await turn.answered();
+  });
+});
