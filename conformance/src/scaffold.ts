@@ -128,6 +128,8 @@ export function scaffoldFiles(
     'src/index.ts': `import {
   Connector,
   type ConnectorCapabilitiesInput,
+  type ConnectorFactoryContext,
+  checkConnectorOptions,
   type ListedChunk,
   type OpenOptions,
   type QueryFilter,
@@ -222,6 +224,21 @@ ${notYet('_deleteDocuments', 'delete every chunk of the documents; absent is a n
 /** The factory \`connectorSpec\` names: JSON options in, a connector out. */
 export function create${P}Connector(options: ${P}ConnectorOptions): ${P}Connector {
   return new ${P}Connector(options);
+}
+
+/**
+ * The registry factory: a ragfresh config's \`connector: { store: '${store}', ...options }\`.
+ * This package owns its defaults and checks its options (authoring.md, section 1).
+ */
+export function createConnector(
+  options: Readonly<Record<string, unknown>>,
+  _context: ConnectorFactoryContext,
+): ${P}Connector {
+  const given = checkConnectorOptions<${P}ConnectorOptions>('${store}', options, {
+    url: 'string!',
+    collection: 'string',
+  });
+  return new ${P}Connector({ url: given.url as string, collection: given.collection ?? 'ragfresh' });
 }
 `,
     'src/fixture.ts': `import type { StoreFixture, StoreTarget } from '@ragfresh/core';
