@@ -333,8 +333,12 @@ export async function settleBoilerplate(
           learner.retag(r.documentId, facts, next.digest);
         }
       }
+      const before = host.inForce.blocks.size + (host.inForce.titleAffixes === undefined ? 0 : 1);
       host.inForce = next;
-      if (changed || n > 0) {
+      // Said when it matters: documents re-extracted, or a model that drops (or dropped)
+      // something. A sample that grew without learning any block is not news.
+      const learned = next.blocks.size + (next.titleAffixes === undefined ? 0 : 1);
+      if (n > 0 || (changed && (learned > 0 || before > 0))) {
         ctx.log.info('boilerplate-model', {
           source: run.source.id,
           host: host.key.slice(run.source.id.length + 1),
