@@ -186,6 +186,9 @@ export class BoilerplateLearner {
       readonly entry: { readonly url: string; readonly documentId: string };
     },
   >(work: readonly T[]): Promise<{ first: T[]; rest: T[] }> {
+    // A refresh that threw mid-warm-up left its gates: open them before setting new ones.
+    this.endWarmUp();
+    this.#gates.clear();
     const perKey = new Map<string, { rank: number; w: T }[]>();
     for (const w of work) {
       const k = learningKey(w.run.source.id, w.entry.url);
