@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  buildConnector,
   Connector,
   type ConnectorCapabilities,
   type ConnectorFactoryContext,
@@ -736,17 +737,23 @@ export function createConnector(
   options: Readonly<Record<string, unknown>>,
   _context: ConnectorFactoryContext,
 ): ChromaConnector {
-  const given = checkConnectorOptions<ChromaConnectorOptions>('chroma', options, {
+  const spec = {
     url: 'string!',
     collection: 'string',
     tenant: 'string',
     database: 'string',
     headers: 'object',
     maxWriteBatch: 'integer',
-  });
-  return new ChromaConnector({
-    ...given,
-    url: given.url as string,
-    collection: given.collection ?? 'ragfresh',
-  });
+  } as const;
+  const given = checkConnectorOptions<ChromaConnectorOptions>('chroma', options, spec);
+  return buildConnector(
+    'chroma',
+    Object.keys(spec),
+    () =>
+      new ChromaConnector({
+        ...given,
+        url: given.url as string,
+        collection: given.collection ?? 'ragfresh',
+      }),
+  );
 }

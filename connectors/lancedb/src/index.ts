@@ -1,6 +1,7 @@
 import { resolve as resolvePath } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import {
+  buildConnector,
   Connector,
   type ConnectorCapabilities,
   type ConnectorFactoryContext,
@@ -818,19 +819,25 @@ export function createConnector(
   options: Readonly<Record<string, unknown>>,
   context: ConnectorFactoryContext,
 ): LanceDbConnector {
-  const given = checkConnectorOptions<LanceDbConnectorOptions>('lancedb', options, {
+  const spec = {
     path: 'string',
     table: 'string',
     maxWriteBatch: 'integer',
     compactAtFragments: 'integer',
     retainVersionsMs: 'integer',
-  });
-  return new LanceDbConnector({
-    ...given,
-    path:
-      given.path === undefined
-        ? resolvePath(context.dataDir, 'lancedb')
-        : resolveOptionPath(context, given.path),
-    table: given.table ?? 'ragfresh',
-  });
+  } as const;
+  const given = checkConnectorOptions<LanceDbConnectorOptions>('lancedb', options, spec);
+  return buildConnector(
+    'lancedb',
+    Object.keys(spec),
+    () =>
+      new LanceDbConnector({
+        ...given,
+        path:
+          given.path === undefined
+            ? resolvePath(context.dataDir, 'lancedb')
+            : resolveOptionPath(context, given.path),
+        table: given.table ?? 'ragfresh',
+      }),
+  );
 }

@@ -46,6 +46,13 @@ describe('createConnector(options, { dataDir, baseDir })', () => {
     expect(errorOf({ table: 3 })).toBe(
       '[ragfresh] [config] config connector.table: expected a string, got number 3; quote it.',
     );
+    // The constructor's own checks are worded the same way.
+    expect(errorOf({ table: 'bad name' })).toBe(
+      `[ragfresh] [config] config connector.table: table name "bad name" is invalid; use 1-200 letters, digits, '_', '-' or '.'.`,
+    );
+    expect(errorOf({ compactAtFragments: -1 })).toBe(
+      '[ragfresh] [config] config connector.compactAtFragments: compactAtFragments must be a non-negative integer, got -1.',
+    );
     expect(errorOf({ compactAtFragments: 1.5 })).toMatch(
       /config connector\.compactAtFragments: expected an integer, got number 1\.5/,
     );

@@ -2,6 +2,7 @@ import { resolve as resolvePath } from 'node:path';
 import { Document } from '@langchain/core/documents';
 import type { VectorStoreInterface } from '@langchain/core/vectorstores';
 import {
+  buildConnector,
   Connector,
   type ConnectorCapabilities,
   type ConnectorFactoryContext,
@@ -554,7 +555,7 @@ export function createConnector(
   type Registry = Omit<LangChainConnectorOptions, 'store'> & {
     vectorStore: LangChainConnectorOptions['store'];
   };
-  const { vectorStore, epoch, ...given } = checkConnectorOptions<Registry>('langchain', options, {
+  const spec = {
     vectorStore: 'any!',
     filters: 'any!',
     epoch: 'any',
@@ -563,16 +564,26 @@ export function createConnector(
     maxWriteBatch: 'integer',
     listLimit: 'integer',
     idForm: 'string',
-  });
-  return new LangChainConnector({
-    ...given,
-    store: vectorStore as LangChainConnectorOptions['store'],
-    filters: given.filters as LangChainConnectorOptions['filters'],
-    epoch:
-      epoch === undefined
-        ? resolvePath(context.dataDir, 'langchain.epoch.json')
-        : typeof epoch === 'string'
-          ? resolveOptionPath(context, epoch)
-          : epoch,
-  });
+  } as const;
+  const { vectorStore, epoch, ...given } = checkConnectorOptions<Registry>(
+    'langchain',
+    options,
+    spec,
+  );
+  return buildConnector(
+    'langchain',
+    Object.keys(spec),
+    () =>
+      new LangChainConnector({
+        ...given,
+        store: vectorStore as LangChainConnectorOptions['store'],
+        filters: given.filters as LangChainConnectorOptions['filters'],
+        epoch:
+          epoch === undefined
+            ? resolvePath(context.dataDir, 'langchain.epoch.json')
+            : typeof epoch === 'string'
+              ? resolveOptionPath(context, epoch)
+              : epoch,
+      }),
+  );
 }

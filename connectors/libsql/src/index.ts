@@ -4,6 +4,7 @@ import { type Client, createClient, type InStatement, type InValue } from '@libs
 type InArgs = InValue[];
 
 import {
+  buildConnector,
   Connector,
   type ConnectorCapabilities,
   type ConnectorFactoryContext,
@@ -608,14 +609,15 @@ export function createConnector(
   options: Readonly<Record<string, unknown>>,
   context: ConnectorFactoryContext,
 ): LibSqlConnector {
-  const checked = checkConnectorOptions<LibSqlConnectorOptions>('libsql', options, {
+  const spec = {
     url: 'string',
     table: 'string',
     search: 'string',
     vectorIndex: 'boolean',
     maxWriteBatch: 'integer',
     busyTimeoutMs: 'integer',
-  });
+  } as const;
+  const checked = checkConnectorOptions<LibSqlConnectorOptions>('libsql', options, spec);
   const given = checked.url;
   const url =
     given === undefined
@@ -623,7 +625,11 @@ export function createConnector(
       : given.startsWith('file:') && !given.startsWith('file:/')
         ? `file:${resolvePath(context.baseDir, given.slice('file:'.length))}`
         : given;
-  return new LibSqlConnector({ ...checked, url, table: checked.table ?? 'ragfresh' });
+  return buildConnector(
+    'libsql',
+    Object.keys(spec),
+    () => new LibSqlConnector({ ...checked, url, table: checked.table ?? 'ragfresh' }),
+  );
 }
 
 /**

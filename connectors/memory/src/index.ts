@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
+  buildConnector,
   Connector,
   type ConnectorCapabilities,
   type ConnectorFactoryContext,
@@ -385,12 +386,18 @@ export function createConnector(
   options: Readonly<Record<string, unknown>>,
   context: ConnectorFactoryContext,
 ): MemoryConnector {
-  const given = checkConnectorOptions<{ persistPath: string }>('memory', options, {
+  const spec = {
     persistPath: 'string',
-  });
-  return new MemoryConnector(
-    given.persistPath === undefined
-      ? {}
-      : { persistPath: resolveOptionPath(context, given.persistPath) },
+  } as const;
+  const given = checkConnectorOptions<{ persistPath: string }>('memory', options, spec);
+  return buildConnector(
+    'memory',
+    Object.keys(spec),
+    () =>
+      new MemoryConnector(
+        given.persistPath === undefined
+          ? {}
+          : { persistPath: resolveOptionPath(context, given.persistPath) },
+      ),
   );
 }

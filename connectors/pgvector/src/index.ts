@@ -1,4 +1,5 @@
 import {
+  buildConnector,
   Connector,
   type ConnectorCapabilities,
   type ConnectorFactoryContext,
@@ -792,17 +793,23 @@ export function createConnector(
   options: Readonly<Record<string, unknown>>,
   _context: ConnectorFactoryContext,
 ): PgVectorConnector {
-  const given = checkConnectorOptions<PgVectorConnectorOptions>('pgvector', options, {
+  const spec = {
     connectionString: 'string!',
     table: 'string',
     schema: 'string',
     maxConnections: 'integer',
     connectTimeoutMs: 'integer',
     maxWriteBatch: 'integer',
-  });
-  return new PgVectorConnector({
-    ...given,
-    connectionString: given.connectionString as string,
-    table: given.table ?? 'ragfresh_chunks',
-  });
+  } as const;
+  const given = checkConnectorOptions<PgVectorConnectorOptions>('pgvector', options, spec);
+  return buildConnector(
+    'pgvector',
+    Object.keys(spec),
+    () =>
+      new PgVectorConnector({
+        ...given,
+        connectionString: given.connectionString as string,
+        table: given.table ?? 'ragfresh_chunks',
+      }),
+  );
 }

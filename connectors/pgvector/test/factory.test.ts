@@ -33,6 +33,9 @@ describe('createConnector(options, { dataDir, baseDir })', () => {
     expect(errorOf({ connectionString, tabel: 'x' })).toBe(
       'config connector.tabel: is not a known pgvector option; did you mean connector.table?',
     );
+    expect(errorOf({ connectionString, maxConnections: 0 })).toBe(
+      'config connector.maxConnections: maxConnections must be a positive integer, got 0.',
+    );
     expect(errorOf({ connectionString, maxConnections: '4' })).toBe(
       'config connector.maxConnections: expected an integer, got string "4"; write a whole number.',
     );

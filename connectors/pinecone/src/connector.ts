@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Index, Pinecone, type RecordMetadata } from '@pinecone-database/pinecone';
 import {
+  buildConnector,
   Connector,
   type ConnectorCapabilities,
   type ConnectorFactoryContext,
@@ -853,7 +854,7 @@ export function createConnector(
   options: Readonly<Record<string, unknown>>,
   _context: ConnectorFactoryContext,
 ): PineconeConnector {
-  const given = checkConnectorOptions<PineconeConnectorOptions>('pinecone', options, {
+  const spec = {
     apiKey: 'string!',
     indexName: 'string',
     host: 'string',
@@ -865,6 +866,11 @@ export function createConnector(
     timeoutMs: 'integer',
     retry: 'object',
     epochClaim: 'string',
-  });
-  return new PineconeConnector(given as PineconeConnectorOptions);
+  } as const;
+  const given = checkConnectorOptions<PineconeConnectorOptions>('pinecone', options, spec);
+  return buildConnector(
+    'pinecone',
+    Object.keys(spec),
+    () => new PineconeConnector(given as PineconeConnectorOptions),
+  );
 }

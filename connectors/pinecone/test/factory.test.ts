@@ -35,6 +35,9 @@ describe('createConnector(options, { dataDir, baseDir })', () => {
     expect(errorOf({ ...given, region: 'eu' })).toBe(
       'config connector.region: is not a known pinecone option; remove it (known here: apiKey, indexName, host, namespace, controllerHostUrl, createIndex, hostAliases, maxLagMs, timeoutMs, retry, epochClaim).',
     );
+    expect(errorOf({ ...given, indexName: 'docs' })).toBe(
+      'config connector: give exactly one of indexName or host.',
+    );
     expect(errorOf({ ...given, maxLagMs: '5s' })).toBe(
       'config connector.maxLagMs: expected an integer, got string "5s"; write a whole number.',
     );

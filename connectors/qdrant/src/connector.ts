@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import {
+  buildConnector,
   Connector,
   type ConnectorCapabilities,
   type ConnectorFactoryContext,
@@ -627,7 +628,7 @@ export function createConnector(
   options: Readonly<Record<string, unknown>>,
   _context: ConnectorFactoryContext,
 ): QdrantConnector {
-  const given = checkConnectorOptions<QdrantConnectorOptions>('qdrant', options, {
+  const spec = {
     url: 'string!',
     collection: 'string',
     apiKey: 'string',
@@ -637,10 +638,16 @@ export function createConnector(
     initialEpoch: 'integer',
     writeTimeoutSeconds: 'integer',
     strictMode: 'object',
-  });
-  return new QdrantConnector({
-    ...given,
-    url: given.url as string,
-    collection: given.collection ?? 'ragfresh',
-  });
+  } as const;
+  const given = checkConnectorOptions<QdrantConnectorOptions>('qdrant', options, spec);
+  return buildConnector(
+    'qdrant',
+    Object.keys(spec),
+    () =>
+      new QdrantConnector({
+        ...given,
+        url: given.url as string,
+        collection: given.collection ?? 'ragfresh',
+      }),
+  );
 }

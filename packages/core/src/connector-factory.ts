@@ -148,3 +148,29 @@ export function checkConnectorOptions<T extends object>(
 export function resolveOptionPath(context: ConnectorFactoryContext, path: string): string {
   return isAbsolute(path) ? path : resolve(context.baseDir, path);
 }
+
+/**
+ * Builds the connector and words the constructor's own option checks (a table name's form, a
+ * URL, a range) like the others: an INVALID_CONFIG whose message starts with an option name
+ * becomes `config connector.<key>: <message>`, any other `config connector: <message>`.
+ */
+export function buildConnector<C>(store: string, keys: readonly string[], build: () => C): C {
+  try {
+    return build();
+  } catch (err) {
+    const e = err as { code?: unknown; message?: unknown } | null;
+    if (e?.code !== 'INVALID_CONFIG' || typeof e.message !== 'string') throw err;
+    const text = e.message.replace(/^\[ragfresh\] \[[^\]]+\] /, '');
+    if (text.startsWith('config ')) throw err;
+    const key = keys.find((k) => new RegExp(`^${k}\\b`).test(text));
+    throw new RagfreshError(
+      'INVALID_CONFIG',
+      `config connector${key === undefined ? '' : `.${key}`}: ${text}`,
+      {
+        scope: 'config',
+        cause: err,
+        details: { field: `connector${key === undefined ? '' : `.${key}`}`, store },
+      },
+    );
+  }
+}
