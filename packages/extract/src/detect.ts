@@ -115,14 +115,14 @@ export interface PageFacts {
  * attributes). Each test is a cheap substring scan that replaces a whole-tree selector walk.
  */
 const MAY_HAVE = {
-  challenge: /challenge|captcha|cf-turnstile|sitekey|cf-browser-verification|cf-error-details/i,
+  challenge: /challenge|captcha|cf-turnstile|sitekey|cf-browser-verification|cf-error-details/,
   appRoot:
-    /\bid\s*=\s*["']?(?:root|app|__next|__nuxt|___gatsby|svelte|main-app|application)\b|data-reactroot|ng-version|app-root|ng-app/i,
+    /\bid\s*=\s*["']?(?:root|app|__next|__nuxt|___gatsby|svelte|main-app|application)\b|data-reactroot|ng-version|app-root|ng-app/,
   // The words in an id, class or aria-label, not anywhere (scripts mention cookies everywhere).
   consentLayer:
-    /(?:id|class|aria-label)\s*=\s*["']?[^"'>]*(?:cookie|consent|gdpr|onetrust|didomi|qc-cmp|sp_message|truste|usercentrics|privacy-banner|cc-window|fc-consent)/i,
-  consentForm: /<form\b[^>]*\baction\s*=\s*["']?[^"'>]*(?:consent|cookie|gdpr)/i,
-  password: /type\s*=\s*["']?password/i,
+    /(?:id|class|aria-label)\s*=\s*["']?[^"'>]*(?:cookie|consent|gdpr|onetrust|didomi|qc-cmp|sp_message|truste|usercentrics|privacy-banner|cc-window|fc-consent)/,
+  consentForm: /<form\b[^>]*\baction\s*=\s*["']?[^"'>]*(?:consent|cookie|gdpr)/,
+  password: /type\s*=\s*["']?password/,
 };
 
 export interface PageFactsHints {
@@ -135,7 +135,8 @@ export interface PageFactsHints {
  * from it (what cleaning does first anyway), so extraction can run on the same tree after.
  */
 export function collectPageFacts(doc: DomDocument, hints: PageFactsHints = {}): PageFacts {
-  const html = hints.html;
+  // Lower-cased once, so each prescreen is a plain scan rather than a case-folding one.
+  const html = hints.html?.toLowerCase();
   const may = (re: RegExp) => html === undefined || re.test(html);
   const title = doc.head ? doc.title.replace(/\s+/g, ' ').trim() : '';
   let scripts = 0;

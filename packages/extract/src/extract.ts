@@ -77,25 +77,33 @@ const DISCUSSION_LD =
  * (JSON-LD): site builders and forum software add an `Article` declaration to every page, so
  * a more specific type next to it wins.
  */
-export function declaresNonArticle(doc: DomDocument): boolean {
-  for (const s of elements(doc.querySelectorAll('script[type="application/ld+json"]'))) {
-    if (DISCUSSION_LD.test(s.textContent ?? '')) return true;
-  }
-  return false;
+export function declaresNonArticle(doc: DomDocument, hints: SourceHints = {}): boolean {
+  return ldJson(doc, hints).some((t) => DISCUSSION_LD.test(t));
 }
 
 /** The page declares itself an article (og:type or JSON-LD): Readability's home ground. */
-export function declaresArticle(doc: DomDocument): boolean {
-  const og = doc
-    .querySelector('meta[property="og:type"]')
-    ?.getAttribute('content')
-    ?.trim()
-    .toLowerCase();
-  if (og === 'article') return true;
-  for (const s of elements(doc.querySelectorAll('script[type="application/ld+json"]'))) {
-    if (ARTICLE_LD.test(s.textContent ?? '')) return true;
-  }
-  return false;
+export function declaresArticle(doc: DomDocument, hints: SourceHints = {}): boolean {
+  if (metaContent(doc, 'meta[property="og:type"]', hints, 'og:type')?.toLowerCase() === 'article')
+    return true;
+  return ldJson(doc, hints).some((t) => ARTICLE_LD.test(t));
+}
+
+/**
+ * The HTML a document was parsed from. A selector for an attribute value that never occurs in
+ * the source cannot match, so its whole-tree walk is skipped.
+ */
+export interface SourceHints {
+  readonly html?: string;
+}
+
+const mayContain = (hints: SourceHints, needle: string) =>
+  hints.html === undefined || hints.html.includes(needle);
+
+function ldJson(doc: DomDocument, hints: SourceHints): string[] {
+  if (!mayContain(hints, 'application/ld+json')) return [];
+  return elements(doc.querySelectorAll('script[type="application/ld+json"]')).map(
+    (s) => s.textContent ?? '',
+  );
 }
 
 const CONTAINER_SELECTORS = [
@@ -196,6 +204,22 @@ export function stripNonContent(el: DomElement, hidden = true): DomElement {
 }
 
 /**
+ * The same chrome, removed from the whole page before Readability and the container search
+ * run: neither then spends time on it or scores it. A block holding the page's heading or main
+ * landmark, or most of its text, stays (bad markup wraps whole pages in `<nav>` or `<aside>`);
+ * the content root is stripped again after.
+ */
+function stripChrome(body: DomElement): void {
+  const total = (body.textContent ?? '').length;
+  for (const el of elements(body.querySelectorAll(NOT_CONTENT))) {
+    if (!body.contains(el)) continue;
+    if (el.querySelector('h1, main, article, [role="main"]')) continue;
+    if ((el.textContent ?? '').length > 0.5 * total) continue;
+    el.remove();
+  }
+}
+
+/**
  * A declared article whose body is built like reference material or a thread: code blocks,
  * data tables or several dated posts. The declaration then says more about the site builder
  * than about the page, and the container rule applies. Read on the container as found,
@@ -221,7 +245,13 @@ function builtLikeReference(root: DomElement): boolean {
   return false;
 }
 
-function metaContent(doc: DomDocument, selector: string): string | undefined {
+function metaContent(
+  doc: DomDocument,
+  selector: string,
+  hints: SourceHints = {},
+  needle?: string,
+): string | undefined {
+  if (needle !== undefined && !mayContain(hints, needle)) return undefined;
   const v = doc.querySelector(selector)?.getAttribute('content')?.trim();
   return v ? v : undefined;
 }
@@ -248,15 +278,8 @@ function resolveLinks(root: DomElement, base: string | undefined): void {
   }
 }
 
-function titleOf(doc: DomDocument, readabilityTitle: string | undefined): string {
-  const og = metaContent(doc, 'meta[property="og:title"]');
-  const h1 = doc.querySelector('h1');
-  const candidates = [
-    readabilityTitle,
-    og,
-    h1 ? textOf(h1) : undefined,
-    doc.head ? doc.title : undefined,
-  ];
+/** The first non-empty title candidate, whitespace-collapsed, NFC. */
+function firstTitle(candidates: ReadonlyArray<string | undefined>): string {
   for (const c of candidates) {
     const t = c?.replace(/\s+/g, ' ').trim();
     if (t) return t.normalize('NFC');
@@ -313,11 +336,16 @@ class Page implements ParsedPage {
     this.html = html;
     this.#url = url;
     this.#doc = parseDocument(html);
-    this.#declaredArticle = declaresArticle(this.#doc);
-    this.#declaredOther = declaresNonArticle(this.#doc);
+    const hints = { html };
+    const ld = ldJson(this.#doc, hints);
+    this.#declaredArticle =
+      metaContent(this.#doc, 'meta[property="og:type"]', hints, 'og:type')?.toLowerCase() ===
+        'article' || ld.some((t) => ARTICLE_LD.test(t));
+    this.#declaredOther = ld.some((t) => DISCUSSION_LD.test(t));
     this.#lang = this.#doc.documentElement?.getAttribute('lang')?.trim() || undefined;
-    this.#canonicalUrl =
-      this.#doc.querySelector('link[rel="canonical"]')?.getAttribute('href')?.trim() || undefined;
+    this.#canonicalUrl = mayContain(hints, 'canonical')
+      ? this.#doc.querySelector('link[rel="canonical"]')?.getAttribute('href')?.trim() || undefined
+      : undefined;
   }
 
   #reveal(): void {
@@ -388,13 +416,15 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
     cx.reveal();
     cleanDocument(doc, { unwrapLinkedHeadings: !(cx.declaredArticle && !cx.declaredOther) });
     protectContent(doc);
+    // Off declared articles only: on an article Readability's scoring reads the page around it.
+    if (doc.body && !declared) stripChrome(doc.body);
   }
   const docTitle = doc.head ? doc.title : '';
-  const ogTitle = metaContent(doc, 'meta[property="og:title"]');
-  const siteName = metaContent(doc, 'meta[property="og:site_name"]');
+  const ogTitle = metaContent(doc, 'meta[property="og:title"]', { html }, 'og:title');
+  const siteName = metaContent(doc, 'meta[property="og:site_name"]', { html }, 'og:site_name');
   const h1El = doc.querySelector('h1');
   const h1 = h1El ? textOf(h1El) : undefined;
-  const fallbackTitle = titleOf(doc, undefined);
+  const fallbackTitle = firstTitle([ogTitle, h1, docTitle]);
 
   let container: DomElement | undefined;
   let containerScore = 0;

@@ -158,6 +158,7 @@ export function protectContent(doc: DomDocument): ProtectStats {
     unhide(el);
     stats.panels++;
   }
+  const seenClasses = new Map<string, { dropped: number; kept: string }>();
   const content = new Set<DomElement>();
   for (const block of elements(body.querySelectorAll('pre, code, table'))) {
     if (content.has(block)) continue;
@@ -176,16 +177,22 @@ export function protectContent(doc: DomDocument): ProtectStats {
     }
     const cls = classOf(el);
     if (!cls) continue;
-    const tokens = cls.split(/\s+/).filter((t) => t !== '');
-    const responsive = tokens.some((t) =>
-      /^[a-z0-9]+:(?:block|flex|grid|inline|table|contents)/.test(t),
-    );
-    const kept = tokens.filter(
-      (t) => !UTILITY_TOKEN.test(t) && !(responsive && /^(?:hidden|invisible)$/.test(t)),
-    );
-    if (kept.length !== tokens.length) {
-      stats.utilityTokens += tokens.length - kept.length;
-      el.setAttribute('class', kept.join(' '));
+    // Class lists repeat across a page (every card, every list item): decide each once.
+    let decided = seenClasses.get(cls);
+    if (!decided) {
+      const tokens = cls.split(/\s+/).filter((t) => t !== '');
+      const responsive = tokens.some((t) =>
+        /^[a-z0-9]+:(?:block|flex|grid|inline|table|contents)/.test(t),
+      );
+      const kept = tokens.filter(
+        (t) => !UTILITY_TOKEN.test(t) && !(responsive && /^(?:hidden|invisible)$/.test(t)),
+      );
+      decided = { dropped: tokens.length - kept.length, kept: kept.join(' ') };
+      seenClasses.set(cls, decided);
+    }
+    if (decided.dropped > 0) {
+      stats.utilityTokens += decided.dropped;
+      el.setAttribute('class', decided.kept);
     }
   }
   return stats;

@@ -326,3 +326,24 @@ describe('D: related, recommended and newsletter blocks', () => {
     expect(extractPage(html).markdown).toContain('Another story about storage number 7');
   });
 });
+
+describe('D: chrome removed before Readability and the container search', () => {
+  it('off articles, a long link sidebar outside nav markup does not pull the container choice', () => {
+    const side = Array.from(
+      { length: 40 },
+      (_, i) => `<li><a href="/docs/${i}">Chapter ${i} of the storage manual</a></li>`,
+    ).join('');
+    const html = shell(
+      '',
+      `<div class="layout"><nav class="side"><ul>${side}</ul></nav><main><h1>Storage guide</h1>${prose('Body', 4)}</main></div>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('Body paragraph 3');
+    expect(md).not.toContain('Chapter 12 of the storage manual');
+  });
+
+  it('keeps a page that bad markup wraps whole in a <nav> (it holds the h1)', () => {
+    const html = shell('', `<nav><div><h1>Storage guide</h1>${prose('Body', 5)}</div></nav>`);
+    expect(extractPage(html).markdown).toContain('Body paragraph 4');
+  });
+});
