@@ -42,7 +42,7 @@ class LeaseHeartbeat {
   lost = false;
   readonly #timer: NodeJS.Timeout;
   #lease: Lease;
-  #beating = false;
+  #beating: Promise<void> | undefined;
 
   constructor(
     options: {
@@ -62,9 +62,8 @@ class LeaseHeartbeat {
     let lastProblem = '';
     this.#timer = setInterval(
       () => {
-        if (this.#beating || this.lost) return;
-        this.#beating = true;
-        options.state
+        if (this.#beating !== undefined || this.lost) return;
+        this.#beating = options.state
           .renewLease(this.#lease, options.ttlMs)
           .then((lease) => {
             this.#lease = lease;
@@ -78,15 +77,20 @@ class LeaseHeartbeat {
             }
           })
           .finally(() => {
-            this.#beating = false;
+            this.#beating = undefined;
           });
       },
       Math.max(50, Math.floor(options.ttlMs / 3)),
     );
   }
 
-  stop(): void {
+  /**
+   * Stops renewing and waits for a renewal under way: one landing after the publisher released
+   * the lease would hold it again for a TTL, keeping the standby out for nothing.
+   */
+  async stop(): Promise<void> {
     clearInterval(this.#timer);
+    await this.#beating;
   }
 }
 
@@ -217,7 +221,7 @@ export class PublishConsumer {
           await this.#pause(this.#options.standbyRetryMs ?? 2000);
         }
       } finally {
-        heartbeat.stop();
+        await heartbeat.stop();
         this.leader = false;
         await publisher.close().catch(() => {});
       }
