@@ -93,7 +93,7 @@ export class PageWorker {
           : { stalledInterval: options.stalledIntervalMs }),
         maxStalledCount: 3,
         ...(options.name === undefined ? {} : { name: options.name }),
-        autorun: true,
+        autorun: false,
       },
     );
     // Connection problems are said once per outage by connectRedis; the rest are worth a line.
@@ -103,6 +103,32 @@ export class PageWorker {
     this.#worker.on('failed', (job, err) =>
       this.#onError(`page job ${job?.id ?? '?'} failed: ${err.message}`),
     );
+    void this.#warmUp().then(() =>
+      this.#worker.run().catch((err: unknown) => this.#onError(`page worker: ${String(err)}`)),
+    );
+  }
+
+  /**
+   * One tiny page through the pipeline before the first job is taken: the tokenizer's ranks
+   * and the parsers load on first use (~0.8 s of CPU, several seconds on a loaded machine), and
+   * spent inside a job that time starved the lock renewal, so the batch ran twice.
+   */
+  async #warmUp(): Promise<void> {
+    const url = 'https://warm-up.invalid/';
+    try {
+      await this.#ctx.deps.pipeline.process(
+        {
+          text: '<!doctype html><html><head><title>Warm-up</title></head><body><main><h1>Warm-up</h1><p>One paragraph of text, so the extractor and the tokenizer both run once.</p></main></body></html>',
+          contentType: 'text/html; charset=utf-8',
+          url,
+          finalUrl: url,
+          acquisition: 'raw',
+        },
+        { documentId: 'warm-up', sourceId: 'warm-up', retrievedAt: this.#ctx.nowIso() },
+      );
+    } catch {
+      // A pipeline that refuses the page still loaded what it needed; the jobs will tell.
+    }
   }
 
   get ctx(): EngineContext {
