@@ -307,9 +307,29 @@ export async function settleBoilerplate(
   learner: BoilerplateLearner,
 ): Promise<number> {
   let documents = 0;
+  let fresh = false;
   for (const run of runs) {
     const hosts = learner.hostsOf(run.source.id);
-    if (hosts.length === 0) continue;
+    const models = new Map(hosts.map((h) => [h, h.compute(learner.settings)] as const));
+    // Nothing to check (a refresh of 304s, an unchanged model): no scan of the records.
+    const cutUnder = new Map<string, Set<string>>();
+    for (const f of learner.observed().values()) {
+      const set = cutUnder.get(f.key) ?? new Set<string>();
+      set.add(f.model);
+      cutUnder.set(f.key, set);
+    }
+    const pending = hosts.filter((h) => {
+      const next = models.get(h)!;
+      const seen = cutUnder.get(h.key);
+      return (
+        next.digest !== h.stored || (seen !== undefined && [...seen].some((m) => m !== next.digest))
+      );
+    });
+    for (const h of hosts) if (!pending.includes(h)) h.inForce = models.get(h)!;
+    if (pending.length === 0) continue;
+    // The snapshot predates this refresh's publications: read the records once, afresh.
+    if (!fresh) ctx.records.invalidate();
+    fresh = true;
     const byKey = new Map<string, DocumentRecord[]>();
     for (const r of await ctx.records.ofSource(run.source.id)) {
       if (r.currentVersionId === undefined || r.status === 'tombstoned') continue;
@@ -319,8 +339,8 @@ export async function settleBoilerplate(
       else list.push(r);
     }
     const touched = new Set<string>();
-    for (const host of hosts) {
-      const next = host.compute(learner.settings);
+    for (const host of pending) {
+      const next = models.get(host)!;
       const changed = next.digest !== host.stored;
       let checked = 0;
       let n = 0;

@@ -208,7 +208,6 @@ export class RefreshEngine {
     const learner = this.#boilerplate;
     if (learner === undefined) return;
     const ctx = this.#ctx;
-    ctx.records.invalidate();
     const reextracted = await settleBoilerplate(ctx, queue, runs, learner);
     await queue.drain();
     if (reextracted > 0) ctx.records.invalidate();
