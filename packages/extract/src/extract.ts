@@ -120,7 +120,7 @@ const CONTAINER_SELECTORS = [
 ];
 const CONTAINER_UNION = CONTAINER_SELECTORS.join(', ');
 const NOT_CONTENT =
-  'nav, aside, footer, [role="navigation"], [role="complementary"], [role="contentinfo"], [role="banner"], [role="search"], .toc, #toc, .table-of-contents, .sidebar, .pagination, .pagination-nav, .theme-doc-toc-mobile, .theme-doc-footer, .feedback, .page-feedback, header nav, dialog, [aria-hidden="true"]';
+  'nav, aside, footer, [role="navigation"], [role="complementary"], [role="contentinfo"], [role="banner"], [role="search"], .toc, #toc, .table-of-contents, .sidebar, .pagination, .pagination-nav, .theme-doc-toc-mobile, .theme-doc-footer, .feedback, .page-feedback, header nav, dialog, [role="dialog"], [aria-modal="true"], [aria-hidden="true"]';
 
 interface Candidate {
   readonly el: DomElement;

@@ -347,3 +347,17 @@ describe('D: chrome removed before Readability and the container search', () => 
     expect(extractPage(html).markdown).toContain('Body paragraph 4');
   });
 });
+
+describe('D: help overlays and dialogs shipped in every page', () => {
+  it('drops a dialog and a keyboard-shortcut help block from the content', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Body', 5)}
+<div class="help-popup"><h2>Keyboard shortcuts</h2><p>Press <kbd>S</kbd> to search</p><p>Press <kbd>?</kbd> to show this help</p></div>
+<div role="dialog" aria-label="Preferences"><p>Choose the reading theme for every page of the manual you open.</p></div></main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('Body paragraph 4');
+    expect(md).not.toMatch(/Keyboard shortcuts|show this help|reading theme/);
+  });
+});
