@@ -18,5 +18,7 @@ export function benchConfig(dataDir: string, sitemaps: readonly string[]): Recor
       globalConcurrency: 32,
       perHostConcurrency: 4,
     },
+    // BOILERPLATE=0 measures the engine without per-host boilerplate learning.
+    ...(process.env.BOILERPLATE === '0' ? { boilerplate: false } : {}),
   };
 }
