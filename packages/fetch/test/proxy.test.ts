@@ -13,7 +13,12 @@ async function startProxy(
     res.writeHead(405);
     res.end();
   });
+  // Tunnelled sockets leave the HTTP server's bookkeeping (closeAllConnections does not see
+  // them), and the client keeps them alive: close destroys them so the server stops at once.
+  const open = new Set<{ destroy(): void }>();
   server.on('connect', (req, clientSocket, head) => {
+    open.add(clientSocket);
+    clientSocket.on('close', () => open.delete(clientSocket));
     if (requireAuth !== undefined && req.headers['proxy-authorization'] !== requireAuth) {
       clientSocket.end(
         'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\n\r\n',
@@ -38,8 +43,9 @@ async function startProxy(
     tunnels,
     close: () =>
       new Promise<void>((r) => {
-        server.closeAllConnections();
         server.close(() => r());
+        server.closeAllConnections();
+        for (const socket of open) socket.destroy();
       }),
   };
 }
