@@ -202,6 +202,56 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
   return stats;
 }
 
+/**
+ * Per-post furniture of forums and Q&A sites, read from a short element's whole text: a post's
+ * date line ("answered Mar 3, 2021 at 10:02", "edited 2 days ago"), reaction and member counts
+ * ("12 likes", "Posts: 340", "Joined 2019"), a user card's reputation badges, and the sign-in /
+ * ask prompts forum software puts under every thread.
+ */
+const POST_LINE =
+  /^(?:(?:asked|answered|edited|commented|modified|updated|posted|last edited:?|replied)\s+(?:on\s+)?(?:(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}(?:,? \d{4})?|\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?(?:,? \d{4})?|\d{4}-\d{2}-\d{2}|\d+ (?:second|minute|hour|day|week|month|year)s? ago|yesterday|today)(?:,? at \d{1,2}:\d{2}(?:\s?[ap]m)?)?(?: by .{1,40})?|\d[\d,.]*k? (?:likes?|reactions?|upvotes?|votes?|replies|answers?|comments?|views?)|(?:posts|messages|reputation|reaction score|points|followers|joined)\s*:?\s*[\d,.]+k?|\d[\d,.]* posts? · joined .{1,20})$/i;
+const BADGES = /\b\d[\d,.]*k?\s*(?:gold|silver|bronze) badges?\b/i;
+const PROMPT =
+  /^(?:create an account or sign in to (?:comment|reply|answer|post).{0,60}|you (?:need to|must) (?:be a member|be logged in|log in|sign in|register)(?: in order)? to .{1,60}|sign up for a new account in our community.{0,40}|register a new account|already have an account\? sign in here\.?|start asking to get answers|find the answer to your question by asking\.?|explore related questions|see similar questions with these tags\.?|sorted by: reset to default.{0,80}|(?:log|sign) in to (?:reply|comment|answer|join the conversation)\.?)$/i;
+
+/**
+ * Removes that furniture from an extracted content root, in place; run after the root is
+ * chosen, because a thread's dates and user cards are part of what makes Readability pick it.
+ */
+export function removePostClutter(body: DomElement): number {
+  const text = body.textContent ?? '';
+  if (
+    !/badge|asked|answered|edited|commented|posted|replied|likes?\b|joined|account|sorted by|question|log in|sign in|member/i.test(
+      text,
+    )
+  )
+    return 0;
+  let removed = 0;
+  for (const el of elements(
+    body.querySelectorAll('div, span, p, li, time, a, small, dd, section, footer'),
+  )) {
+    if (!el.parentNode) continue;
+    const raw = el.textContent ?? '';
+    if (raw.length > 240) continue;
+    const t = textOf(el);
+    if (t === '' || t.length > 200) continue;
+    const card = BADGES.test(t);
+    if (!card && !POST_LINE.test(t) && !PROMPT.test(t)) continue;
+    // A user card (name, reputation, badges) goes whole: the largest short ancestor holding it.
+    let top = el;
+    if (card) {
+      for (let p = el.parentElement; p && p.nodeName !== 'BODY'; p = p.parentElement) {
+        const pt = textOf(p);
+        if (pt.length > 200 || p.querySelector('p, pre, blockquote, ul, ol, table')) break;
+        top = p;
+      }
+    }
+    top.remove();
+    removed++;
+  }
+  return removed;
+}
+
 /** Removes "Was this page helpful?" blocks: the largest short element that opens with the question. */
 function removeFeedback(body: DomElement): number {
   if (

@@ -1,7 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import { RagfreshError } from '@ragfresh/core';
 import type { BoilerplateModel } from './boilerplate.js';
-import { cleanDocument, normalizeMarkdown } from './clean.js';
+import { cleanDocument, normalizeMarkdown, removePostClutter } from './clean.js';
 import {
   classifyFacts,
   collectPageFacts,
@@ -482,7 +482,10 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
       method = 'body';
     }
   }
-  if (root && strategy !== 'readability') removePromoBlocks(root);
+  if (root && strategy !== 'readability') {
+    removePromoBlocks(root);
+    removePostClutter(root);
+  }
   if (root) resolveLinks(root, cx.url);
   let markdown = root ? normalizeMarkdown(toMarkdown(root)) : '';
   let boilerplateRemoved = 0;

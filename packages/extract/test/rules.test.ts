@@ -361,3 +361,29 @@ describe('D: help overlays and dialogs shipped in every page', () => {
     expect(md).not.toMatch(/Keyboard shortcuts|show this help|reading theme/);
   });
 });
+
+describe('D: per-post clutter of Q&A and forum threads', () => {
+  it('drops user cards with badges, post date lines, like counts and sign-in prompts', () => {
+    const post = (who: string, body: string) =>
+      `<div class="post">${prose(body, 3)}<div class="meta"><span>answered Mar 3, 2021 at 10:02</span>
+<div class="user"><a href="/u/1">${who}</a><div>12.5k 4 gold badges 30 silver badges 51 bronze badges</div></div>
+<span>12 likes</span></div></div>`;
+    const html = shell(
+      '',
+      `<main><h1>How do I repair a replica?</h1>${post('Ana', 'Question')}${post('Bo', 'Answer')}
+<p>You must log in to answer this question.</p><div>Explore related questions</div></main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('Question paragraph 2');
+    expect(md).toContain('Answer paragraph 2');
+    expect(md).not.toMatch(/answered Mar|badges|12 likes|log in to answer|Explore related/);
+  });
+
+  it('keeps a sentence that merely mentions an answer date inside prose', () => {
+    const html = shell(
+      '',
+      `<main><h1>Changelog</h1><p>The maintainers answered Mar 3, 2021 at 10:02 that the repair path is safe, and the release notes say why in detail for every operator.</p>${prose('Body', 3)}</main>`,
+    );
+    expect(extractPage(html).markdown).toContain('The maintainers answered Mar 3, 2021');
+  });
+});
