@@ -4,3 +4,5 @@
  */
 export { Mutex, mapLimit } from './concurrency.js';
 export { type PageTask, refreshPage } from './page.js';
+/** A source run's shape checks, for the queue's end-of-window job (as `RefreshEngine` runs them). */
+export { checkShape } from './shape.js';

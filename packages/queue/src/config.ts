@@ -11,6 +11,8 @@ export interface QueueConfig {
 
 export const PAGES_QUEUE = 'pages';
 export const PUBLISH_QUEUE = 'publish';
+/** One job per source and due window, run after its page jobs (a BullMQ flow's parent). */
+export const FINISH_QUEUE = 'finish';
 
 /** One clear line for a bad `queue` config, or undefined when it is fine. */
 export function queueConfigProblem(value: unknown): string | undefined {

@@ -1,5 +1,6 @@
 export {
   connectRedis,
+  FINISH_QUEUE,
   isConnectionError,
   PAGES_QUEUE,
   PUBLISH_QUEUE,
@@ -7,11 +8,16 @@ export {
   type QueueConfig,
   queueConfigProblem,
 } from './config.js';
+export { type FinishResult, finishWindow } from './finish.js';
 export { PageWorker, type PageWorkerOptions } from './page-worker.js';
 export {
+  type FinishJob,
+  finishJobId,
   type PageBatchJob,
   type PageBatchResult,
+  type PageProposal,
   type PublishJob,
+  type PublishJobResult,
   pageJobId,
   publishJobId,
   runKeyOf,

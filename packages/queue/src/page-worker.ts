@@ -9,8 +9,10 @@ import {
 import { mapLimit, refreshPage } from '@ragfresh/engine/stages';
 import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { isConnectionError, PAGES_QUEUE, PUBLISH_QUEUE } from './config.js';
+import { FINISH_QUEUE, isConnectionError, PAGES_QUEUE, PUBLISH_QUEUE } from './config.js';
+import { finishWindow } from './finish.js';
 import {
+  type FinishJob,
   type PageBatchJob,
   type PageBatchResult,
   type PublishJob,
@@ -54,6 +56,8 @@ export interface PageWorkerOptions {
   /** BullMQ lock duration; a worker silent this long is presumed dead and its job retried. Default 30 s. */
   readonly lockDurationMs?: number;
   readonly stalledIntervalMs?: number;
+  /** How long a finish job waits before looking again at its window's publish jobs. Default 1 s. */
+  readonly finishPollMs?: number;
   /** Name shown by `ragfresh status` (BullMQ client name). */
   readonly name?: string;
   readonly onError?: (message: string) => void;
@@ -68,6 +72,7 @@ export interface PageWorkerOptions {
  */
 export class PageWorker {
   readonly #worker: Worker<PageBatchJob, PageBatchResult>;
+  readonly #finisher: Worker<FinishJob>;
   readonly #publish: Queue<PublishJob>;
   readonly #ctx: EngineContext;
   readonly #abort = new AbortController();
@@ -96,6 +101,36 @@ export class PageWorker {
         autorun: false,
       },
     );
+    // A window's end (inventory diff, proposals, shape checks, run summary), once its page jobs
+    // are through: it needs the same state, sources and policies as the pages.
+    this.#finisher = new Worker<FinishJob>(
+      FINISH_QUEUE,
+      (job, token) =>
+        finishWindow(
+          { ...options.deps, publisher: NO_PUBLISHER },
+          this.#publish,
+          job,
+          token,
+          options.finishPollMs ?? 1000,
+        ),
+      {
+        connection: options.connection,
+        prefix: options.prefix,
+        lockDuration: options.lockDurationMs ?? 30_000,
+        ...(options.stalledIntervalMs === undefined
+          ? {}
+          : { stalledInterval: options.stalledIntervalMs }),
+        maxStalledCount: 3,
+        ...(options.name === undefined ? {} : { name: `${options.name}:finish` }),
+        autorun: false,
+      },
+    );
+    this.#finisher.on('error', (err) => {
+      if (!isConnectionError(err)) this.#onError(`finish worker: ${err.message}`);
+    });
+    this.#finisher.on('failed', (job, err) =>
+      this.#onError(`finish job ${job?.id ?? '?'} failed: ${err.message}`),
+    );
     // Connection problems are said once per outage by connectRedis; the rest are worth a line.
     this.#worker.on('error', (err) => {
       if (!isConnectionError(err)) this.#onError(`page worker: ${err.message}`);
@@ -103,9 +138,10 @@ export class PageWorker {
     this.#worker.on('failed', (job, err) =>
       this.#onError(`page job ${job?.id ?? '?'} failed: ${err.message}`),
     );
-    void this.#warmUp().then(() =>
-      this.#worker.run().catch((err: unknown) => this.#onError(`page worker: ${String(err)}`)),
-    );
+    void this.#warmUp().then(() => {
+      this.#worker.run().catch((err: unknown) => this.#onError(`page worker: ${String(err)}`));
+      this.#finisher.run().catch((err: unknown) => this.#onError(`finish worker: ${String(err)}`));
+    });
   }
 
   /**
@@ -181,6 +217,9 @@ export class PageWorker {
       candidates: collector.collected.length,
       complete: run.complete,
       counts: { ...run.counts },
+      answered: [...run.answered],
+      proposals: run.proposals,
+      alerts: run.alerts,
     };
   }
 
@@ -191,6 +230,7 @@ export class PageWorker {
   async close(options: { readonly abandon?: boolean } = {}): Promise<void> {
     if (options.abandon === true) this.#abort.abort(new Error('worker stopping'));
     await this.#worker.close();
+    await this.#finisher.close();
     await this.#publish.close();
   }
 }

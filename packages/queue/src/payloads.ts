@@ -22,12 +22,55 @@ export interface PublishJob {
   }[];
 }
 
-/** What a page job returns (kept on the completed job, summed by the scheduler's report). */
+/** What a publish job returns: its candidates' outcome counts (and alerts) per source. */
+export type PublishJobResult = readonly {
+  readonly sourceId: string;
+  readonly counts: Readonly<Record<string, number>>;
+  readonly alerts: readonly string[];
+}[];
+
+/** A gone-based deletion proposal a page made; written (or held) by the window's finish job. */
+export interface PageProposal {
+  readonly subject: {
+    readonly sourceId: string;
+    readonly documentId: string;
+    readonly url: string;
+  };
+  readonly reason: string;
+  readonly evidence: readonly string[];
+}
+
+/** What a page job returns: its flow's finish job reads it (`getChildrenValues`). */
 export interface PageBatchResult {
   readonly pages: number;
   readonly candidates: number;
+  /** Every page of the batch answered definitively (200, 304, 404/410). */
   readonly complete: boolean;
   readonly counts: Readonly<Record<string, number>>;
+  /** Documents whose page answered 200 or 304 (withdraws gone-based proposals). */
+  readonly answered?: readonly string[];
+  readonly proposals?: readonly PageProposal[];
+  readonly alerts?: readonly string[];
+}
+
+/**
+ * The end of one source's due window, the parent of its page jobs in a BullMQ flow: it runs
+ * once every page job completed (or failed for good), and settles the source's run as the
+ * single-process engine does (inventory diff, proposals, shape checks, the run summary).
+ */
+export interface FinishJob {
+  readonly sourceId: string;
+  readonly runKey: string;
+  /** The scheduler's start of the run: the run summary keeps its runId. */
+  readonly startedAt: string;
+  readonly pages: number;
+  readonly jobs: number;
+  /** documentIds the inventory listed. */
+  readonly listed: readonly string[];
+  /** Every listing read untruncated. */
+  readonly inventoryComplete: boolean;
+  readonly problems: readonly string[];
+  readonly listingsNotModified: number;
 }
 
 function slug(s: string): string {
@@ -41,6 +84,11 @@ function slug(s: string): string {
  */
 export function pageJobId(sourceId: string, runKey: string, index: number): string {
   return `pages.${slug(sourceId)}.${runKey}.${index}`;
+}
+
+/** The finish job of a source's due window (the parent of its page jobs). */
+export function finishJobId(sourceId: string, runKey: string): string {
+  return `finish.${slug(sourceId)}.${runKey}`;
 }
 
 /** The publish job of a page job: a retried page job re-adds the same id, a no-op. */

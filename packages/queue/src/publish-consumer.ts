@@ -11,7 +11,7 @@ import { EngineContext, type EngineDeps, PublishQueue, SourceRun } from '@ragfre
 import { type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { isConnectionError, PUBLISH_QUEUE } from './config.js';
-import type { PublishJob } from './payloads.js';
+import type { PublishJob, PublishJobResult } from './payloads.js';
 
 export interface PublishConsumerOptions {
   readonly connection: Redis;
@@ -275,17 +275,21 @@ export class PublishConsumer {
       },
       Math.max(50, Math.floor(this.#lockMs / 3)),
     );
-    const runs = new Map<string, SourceRun>();
+    // One run per job and source: each job's outcome counts go back to its window's finish job
+    // (the queue's gates count per source, not per run, so the batch is gated as one).
+    const runs = new Map<Job<PublishJob>, Map<string, SourceRun>>();
     try {
       const queue = new PublishQueue(ctx);
       for (const job of jobs) {
+        const ofJob = new Map<string, SourceRun>();
+        runs.set(job, ofJob);
         for (const { candidate, mode } of job.data.candidates) {
           const source = ctx.deps.sources.find((s) => s.id === candidate.sourceId);
           if (source === undefined) continue;
-          let run = runs.get(source.id);
+          let run = ofJob.get(source.id);
           if (run === undefined) {
             run = new SourceRun(source, ctx.nowIso());
-            runs.set(source.id, run);
+            ofJob.set(source.id, run);
           }
           await queue.add({ run, candidate, ...(mode === undefined ? {} : { mode }) });
         }
@@ -299,8 +303,12 @@ export class PublishConsumer {
     clearInterval(keepLocks);
     this.batches++;
     const now = Date.now();
-    const summary = [...runs.values()].map((r) => ({ sourceId: r.source.id, ...r.counts }));
     for (const job of jobs) {
+      const result: PublishJobResult = [...(runs.get(job)?.values() ?? [])].map((r) => ({
+        sourceId: r.source.id,
+        counts: { ...r.counts },
+        alerts: r.alerts,
+      }));
       ctx.gauge(
         'ragfresh_publish_lag_seconds',
         'Seconds from a batch handed to the publish queue to its publication.',
@@ -308,7 +316,7 @@ export class PublishConsumer {
         (now - job.timestamp) / 1000,
       );
       try {
-        await job.moveToCompleted(summary, this.#token, false);
+        await job.moveToCompleted(result, this.#token, false);
       } catch (err) {
         // Its lock expired meanwhile and the job is queued again: published once more, it is
         // `unchanged`.

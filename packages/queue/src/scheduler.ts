@@ -6,10 +6,10 @@ import {
   emptyCounts,
   takeInventory,
 } from '@ragfresh/engine';
-import { Queue } from 'bullmq';
+import { type FlowJob, FlowProducer, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { PAGES_QUEUE } from './config.js';
-import { type PageBatchJob, pageJobId, runKeyOf } from './payloads.js';
+import { FINISH_QUEUE, PAGES_QUEUE } from './config.js';
+import { type FinishJob, finishJobId, type PageBatchJob, pageJobId, runKeyOf } from './payloads.js';
 
 export interface ScheduleOptions {
   readonly connection: Redis;
@@ -52,22 +52,16 @@ type PageJob = {
   readonly opts: { readonly jobId: string } & Record<string, unknown>;
 };
 
-/** Round-robin over sources: consecutive jobs belong to different hosts where possible. */
-function interleave(perSource: readonly (readonly PageJob[])[]): PageJob[] {
-  const out: PageJob[] = [];
-  const longest = Math.max(0, ...perSource.map((jobs) => jobs.length));
-  for (let i = 0; i < longest; i++)
-    for (const jobs of perSource) if (i < jobs.length) out.push(jobs[i]!);
-  return out;
-}
-
 /**
  * Enqueues due sources as URL batches with deterministic job ids: source, due window and batch
- * index (pages sorted by documentId), so enqueueing the same due work twice is a no-op. Jobs of
- * different sources are interleaved, so workers taking consecutive jobs fetch from different
- * hosts instead of queueing behind one host's politeness interval. Each enqueued source gets a
- * run summary (written after its jobs are queued), which is what makes it not due again until
- * its interval.
+ * index (pages sorted by documentId), so enqueueing the same due work twice is a no-op. Each
+ * source's window is one BullMQ flow: a `finish` job whose children are its page jobs, run by
+ * BullMQ once they all completed (a page job failed for good does not block it:
+ * `ignoreDependencyOnFailure`). Batch `i` of every source has priority `i` (batch 0 none), so
+ * workers taking consecutive jobs fetch from different hosts instead of queueing behind one
+ * host's politeness interval. Each enqueued source gets a run summary written before its flow is
+ * added (so the finish job's summary, same runId, always replaces it); it is what makes the
+ * source not due again until its interval.
  */
 export async function scheduleDueSources(options: ScheduleOptions): Promise<ScheduleReport> {
   const deps = options.deps as EngineDeps;
@@ -77,6 +71,7 @@ export async function scheduleDueSources(options: ScheduleOptions): Promise<Sche
     connection: options.connection,
     prefix: options.prefix,
   });
+  const flows = new FlowProducer({ connection: options.connection, prefix: options.prefix });
   const per = options.urlsPerJob ?? 25;
   const planned: {
     readonly source: EngineSource;
@@ -103,6 +98,8 @@ export async function scheduleDueSources(options: ScheduleOptions): Promise<Sche
           data: { sourceId: source.id, runKey, pages: pages.slice(i * per, (i + 1) * per) },
           opts: {
             jobId: pageJobId(source.id, runKey, i),
+            ...(i === 0 ? {} : { priority: i }),
+            ignoreDependencyOnFailure: true,
             attempts: 5,
             backoff: { type: 'exponential', delay: 1000 },
             removeOnComplete: { age: 24 * 3600 },
@@ -116,22 +113,50 @@ export async function scheduleDueSources(options: ScheduleOptions): Promise<Sche
     for (const p of planned)
       for (const j of p.jobs)
         if ((await queue.getJob(j.opts.jobId)) !== undefined) queued.add(j.opts.jobId);
-    await queue.addBulk(interleave(planned.map((p) => p.jobs)));
-    for (const { source, startedAt, runKey, inv, pages, jobs } of planned) {
-      const counts = { ...emptyCounts(), urls: pages };
-      const summary: RunSummary = {
-        runId: `${source.id}@${startedAt}`,
-        sourceId: source.id,
-        startedAt,
-        finishedAt: ctx.nowIso(),
-        complete: inv.complete,
-        counts,
-        alerts: [
-          ...inv.problems,
-          `distributed: ${pages} pages in ${jobs.length} jobs (window ${runKey})`,
-        ],
-      };
-      await deps.state.appendRun(summary);
+    const finishQueue = new Queue<FinishJob>(FINISH_QUEUE, {
+      connection: options.connection,
+      prefix: options.prefix,
+    });
+    const fresh: FlowJob[] = [];
+    const scheduled: typeof planned = [];
+    try {
+      for (const plan of planned) {
+        const { source, startedAt, runKey, inv, pages, jobs } = plan;
+        const jobId = finishJobId(source.id, runKey);
+        // The window's flow is there already (the same due work enqueued before): adds nothing.
+        if ((await finishQueue.getJob(jobId)) !== undefined) continue;
+        scheduled.push(plan);
+        const data: FinishJob = {
+          sourceId: source.id,
+          runKey,
+          startedAt,
+          pages,
+          jobs: jobs.length,
+          listed: [...inv.listed].sort(),
+          inventoryComplete: inv.complete,
+          problems: [...inv.problems],
+          listingsNotModified: inv.listingsNotModified,
+        };
+        fresh.push({
+          name: 'finish',
+          queueName: FINISH_QUEUE,
+          data,
+          opts: {
+            jobId,
+            attempts: 5,
+            backoff: { type: 'exponential', delay: 1000 },
+            removeOnComplete: { age: 24 * 3600 },
+            removeOnFail: { age: 7 * 24 * 3600 },
+          },
+          children: jobs.map((j) => ({ ...j, queueName: PAGES_QUEUE })),
+        });
+      }
+    } finally {
+      await finishQueue.close();
+    }
+    await writeScheduled(deps, ctx, scheduled);
+    if (fresh.length > 0) await flows.addBulk(fresh);
+    for (const { source, runKey, inv, pages, jobs } of planned) {
       sources.push({
         sourceId: source.id,
         runKey,
@@ -143,6 +168,37 @@ export async function scheduleDueSources(options: ScheduleOptions): Promise<Sche
     }
   } finally {
     await queue.close();
+    await flows.close();
   }
   return { sources };
+}
+
+/** The scheduling summaries: the window's finish job replaces each with the run's own. */
+async function writeScheduled(
+  deps: EngineDeps,
+  ctx: EngineContext,
+  planned: readonly {
+    readonly source: EngineSource;
+    readonly startedAt: string;
+    readonly runKey: string;
+    readonly inv: { readonly complete: boolean; readonly problems: readonly string[] };
+    readonly pages: number;
+    readonly jobs: readonly unknown[];
+  }[],
+): Promise<void> {
+  for (const { source, startedAt, runKey, inv, pages, jobs } of planned) {
+    const summary: RunSummary = {
+      runId: `${source.id}@${startedAt}`,
+      sourceId: source.id,
+      startedAt,
+      finishedAt: ctx.nowIso(),
+      complete: inv.complete,
+      counts: { ...emptyCounts(), urls: pages },
+      alerts: [
+        ...inv.problems,
+        `distributed: ${pages} pages in ${jobs.length} jobs (window ${runKey})`,
+      ],
+    };
+    await deps.state.appendRun(summary);
+  }
 }

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { PAGES_QUEUE, PUBLISH_QUEUE } from './config.js';
+import { FINISH_QUEUE, PAGES_QUEUE, PUBLISH_QUEUE } from './config.js';
 
 export interface QueueStatus {
   readonly queues: readonly {
@@ -58,7 +58,7 @@ export async function queueStatus(connection: Redis, prefix: string): Promise<Qu
 
 /** Removes every key of a prefix's queues (tests, and `ragfresh worker --reset`). */
 export async function obliterateQueues(connection: Redis, prefix: string): Promise<void> {
-  for (const name of [PAGES_QUEUE, PUBLISH_QUEUE]) {
+  for (const name of [FINISH_QUEUE, PAGES_QUEUE, PUBLISH_QUEUE]) {
     const q = new Queue(name, { connection, prefix });
     try {
       await q.obliterate({ force: true });

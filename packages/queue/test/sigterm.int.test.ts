@@ -148,7 +148,8 @@ describe('graceful SIGTERM of queue processes (real Redis and Postgres)', () => 
       expect(result.candidates).toBe(10);
       // The second batch was never taken.
       const second = (await pagesQueue.getJob(pageJobId(source, runKey, 1)))!;
-      expect(await second.getState()).toBe('waiting');
+      // Batch 1 of each source is prioritized behind every source's batch 0 (interleaving).
+      expect(await second.getState()).toBe('prioritized');
     } finally {
       await pagesQueue.close();
       await publishQueue.close();
