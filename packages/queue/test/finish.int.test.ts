@@ -247,6 +247,29 @@ describe('distributed refresh: the end of a source window (real Redis and Postgr
     }
     expectSameCounts(summaries, reference);
     expect(await pendingItems(state)).toEqual([]);
+
+    // The same window scheduled again (`all`): every page job and the finish job exist, so
+    // nothing is added and no second summary is written.
+    const again = await scheduleDueSources({
+      connection: redis,
+      prefix,
+      deps: {
+        sources: sourcesNow(),
+        connector,
+        state,
+        fetcher,
+        pipeline: new ExtractPipeline({}),
+        embeddings: new HashingEmbeddings({ dimensions: DIMENSIONS }),
+        now: () => new Date(t0),
+      },
+      urlsPerJob: 10,
+      all: true,
+    });
+    expect(again.sources.map((s) => [s.jobs, s.alreadyQueued])).toEqual([
+      [3, 3],
+      [3, 3],
+    ]);
+    for (const h of sim.hosts()) expect(await state.listRuns(h, 10)).toEqual([summaries.get(h)]);
   });
 
   it('a page gone (410) and pages dropped from the listing give the review items the single-process engine gives, and nothing is deleted', async () => {
