@@ -71,6 +71,7 @@ describe('distributed refresh: the end of a source window (real Redis and Postgr
   let refFetcher: Fetcher;
   let urls: Map<string, string[]>;
   let round = 0;
+  let failDocument: string | undefined;
   const t0 = Date.now();
 
   const sourcesNow = (): EngineSource[] =>
@@ -96,10 +97,23 @@ describe('distributed refresh: the end of a source window (real Redis and Postgr
       robots: { store: state },
     });
     const embeddings = new HashingEmbeddings({ dimensions: DIMENSIONS });
+    // The page worker's state refuses to read one document while `failDocument` names it: its
+    // page job fails for good (after its attempts), the way a broken state read would.
+    const workerState = new Proxy(state, {
+      get(target, name) {
+        if (name === 'getDocument')
+          return async (id: string) => {
+            if (id === failDocument) throw new Error(`test: reading ${id} refused`);
+            return target.getDocument(id);
+          };
+        const value = Reflect.get(target, name, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
     const deps = {
       sources: sourcesNow(),
       connector,
-      state,
+      state: workerState,
       fetcher,
       pipeline: new ExtractPipeline({}),
       embeddings,
@@ -151,18 +165,15 @@ describe('distributed refresh: the end of a source window (real Redis and Postgr
   });
 
   /** One distributed round (a new due window) and the same round by the single-process engine. */
-  async function bothRounds(): Promise<{
-    readonly summaries: Map<string, RunSummary>;
-    readonly reference: Awaited<ReturnType<RefreshEngine['refresh']>>;
-  }> {
+  /** Schedules a new due window and waits until every source's finish job completed. */
+  async function distributedRound(): Promise<Map<string, RunSummary>> {
     const now = new Date(t0 + round * DAY);
     round++;
-    const sources = sourcesNow();
     const report = await scheduleDueSources({
       connection: redis,
       prefix,
       deps: {
-        sources,
+        sources: sourcesNow(),
         connector,
         state,
         fetcher,
@@ -188,6 +199,15 @@ describe('distributed refresh: the end of a source window (real Redis and Postgr
       const [last] = await state.listRuns(s.sourceId, 1);
       summaries.set(s.sourceId, last!);
     }
+    return summaries;
+  }
+
+  async function bothRounds(): Promise<{
+    readonly summaries: Map<string, RunSummary>;
+    readonly reference: Awaited<ReturnType<RefreshEngine['refresh']>>;
+  }> {
+    const summaries = await distributedRound();
+    const sources = sourcesNow();
     const engine = new RefreshEngine({
       sources,
       connector: refConnector,
@@ -319,6 +339,39 @@ describe('distributed refresh: the end of a source window (real Redis and Postgr
       expect(r?.currentVersionId).toBeDefined();
       expect(r?.status).not.toBe('tombstoned');
       expect(await connector.countChunks(i.documentId, r!.currentVersionId!)).toBeGreaterThan(0);
+    }
+  });
+
+  it('a page job failed for good: the window still ends, with an incomplete run and no inventory-diff proposal', async () => {
+    const h1 = sim.hosts()[1]!;
+    const list = urls.get(h1)!;
+    const records = new Map<string, string>();
+    for await (const r of state.listDocuments({ sourceId: h1 })) records.set(r.url, r.documentId);
+    failDocument = records.get(list[10]!);
+    expect(failDocument).toBeDefined();
+    const unlisted = list[12]!; // answers 200, leaves the listing: a complete run would propose it
+    urls.set(
+      h1,
+      list.filter((u) => u !== unlisted),
+    );
+    const before = (await state.listReviewItems()).length;
+    try {
+      const summaries = await distributedRound();
+      const s = summaries.get(h1)!;
+      expect(s.complete).toBe(false);
+      expect(s.alerts).toContain(
+        'distributed: 1 of 3 page jobs failed for good; coverage incomplete, no inventory-diff proposals',
+      );
+      // Every known page was scheduled (listed or not) in batches of 10, 10 and 4; the failed
+      // batch's pages are not counted, the others are.
+      expect(s.counts.urls).toBe(PAGES_PER_HOST);
+      const c = s.counts;
+      const observed = c.fetched200! + c.notModified! + c.gone! + c.fetchErrors!;
+      expect([PAGES_PER_HOST - 10, PAGES_PER_HOST - 4]).toContain(observed);
+      expect((await state.listReviewItems()).length).toBe(before);
+      expect(summaries.get(sim.hosts()[0]!)!.complete).toBe(true);
+    } finally {
+      failDocument = undefined;
     }
   });
 });
