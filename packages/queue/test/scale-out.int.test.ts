@@ -7,9 +7,17 @@ import type { EngineSource } from '@ragfresh/engine';
 import { ExtractPipeline } from '@ragfresh/engine';
 import { Fetcher, RedisPolitenessGate } from '@ragfresh/fetch';
 import { startSimWeb } from '@ragfresh/sim';
+import { Queue } from 'bullmq';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectRedis, obliterateQueues, queueStatus, scheduleDueSources } from '../src/index.js';
+import {
+  connectRedis,
+  FINISH_QUEUE,
+  finishJobId,
+  obliterateQueues,
+  queueStatus,
+  scheduleDueSources,
+} from '../src/index.js';
 import type { QueueProcessSpec } from '../src/process.js';
 import { type Child, startChild, startStore, uniqueName } from './cluster.js';
 
@@ -186,6 +194,32 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
       expect(published.length).toBe(records.length);
       expect(new Set(records.map((r) => r.url)).size).toBe(sim.urls().length);
 
+      // Each source's window ended (its finish job, after its page and publish jobs): a run
+      // summary with every page answered, complete despite the worker's death and the 429.
+      const finish = new Queue(FINISH_QUEUE, { connection: redis, prefix });
+      try {
+        const ids = first.sources.map((s) => finishJobId(s.sourceId, s.runKey));
+        await until('every finish job completed', async () => {
+          for (const id of ids) if ((await finish.getJobState(id)) !== 'completed') return false;
+          return true;
+        });
+      } finally {
+        await finish.close();
+      }
+      let summaryPublished = 0;
+      for (const s of first.sources) {
+        const runs = await state.listRuns(s.sourceId, 10);
+        summaryPublished += runs[0]!.counts.published ?? 0;
+        expect(runs.length).toBe(1);
+        const c = runs[0]!.counts;
+        expect([s.sourceId, runs[0]!.complete, c.urls, c.fetched200! + c.notModified!]).toEqual([
+          s.sourceId,
+          true,
+          PAGES_PER_HOST,
+          PAGES_PER_HOST,
+        ]);
+      }
+
       // The store: one version per document, no duplicate chunk ids, nothing lost.
       const client = new pg.Client({ connectionString: storeOptions.connectionString });
       await client.connect();
@@ -244,7 +278,7 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
       expect(sharedBlockSeen).toBeGreaterThan(0);
       // What docs/scale-out.md quotes ("What was measured").
       console.info(
-        `scale-out measured: ${records.length} documents, ${log.length} requests, min gap per host ${Math.min(...minGaps).toFixed(1)}-${Math.max(...minGaps).toFixed(1)} ms (interval ${INTERVAL}), first request to ${busyHost} after its 429: +${(afterLimit[0]!.time - limited.time).toFixed(0)} ms (Retry-After 2 s), standby took over ${takeoverMs} ms after the publisher's SIGKILL`,
+        `scale-out measured: ${records.length} documents, ${log.length} requests, min gap per host ${Math.min(...minGaps).toFixed(1)}-${Math.max(...minGaps).toFixed(1)} ms (interval ${INTERVAL}), first request to ${busyHost} after its 429: +${(afterLimit[0]!.time - limited.time).toFixed(0)} ms (Retry-After 2 s), standby took over ${takeoverMs} ms after the publisher's SIGKILL; run summaries count ${summaryPublished} published`,
       );
       for (const c of [standby, ...workers.slice(1)]) c.proc.kill('SIGTERM');
       for (const c of [standby, ...workers.slice(1)]) expect((await c.exited).code).toBe(0);
