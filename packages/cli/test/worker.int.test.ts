@@ -140,6 +140,7 @@ it('watch --distributed enqueues, a worker publishes every page and serves its q
     expect(parsed.queue.queues.map((q) => [q.name, q.completed, q.workers])).toEqual([
       ['pages', 2, ['w1']],
       ['publish', 2, ['w1:publish']],
+      ['finish', 2, ['w1:finish']],
     ]);
 
     const workerStatus = spawnSync(

@@ -25,10 +25,14 @@ function workerName(client: Readonly<Record<string, string>>): string {
   return at >= 0 ? raw.slice(at + 3) : (client.addr ?? '?');
 }
 
-/** Queue depth and connected workers of both queues, for `ragfresh status`. */
+/**
+ * Queue depth and connected workers of the pages, publish and finish queues (in that order), for
+ * `ragfresh status`. A finish job waiting or delayed is a source window whose end (summary,
+ * proposals) waits for its publish jobs.
+ */
 export async function queueStatus(connection: Redis, prefix: string): Promise<QueueStatus> {
   const queues = [];
-  for (const name of [PAGES_QUEUE, PUBLISH_QUEUE]) {
+  for (const name of [PAGES_QUEUE, PUBLISH_QUEUE, FINISH_QUEUE]) {
     const q = new Queue(name, { connection, prefix });
     try {
       const c = await q.getJobCounts(

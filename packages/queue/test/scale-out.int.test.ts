@@ -177,6 +177,7 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
       expect(status.queues.map((q) => [q.name, q.failed])).toEqual([
         ['pages', 0],
         ['publish', 0],
+        ['finish', 0],
       ]);
       expect(status.queues[0]!.completed).toBe(jobs);
 
