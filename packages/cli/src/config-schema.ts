@@ -1,5 +1,5 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
-import { type Connector, RagfreshError } from '@ragfresh/core';
+import { type Connector, RagfreshError, suggestKey } from '@ragfresh/core';
 import { z } from 'zod';
 import type { ConfigConnectorFactory } from './connectors.js';
 import { isConnector, STORE_NAME } from './connectors.js';
@@ -234,37 +234,8 @@ export function fieldOf(path: readonly PropertyKey[]): string {
   return out === '' ? '(root)' : out;
 }
 
-function levenshtein(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-  }
-  return row[b.length]!;
-}
-
 /** The closest known key: small edit distance, a different case, or one being a prefix. */
-export function suggest(key: string, known: readonly string[]): string | undefined {
-  const lower = key.toLowerCase();
-  let best: { name: string; score: number } | undefined;
-  for (const name of known) {
-    const n = name.toLowerCase();
-    const d = levenshtein(lower, n);
-    const score =
-      d <= Math.max(2, Math.floor(n.length / 3))
-        ? d
-        : n.length >= 4 && (lower.startsWith(n) || n.startsWith(lower))
-          ? 10 + 1 - Math.min(n.length, lower.length) / Math.max(n.length, lower.length)
-          : undefined;
-    if (score !== undefined && (best === undefined || score < best.score)) best = { name, score };
-  }
-  return best?.name;
-}
+export const suggest = suggestKey;
 
 function schemaAt(path: readonly PropertyKey[]): z.ZodType | undefined {
   let s: z.ZodType | undefined = configSchema;

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Connector } from './connector.js';
 import { RagfreshError } from './errors.js';
+import { suggestKey } from './suggest.js';
 
 // The registry factory every connector package exports as `createConnector(options, context)`:
 // a config's `connector: { store: 'x', ...options }` reaches `@ragfresh/connector-x` through it.
@@ -68,35 +69,6 @@ function shown(value: unknown): string {
   return `${typeof value} ${JSON.stringify(value) ?? String(value)}`;
 }
 
-/** Edit distance, for "did you mean" on a mistyped option key. */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-  }
-  return row[b.length]!;
-}
-
-/** The known key a mistyped one most likely meant: a small edit, or one a prefix of the other. */
-function nearestKey(key: string, known: readonly string[]): string | undefined {
-  const typed = key.toLowerCase();
-  let best: { key: string; score: number } | undefined;
-  for (const k of known) {
-    const name = k.toLowerCase();
-    const d = distance(typed, name);
-    const prefix = name.length >= 4 && (typed.startsWith(name) || name.startsWith(typed));
-    const score = d <= Math.max(2, Math.floor(name.length / 3)) ? d : prefix ? 100 + d : undefined;
-    if (score !== undefined && (best === undefined || score < best.score)) best = { key: k, score };
-  }
-  return best?.key;
-}
-
 function configError(store: string, key: string, problem: string): RagfreshError {
   return new RagfreshError('INVALID_CONFIG', `config connector.${key}: ${problem}`, {
     scope: 'config',
@@ -119,7 +91,7 @@ export function checkConnectorOptions<T extends object>(
   const known = Object.keys(spec);
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
-    const near = nearestKey(key, known);
+    const near = suggestKey(key, known);
     throw configError(
       store,
       key,

@@ -17,3 +17,4 @@ export * from './retry.js';
 export * from './state/in-memory.js';
 export * from './state/index.js';
 export * from './state/types.js';
+export * from './suggest.js';
