@@ -199,7 +199,11 @@ export async function queryCurrentView(
     });
   }
   const groups = collapse
-    ? collapseDuplicateHits(kept, (x) => x.hit.metadata)
+    ? collapseDuplicateHits(
+        kept,
+        (x) => x.hit.metadata,
+        (x) => x.hit.text,
+      )
     : collapseDuplicateHits(kept, () => ({}));
   return groups.slice(0, k).map((g, i) => ({ rank: i + 1, ...g.hit.view, citations: g.citations }));
 }

@@ -274,15 +274,41 @@ function citationOf(meta: Readonly<Record<string, unknown>>): Citation {
   };
 }
 
+const MONTH =
+  '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\\.?';
+const DATE_OR_TIME = new RegExp(
+  [
+    '\\b\\d{4}-\\d{2}-\\d{2}(?:[t ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:z|[+-]\\d{2}:?\\d{2})?)?\\b',
+    '\\b\\d{1,2}/\\d{1,2}/\\d{2,4}\\b',
+    '\\b\\d{1,2}\\.\\d{1,2}\\.\\d{4}\\b',
+    `\\b${MONTH} \\d{1,2}(?:st|nd|rd|th)?,? \\d{4}\\b`,
+    `\\b\\d{1,2}(?:st|nd|rd|th)? ${MONTH},? \\d{4}\\b`,
+    '\\b\\d{1,2}:\\d{2}(?::\\d{2})?(?: ?[ap]\\.?m\\b)?',
+  ].join('|'),
+  'gi',
+);
+
+/**
+ * A chunk's text with dates and times masked and whitespace folded: two copies of a passage on
+ * near-duplicate pages (a print view, a footer or "updated" date) compare equal, two spec sheets
+ * whose name, price or SKU differ do not.
+ */
+export function passageShape(text: string): string {
+  return text.replace(DATE_OR_TIME, '<date>').replace(/\s+/g, ' ').trim().toLowerCase();
+}
+
 /**
  * Collapses ranked hits (best first) that are copies of one passage: the same chunk text
  * (`content_hash`), or the same position (`rf_ordinal`) in near-duplicate documents (`rf_dup`),
- * transitively. Each group becomes one result at its best member's rank, citing every member's
- * URL once. Hits without these fields stay on their own.
+ * transitively. With `textOf`, a same-position match also needs the same text once dates and
+ * times are masked ({@link passageShape}), so a near-duplicate group never merges passages that
+ * differ in anything else (a price, a name). Each group becomes one result at its best member's
+ * rank, citing every member's URL once. Hits without these fields stay on their own.
  */
 export function collapseDuplicateHits<T>(
   hits: readonly T[],
   metadataOf: (hit: T) => Readonly<Record<string, unknown>>,
+  textOf?: (hit: T) => string,
 ): CollapsedHit<T>[] {
   const parent = hits.map((_, i) => i);
   const find = (i: number): number => {
@@ -301,7 +327,11 @@ export function collapseDuplicateHits<T>(
     const group = m[FIELDS.duplicateGroup];
     const ordinal = m[FIELDS.ordinal];
     if (typeof group === 'string' && group !== '' && typeof ordinal === 'number')
-      keys.push(`g:${group}#${ordinal}`);
+      keys.push(
+        textOf === undefined
+          ? `g:${group}#${ordinal}`
+          : `g:${group}#${ordinal}#${sha256Hex(passageShape(textOf(hit)))}`,
+      );
     for (const key of keys) {
       const j = firstByKey.get(key);
       if (j === undefined) firstByKey.set(key, i);

@@ -12,6 +12,7 @@ import {
   DUPLICATE_MAX_DISTANCE,
   DuplicateGrouper,
   DuplicateIndex,
+  passageShape,
 } from '../src/index.js';
 
 /** A fingerprint `bits` bits away from `fp` (the lowest bits flipped). */
@@ -215,6 +216,42 @@ describe('collapseDuplicateHits', () => {
     expect(out.map((g) => g.hit.id)).toEqual(['other', 'print', 'a1']);
     expect(out[1]!.members.map((m) => m.id)).toEqual(['print', 'a', 'slash']);
     expect(out[1]!.citations).toHaveLength(3);
+  });
+
+  it('with the texts, the same position merges only passages equal but for dates and times', () => {
+    const at = (id: string, url: string, text: string) => ({
+      ...hit(
+        id,
+        base(url, {
+          [FIELDS.contentHash]: `h-${id}`,
+          [FIELDS.duplicateGroup]: 'rf-dup:t',
+          [FIELDS.ordinal]: 3,
+        }),
+      ),
+      text,
+    });
+    const hits = [
+      at('a', 'https://x.example/a', 'Plan Team: 12 seats. Updated March 3, 2026 at 10:15 am.'),
+      at(
+        'print',
+        'https://x.example/a?print=1',
+        'Plan  Team: 12 seats. Updated 2026-11-30 at 09:00.',
+      ),
+      at('b', 'https://x.example/b', 'Plan Team: 14 seats. Updated March 3, 2026 at 10:15 am.'),
+    ];
+    const withText = collapseDuplicateHits(
+      hits,
+      (h) => h.meta,
+      (h) => h.text,
+    );
+    expect(withText.map((g) => g.members.map((m) => m.id))).toEqual([['a', 'print'], ['b']]);
+    // Control: by position alone (no texts) the sibling whose number differs is merged too.
+    expect(collapseDuplicateHits(hits, (h) => h.meta)).toHaveLength(1);
+    expect(passageShape('Due 1 December 2026, 5:30 pm')).toBe(
+      passageShape('Due Dec 2nd, 2026, 17:45'),
+    );
+    expect(passageShape('$12.99 per seat')).not.toBe(passageShape('$14.99 per seat'));
+    expect(passageShape('version 1.2.10')).not.toBe(passageShape('version 1.2.11'));
   });
 
   it('leaves hits without the fields alone, and different groups apart', () => {

@@ -324,7 +324,7 @@ function collapseCopies(docs: Document[]): Document[] {
       ? { ...m, [FIELDS.contentHash]: loaderHash }
       : m;
   };
-  return collapseDuplicateHits(docs, metadataOf).map((g) => {
+  return collapseDuplicateHits(docs, metadataOf, (d) => d.pageContent).map((g) => {
     const m = g.hit.metadata as Record<string, unknown>;
     m[READER_FIELDS.citations] = g.citations;
     m[READER_FIELDS.duplicates] = g.members.length;
