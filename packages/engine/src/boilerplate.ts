@@ -5,6 +5,7 @@ import {
   type BoilerplateSettings,
   HostSample,
   type HostSampleJson,
+  learnedModelOf,
   rankOf,
   settingsOf,
 } from './boilerplate-sample.js';
@@ -291,6 +292,41 @@ class LearningPipeline implements PagePipeline {
     this.#learner.cut(host, context.documentId, out, used.digest);
     return out;
   }
+}
+
+/**
+ * A pipeline that cuts each page under its host's learned model as the state store holds it
+ * now, with no learning: nothing is sampled, counted or written. For showing or re-deriving
+ * what a stored raw snapshot was published as (`RefreshEngine.snapshotPipeline`, the UI's
+ * version texts) from a process that does not refresh. A state store without `getLearned`
+ * (learning kept in the refreshing process's memory) gives the plain cut.
+ */
+class LearnedViewPipeline implements PagePipeline {
+  readonly #inner: LearningPagePipeline;
+  readonly #state: StateStore;
+
+  constructor(inner: LearningPagePipeline, state: StateStore) {
+    this.#inner = inner;
+    this.#state = state;
+  }
+
+  get pipelineKey(): string {
+    return this.#inner.pipelineKey;
+  }
+
+  async process(input: PageInput, context: PageContext): Promise<PageOutcome> {
+    const key = learningKey(context.sourceId, input.url);
+    const json = (await this.#state.getLearned?.(BOILERPLATE_HOST_KIND, key)) as
+      | HostSampleJson
+      | undefined;
+    const model = json?.format === 'ragfresh-host-sample/1' ? learnedModelOf(json) : undefined;
+    return this.#inner.processLearned(input, context, model);
+  }
+}
+
+/** The read-only view of `pipeline` under the learned models in `state` (see above). */
+export function learnedViewPipeline(state: StateStore, pipeline: PagePipeline): PagePipeline {
+  return canLearn(pipeline) ? new LearnedViewPipeline(pipeline, state) : pipeline;
 }
 
 /**

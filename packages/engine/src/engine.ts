@@ -1,5 +1,10 @@
 import type { ReviewItem, RunSummary } from '@ragfresh/core';
-import { type BoilerplateLearner, learnerFor, settleBoilerplate } from './boilerplate.js';
+import {
+  type BoilerplateLearner,
+  learnedViewPipeline,
+  learnerFor,
+  settleBoilerplate,
+} from './boilerplate.js';
 import { CanaryLog } from './canaries.js';
 import { mapLimit } from './concurrency.js';
 import { EngineContext, type EngineDeps, SourceRun } from './context.js';
@@ -11,6 +16,7 @@ import {
   type SourceReport,
 } from './counts.js';
 import { embedNewChunks } from './embed.js';
+import type { PagePipeline } from './extract.js';
 import { type Inventory, type InventoryEntry, takeInventory } from './inventory.js';
 import { refreshPage } from './page.js';
 import { PublishQueue } from './publish.js';
@@ -53,6 +59,12 @@ export class RefreshEngine {
   readonly #ctx: EngineContext;
   readonly #canaries = new CanaryLog();
   readonly #boilerplate: BoilerplateLearner | undefined;
+  /**
+   * The pipeline to extract a stored raw snapshot with from outside a refresh (a UI, a diff):
+   * cut under the hosts' learned models as stored, learning nothing, so a text shown is the
+   * text that was published. The plain pipeline when learning is off.
+   */
+  readonly snapshotPipeline: PagePipeline;
 
   constructor(deps: EngineDeps) {
     const learning =
@@ -60,6 +72,8 @@ export class RefreshEngine {
         ? undefined
         : learnerFor(deps.state, deps.pipeline, deps.boilerplate);
     this.#boilerplate = learning?.learner;
+    this.snapshotPipeline =
+      learning === undefined ? deps.pipeline : learnedViewPipeline(deps.state, deps.pipeline);
     this.#ctx = new EngineContext({
       ...deps,
       pipeline: learning?.pipeline ?? deps.pipeline,

@@ -28,6 +28,7 @@ import {
   type DocumentLearningFacts,
   type EngineSource,
   ExtractPipeline,
+  extractSnapshot,
   type HostSampleJson,
   learnedModelOf,
   learningKey,
@@ -75,6 +76,7 @@ async function world(state: StateStore = new InMemoryStateStore()) {
   return {
     connector,
     state,
+    snapshots,
     embeddings,
     engine,
     current,
@@ -154,6 +156,28 @@ describe('per-host boilerplate learning in the engine (real HTTP, memory connect
       expect(facts.versionId).toBe((await w.state.getDocument(id))?.currentVersionId);
       expect(facts.matched.length).toBe(4);
     }
+  });
+
+  it('snapshotPipeline re-derives each published version from its raw snapshot without learning anything; the plain pipeline does not (the control)', async () => {
+    const engine = w.engine(sources, { warmUpPages: WARM_UP });
+    const key = learningKey('docs', site.origin);
+    const before = JSON.stringify(await w.state.getLearned!(BOILERPLATE_HOST_KIND, key));
+    const plain = new ExtractPipeline({ maxTokens: 200 });
+    let differs = 0;
+    for (const u of site.urls) {
+      const record = (await w.state.getDocument(documentId('docs', u)))!;
+      const raw = (await w.snapshots.get(record.rawDigest!))!;
+      const subject = { documentId: record.documentId, sourceId: 'docs', url: u };
+      const viewed = await extractSnapshot(engine.snapshotPipeline, raw, subject);
+      expect(viewed.outcome.kind === 'document' && viewed.outcome.versionId).toBe(
+        record.currentVersionId,
+      );
+      const bare = await extractSnapshot(plain, raw, subject);
+      if (bare.outcome.kind === 'document' && bare.outcome.versionId !== record.currentVersionId)
+        differs++;
+    }
+    expect(differs).toBe(site.urls.length);
+    expect(JSON.stringify(await w.state.getLearned!(BOILERPLATE_HOST_KIND, key))).toBe(before);
   });
 
   it('the same pages without learning keep the chrome in their chunks (the control)', async () => {

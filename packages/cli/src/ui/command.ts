@@ -112,7 +112,7 @@ export async function runUiCommand(argv: readonly string[]): Promise<number> {
   const texts = new VersionTexts(
     join(config.dataDir, 'raw'),
     new FileRawSnapshotStore(join(config.dataDir, 'raw')),
-    rt.pipeline,
+    rt.engine.snapshotPipeline,
   );
   const loopback = LOOPBACK.has(host);
   const token = process.env.RAGFRESH_UI_TOKEN ?? randomBytes(24).toString('base64url');
