@@ -175,7 +175,10 @@ describe('graceful SIGTERM of queue processes (real Redis and Postgres)', () => 
 
     expect(exit).toEqual({ code: 0, signal: null });
     const status = await queueStatus(redis, prefix);
-    expect(status.queues.map((q) => [q.name, q.waiting, q.active, q.failed, q.completed])).toEqual([
+    // Pages and publish only: the window's finish job waits for a page worker, and none runs.
+    expect(
+      status.queues.slice(0, 2).map((q) => [q.name, q.waiting, q.active, q.failed, q.completed]),
+    ).toEqual([
       ['pages', 0, 0, 0, 2],
       ['publish', 0, 0, 0, 2],
     ]);
