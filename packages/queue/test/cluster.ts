@@ -4,6 +4,13 @@ import { appendFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { QueueProcessSpec } from '../src/process.js';
 
+// The real services of this machine and CI (the tests fail loudly without them), and the
+// user agent every test fetcher sends.
+export const REDIS_URL = process.env.RAGFRESH_TEST_REDIS ?? 'redis://127.0.0.1:6379';
+export const STATE_URL =
+  process.env.RAGFRESH_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const UA = 'ragfresh-test/1.0 (+https://example.org/bot)';
+
 /** Built entry of a queue process (child processes run dist code: build first). */
 export const PROCESS_MAIN = fileURLToPath(new URL('../dist/process-main.js', import.meta.url));
 const STORE_PROCESS = fileURLToPath(new URL('./store-process.ts', import.meta.url));

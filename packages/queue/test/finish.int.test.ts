@@ -30,13 +30,10 @@ import {
   PublishConsumer,
   scheduleDueSources,
 } from '../src/index.js';
-import { uniqueName } from './cluster.js';
+import { REDIS_URL, STATE_URL, UA, uniqueName } from './cluster.js';
 
 // Real services of this machine and CI; fails loudly without them. Everything runs in this
 // process (no child process, no build needed): the subject is the end of a source's window.
-const REDIS_URL = process.env.RAGFRESH_TEST_REDIS ?? 'redis://127.0.0.1:6379';
-const STATE_URL = process.env.RAGFRESH_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
-const UA = 'ragfresh-test/1.0 (+https://example.org/bot)';
 const DIMENSIONS = 32;
 const PAGES_PER_HOST = 24;
 const DAY = 86_400_000;

@@ -7,12 +7,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, obliterateQueues, queueStatus, scheduleDueSources } from '../src/index.js';
 import type { QueueProcessSpec } from '../src/process.js';
-import { type Child, startChild, uniqueName } from './cluster.js';
+import { type Child, REDIS_URL, STATE_URL, startChild, UA, uniqueName } from './cluster.js';
 
 // Real services of this machine and CI; fails loudly without them. Children run dist code.
-const REDIS_URL = process.env.RAGFRESH_TEST_REDIS ?? 'redis://127.0.0.1:6379';
-const STATE_URL = process.env.RAGFRESH_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
-const UA = 'ragfresh-test/1.0 (+https://example.org/bot)';
 const DIMENSIONS = 32;
 const PAGES = 20;
 

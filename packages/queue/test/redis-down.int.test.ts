@@ -12,13 +12,11 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectRedis, queueStatus, scheduleDueSources } from '../src/index.js';
 import type { QueueProcessSpec } from '../src/process.js';
-import { type Child, startChild, uniqueName } from './cluster.js';
+import { type Child, STATE_URL, startChild, UA, uniqueName } from './cluster.js';
 
 // A redis-server of its own on a free port, stopped and started again by the test; state on
 // this machine's Postgres. Fails loudly when either is missing. Children run dist code.
-const STATE_URL = process.env.RAGFRESH_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_SERVER = process.env.RAGFRESH_TEST_REDIS_SERVER ?? 'redis-server';
-const UA = 'ragfresh-test/1.0 (+https://example.org/bot)';
 const DIMENSIONS = 32;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -19,12 +19,17 @@ import {
   scheduleDueSources,
 } from '../src/index.js';
 import type { QueueProcessSpec } from '../src/process.js';
-import { type Child, startChild, startStore, uniqueName } from './cluster.js';
+import {
+  type Child,
+  REDIS_URL,
+  STATE_URL,
+  startChild,
+  startStore,
+  UA,
+  uniqueName,
+} from './cluster.js';
 
 // Real services of this machine and CI; fails loudly without them.
-const REDIS_URL = process.env.RAGFRESH_TEST_REDIS ?? 'redis://127.0.0.1:6379';
-const STATE_URL = process.env.RAGFRESH_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
-const UA = 'ragfresh-test/1.0 (+https://example.org/bot)';
 const INTERVAL = 50;
 const HOSTS = 10;
 const PAGES_PER_HOST = 100;

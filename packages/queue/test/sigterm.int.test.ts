@@ -17,12 +17,9 @@ import {
   scheduleDueSources,
 } from '../src/index.js';
 import type { QueueProcessSpec } from '../src/process.js';
-import { type Child, startChild, uniqueName } from './cluster.js';
+import { type Child, REDIS_URL, STATE_URL, startChild, UA, uniqueName } from './cluster.js';
 
 // Real services of this machine and CI; fails loudly without them. Children run dist code.
-const REDIS_URL = process.env.RAGFRESH_TEST_REDIS ?? 'redis://127.0.0.1:6379';
-const STATE_URL = process.env.RAGFRESH_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
-const UA = 'ragfresh-test/1.0 (+https://example.org/bot)';
 const DIMENSIONS = 32;
 // Slow enough per host that a batch of 10 pages is still running when SIGTERM arrives.
 const INTERVAL = 300;
