@@ -7,6 +7,7 @@ import { vector } from '@electric-sql/pglite-pgvector';
 import {
   type FixtureStartOptions,
   RagfreshError,
+  redactUrl,
   type StoreFixture,
   type StoreTarget,
 } from '@ragfresh/core';
@@ -43,16 +44,6 @@ export function tableForNamespace(namespace: string): string {
   return `${safe.slice(0, 39)}_${createHash('sha256').update(namespace).digest('hex').slice(0, 8)}`;
 }
 
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.href;
-  } catch {
-    return '(unparseable URL)';
-  }
-}
-
 async function serverFacts(
   connectionString: string,
 ): Promise<{ server: string; pgvector: string }> {
@@ -69,7 +60,7 @@ async function serverFacts(
   } catch (cause) {
     throw new RagfreshError(
       'STORE_UNREACHABLE',
-      `cannot reach Postgres at ${redact(connectionString)} (${cause instanceof Error ? cause.message : String(cause)}); start the server or fix --url.`,
+      `cannot reach Postgres at ${redactUrl(connectionString)} (${cause instanceof Error ? cause.message : String(cause)}); start the server or fix --url.`,
       { scope: 'pgvector', cause },
     );
   } finally {
@@ -124,7 +115,7 @@ export const fixture: StoreFixture = {
       const facts = await serverFacts(url);
       return target(
         'url',
-        `PostgreSQL ${facts.server} + pgvector ${facts.pgvector} at ${redact(url)}`,
+        `PostgreSQL ${facts.server} + pgvector ${facts.pgvector} at ${redactUrl(url)}`,
         url,
         async (tables) => {
           const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });

@@ -1,4 +1,10 @@
-import type { CanaryResult, DocumentRecord, DocumentStatus, StateStore } from '@ragfresh/core';
+import {
+  type CanaryResult,
+  type DocumentRecord,
+  type DocumentStatus,
+  redactUrl,
+  type StateStore,
+} from '@ragfresh/core';
 import { latestCanaries, renderCanaryLine } from './canaries.js';
 import type { ResolvedConfig } from './config.js';
 import { formatDuration } from './duration.js';
@@ -241,16 +247,6 @@ export type QueueSection =
   | { readonly redis: string; readonly prefix: string; readonly queues: readonly QueueDepth[] }
   | { readonly redis: string; readonly prefix: string; readonly problem: string };
 
-function maskRedis(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.href;
-  } catch {
-    return '(unparseable URL)';
-  }
-}
-
 /**
  * Queue depth and connected workers when the config has `queue`; undefined (no package loaded,
  * Redis never contacted) when it has not. Redis is tried once, without reconnecting, so an
@@ -262,7 +258,7 @@ export async function queueSection(
 ): Promise<QueueSection | undefined> {
   if (config.queue === undefined) return undefined;
   const prefix = config.queue.prefix ?? 'ragfresh';
-  const redisUrl = maskRedis(config.queue.redis);
+  const redisUrl = redactUrl(config.queue.redis);
   const base = { redis: redisUrl, prefix };
   const { loadQueuePackage } = await import('./queue-package.js');
   const q = await loadQueuePackage();

@@ -1,4 +1,4 @@
-import { RagfreshError } from '@ragfresh/core';
+import { RagfreshError, redactUrl } from '@ragfresh/core';
 import { Redis, type RedisOptions } from 'ioredis';
 
 /** `queue: { redis, prefix }` in the ragfresh config: where the BullMQ queues live. */
@@ -30,16 +30,6 @@ export function queueConfigProblem(value: unknown): string | undefined {
 
 export function prefixOf(config: QueueConfig): string {
   return config.prefix ?? 'ragfresh';
-}
-
-function mask(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.href;
-  } catch {
-    return '(unparseable URL)';
-  }
 }
 
 const CONNECTION_CODES = new Set([
@@ -90,11 +80,11 @@ export function connectRedis(
     if (down) return;
     down = true;
     onError(
-      `redis unreachable at ${mask(config.redis)} (${err.message}); not taking work until it answers`,
+      `redis unreachable at ${redactUrl(config.redis)} (${err.message}); not taking work until it answers`,
     );
   });
   redis.on('ready', () => {
-    if (down) onError(`redis at ${mask(config.redis)} answers again; taking work`);
+    if (down) onError(`redis at ${redactUrl(config.redis)} answers again; taking work`);
     down = false;
   });
   return redis;

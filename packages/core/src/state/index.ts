@@ -1,4 +1,4 @@
-export type { StateBackend } from './backend.js';
+export { redactUrl, type StateBackend } from './backend.js';
 export { encodeKeyPart, StateKeys } from './keys.js';
 export { KeyvStateStore } from './keyv-store.js';
 export {
