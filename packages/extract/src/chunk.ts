@@ -211,7 +211,45 @@ function packUnits(
   return pieces;
 }
 
-const SENTENCE_END = /(?<=[.!?\u3002\uff01\uff1f])(?=\s+\S)/u;
+const SENTENCE_END = /(?<=[.!?\u3002\uff01\uff1f])(?=\s+\S)/gu;
+/** Before a space-led word, or between two links written without a space (`[a](x)[b](y)`). */
+const WORD_GAP = /(?=\s+\S)|(?<=\))(?=!?\[)/gu;
+/** An inline Markdown link or image (its text may hold one level of brackets, its URL one of parentheses). */
+const INLINE_LINK =
+  /!?\[(?:[^[\]\n]|\[[^[\]\n]*\])*\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:\s+"[^"\n]*")?\)/gu;
+
+/**
+ * Splits `text` at the zero-width matches of `boundary`, except inside an inline link or image
+ * that fits the budget: a cut there would leave `[Jane` in one chunk and `Doe](https://…)` in
+ * the next, a link in neither. (A link longer than the budget, a whole card wrapped in one
+ * anchor, is cut like any text.) The units concatenate back to `text`.
+ */
+function splitOutsideLinks(text: string, boundary: RegExp, ctx: Ctx): string[] {
+  const links: Array<[number, number]> = [];
+  if (text.includes('](')) {
+    const re = new RegExp(INLINE_LINK);
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      if (ctx.counter.count(m[0]) > ctx.max) {
+        re.lastIndex = m.index + 1; // the links inside it still hold
+        continue;
+      }
+      links.push([m.index, m.index + m[0].length]);
+    }
+  }
+  const units: string[] = [];
+  let start = 0;
+  let l = 0;
+  for (const m of text.matchAll(boundary)) {
+    const at = m.index;
+    if (at === 0) continue;
+    while (l < links.length && links[l]![1] <= at) l++;
+    if (l < links.length && links[l]![0] < at) continue;
+    units.push(text.slice(start, at));
+    start = at;
+  }
+  units.push(text.slice(start));
+  return units;
+}
 
 /**
  * Splits oversized prose at the largest boundary that works: lines (list items), then
@@ -225,20 +263,23 @@ function cutText(
   depth = 0,
 ): Array<{ text: string; tokens: number }> {
   if (whole <= ctx.max) return [{ text, tokens: whole }];
-  let units: string[];
+  let units: string[] | undefined;
   let joinCost = 0;
   let joiner = '';
   if (depth === 0 && text.includes('\n')) {
     units = text.split('\n');
     joiner = '\n';
     joinCost = ctx.nl;
-  } else if (depth <= 1 && SENTENCE_END.test(text)) {
-    units = text.split(SENTENCE_END);
-    depth = 1;
-  } else if (depth <= 2 && /\S\s+\S/.test(text)) {
-    units = text.split(/(?=\s+\S)/u);
-    depth = 2;
-  } else {
+  }
+  if (units === undefined && depth <= 1) {
+    const sentences = splitOutsideLinks(text, SENTENCE_END, ctx);
+    if (sentences.length > 1) [units, depth] = [sentences, 1];
+  }
+  if (units === undefined && depth <= 2) {
+    const words = splitOutsideLinks(text, WORD_GAP, ctx);
+    if (words.length > 1) [units, depth] = [words, 2];
+  }
+  if (units === undefined) {
     // One "word" over the budget (a data URI, a hash list): cut by characters.
     const step = Math.max(16, Math.floor((text.length * ctx.max) / whole / 1.1));
     units = [];

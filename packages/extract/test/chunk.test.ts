@@ -165,6 +165,29 @@ describe('chunkMarkdown: no tiny or heading-only chunks', () => {
     expect(chunks.every((c) => /\.$/.test(c.text))).toBe(true);
   });
 
+  it('never cuts inside a Markdown link or image that fits the budget', () => {
+    // A card grid flattened into one line: linked names with spaces, image-in-link cards
+    // written with no space between them, and a sentence end inside a link's text.
+    const card = (i: number) =>
+      `[![Photo of desk ${i}, oak top](https://cdn.example/d${i}.jpg)](https://shop.example/desk-${i})[Desk model ${i} with two drawers](https://shop.example/d/${i})`;
+    const md = `${Array.from({ length: 12 }, (_, i) => card(i)).join('')} [Read Dr. Smith on desks. More](https://x.example/a)`;
+    const chunks = chunkMarkdown(md, { maxTokens: 40, minTokens: 5, counter: words });
+    expect(chunks.length).toBeGreaterThan(3);
+    const link = /!?\[(?:[^[\]]|\[[^[\]]*\])*\]\([^()\s]*\)/g;
+    for (const c of chunks) {
+      // Every bracket and parenthesis belongs to a whole link in its own chunk.
+      expect(c.text.replace(link, '')).not.toMatch(/[[\]()]/);
+    }
+    expect(chunks.map((c) => c.text.replace(/\s+/g, '')).join('')).toBe(md.replace(/\s+/g, ''));
+  });
+
+  it('cuts inside a link when the link alone exceeds the budget', () => {
+    const long = `[${para('w', 60)}](https://x.example/a)`;
+    const chunks = chunkMarkdown(long, { maxTokens: 20, minTokens: 5, counter: words });
+    expect(chunks.length).toBeGreaterThan(2);
+    expect(chunks.every((c) => c.tokenCount <= 20)).toBe(true);
+  });
+
   it('counts each block once and never recounts the final chunks', () => {
     const seen: string[] = [];
     const spy: TokenCounter = {
