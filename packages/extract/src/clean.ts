@@ -1,6 +1,9 @@
 import { classOf, type DomDocument, type DomElement, elements, textOf } from './dom.js';
 import { LANG_ATTR, languageOfPre } from './markdown.js';
 
+/** Marks a heading whose wrapping link to another page was unwrapped (a card's title). */
+export const CARD_LINK_ATTR = 'data-rf-card';
+
 /** Text of a heading permalink: pilcrow, hash, link emoji, section sign, or a permalink label. */
 const ANCHOR_GLYPH =
   /^(?:¶|#|🔗|§|⚓|🔗︎|link|permalink|permanent link|link to this (?:heading|section|headline)|direct link to .*|anchor)$/i;
@@ -130,6 +133,8 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     if (!a?.parentNode) continue;
     const permalink = (a.getAttribute('href') ?? '').startsWith('#') && textOf(a) === textOf(h);
     if (!permalink && !options.unwrapLinkedHeadings) continue;
+    // The card still points at another page: promo detection reads that (see promo.ts).
+    if (!permalink) h.setAttribute(CARD_LINK_ATTR, '');
     while (a.firstChild) a.parentNode.insertBefore(a.firstChild, a);
     a.remove();
   }

@@ -9,10 +9,18 @@ import {
   type DocumentCheck,
   type PageFacts,
 } from './detect.js';
-import { type DomDocument, type DomElement, elements, parseDocument, textOf } from './dom.js';
+import {
+  classOf,
+  type DomDocument,
+  type DomElement,
+  elements,
+  parseDocument,
+  textOf,
+} from './dom.js';
 import { toMarkdown } from './markdown.js';
 import { removePromoBlocks } from './promo.js';
 import { isHiddenElement, protectContent, removeHidden, revealStreamedContent } from './protect.js';
+import { findRepeatedRegion, ITEM_ATTR } from './region.js';
 import { stripTitleAffixes, type TitleAffixes, titleRoot } from './title.js';
 
 /** Which part of the page the Markdown came from. */
@@ -189,6 +197,20 @@ function pickCandidate(doc: DomDocument): Candidate | undefined {
     if (c !== best && score(c) >= 0.85 * score(best) && containsNode(best.el, c.el)) best = c;
   }
   return best;
+}
+
+const COMMENTS = /(?:^|[\s_-])(?:comments?|repl(?:y|ies)|responses?|discussion)(?:$|[\s_-])/i;
+
+/** Items marked up as comments or replies (class or id), or a region that says it holds them. */
+function looksLikeComments(region: DomElement): boolean {
+  const marked = (el: DomElement) => COMMENTS.test(`${classOf(el)} ${el.id}`);
+  if (marked(region)) return true;
+  const items = elements(region.querySelectorAll(`[${ITEM_ATTR}]`));
+  return items.length > 0 && items.filter(marked).length >= 0.5 * items.length;
+}
+
+function containsOrIs(outer: DomElement, inner: DomElement): boolean {
+  return outer === inner || containsNode(outer, inner);
 }
 
 function containsNode(outer: DomElement, inner: DomElement): boolean {
@@ -414,7 +436,9 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
     !cx.declaredOther;
   if (strategy !== 'readability') {
     cx.reveal();
-    cleanDocument(doc, { unwrapLinkedHeadings: !(cx.declaredArticle && !cx.declaredOther) });
+    cleanDocument(doc, {
+      unwrapLinkedHeadings: !(cx.declaredArticle && !cx.declaredOther),
+    });
     protectContent(doc);
     // Off declared articles only: on an article Readability's scoring reads the page around it.
     if (doc.body && !declared) stripChrome(doc.body);
@@ -429,14 +453,32 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
   let container: DomElement | undefined;
   let containerScore = 0;
   let isArticle = declared;
+  let pickedEl: DomElement | undefined;
   if (strategy !== 'readability') {
     const picked = pickCandidate(doc);
+    pickedEl = picked?.el;
     if (picked && isArticle && builtLikeReference(picked.el)) isArticle = false;
     // Readability rewrites the tree, so the container is copied first, unless the article
     // guard already rules it out.
     if (picked && !isArticle) {
       container = stripNonContent(picked.el.cloneNode(true) as DomElement);
       containerScore = score(measure(container, picked.grid));
+    }
+  }
+  // A block of repeated items (posts, rows, cards, sections) outside the container, or on a
+  // page without one: of such pages Readability often keeps one post or a one-line intro. Its
+  // items are marked before Readability moves them (see below).
+  let region: DomElement | undefined;
+  let regionScore = 0;
+  if (strategy === 'auto' && !isArticle && doc.body) {
+    const found = findRepeatedRegion(doc.body);
+    if (
+      found &&
+      found.score >= 500 &&
+      !(container && pickedEl && containsOrIs(pickedEl, found.el))
+    ) {
+      region = stripNonContent(found.el.cloneNode(true) as DomElement);
+      regionScore = score(measure(region, true));
     }
   }
 
@@ -467,6 +509,16 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
         const kept = score(measure(root));
         if (kept < ratio * containerScore) {
           root = container;
+          method = 'container';
+        }
+      }
+      if (region && method === 'readability' && score(measure(root)) < ratio * regionScore) {
+        // Readability kept one of the items (a thread's first post, one card): the block is
+        // the rest of it. Kept none: the items stand beside its choice, which gives way unless
+        // they are the comments under an article.
+        const holdsItem = root.querySelector(`[${ITEM_ATTR}]`) !== null;
+        if (holdsItem || !looksLikeComments(region)) {
+          root = region;
           method = 'container';
         }
       }
