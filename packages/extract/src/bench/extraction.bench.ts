@@ -81,6 +81,8 @@ interface ChunkQuality {
   chunks: number;
   /** Chunks under minTokens on pages that have more than one chunk. */
   underMin: number;
+  /** Of those, chunks whose every neighbour is too large to join within hardMaxTokens. */
+  underMinBlocked: number;
   /** Chunks whose non-empty lines are all headings, on pages with more than one chunk. */
   headingOnly: number;
   /** Pages whose whole extracted text is headings (one chunk, nothing else to join). */
@@ -115,6 +117,7 @@ const empty = (): Results => ({
     pages: 0,
     chunks: 0,
     underMin: 0,
+    underMinBlocked: 0,
     headingOnly: 0,
     headingOnlyPages: 0,
     splitBlocks: 0,
@@ -177,7 +180,14 @@ function measurePage(results: Results, html: string, url: string): void {
       q.countMismatch++;
       q.maxCountGap = Math.max(q.maxCountGap, Math.abs(real - ch.tokenCount));
     }
-    if (chunks.length > 1 && real < MIN_TOKENS) q.underMin++;
+    if (chunks.length > 1 && real < MIN_TOKENS) {
+      q.underMin++;
+      const k = chunks.indexOf(ch);
+      const joinable = [chunks[k - 1], chunks[k + 1]].some(
+        (n) => n !== undefined && counter.count(`${n.text}\n\n${ch.text}`) <= HARD_MAX_TOKENS,
+      );
+      if (!joinable) q.underMinBlocked++;
+    }
     const lines = ch.text.split('\n').filter((l) => l.trim() !== '');
     if (lines.length > 0 && lines.every((l) => /^#{1,6}\s/.test(l))) {
       if (chunks.length > 1) q.headingOnly++;
@@ -416,6 +426,9 @@ function report(r: Results): void {
     );
     console.log(
       `| chunks under ${MIN_TOKENS} tokens (pages with more than one chunk) | ${q.underMin} |`,
+    );
+    console.log(
+      `| … of which no neighbour can take it within ${HARD_MAX_TOKENS} tokens | ${q.underMinBlocked} |`,
     );
     console.log(`| heading-only chunks (pages with more than one chunk) | ${q.headingOnly} |`);
     console.log(`| pages whose whole text is headings (one chunk) | ${q.headingOnlyPages} |`);
