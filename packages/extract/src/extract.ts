@@ -199,6 +199,23 @@ function pickCandidate(doc: DomDocument): Candidate | undefined {
   return best;
 }
 
+/**
+ * Filter and sort widgets: radio buttons and checkboxes with their labels, drop-down lists.
+ * Their words are choices for the reader's screen ("All (851)", "Over 10 hours"), not content.
+ */
+function removeChoiceControls(root: DomElement): void {
+  if (!root.querySelector('input, select')) return;
+  for (const input of elements(
+    root.querySelectorAll('input[type="radio"], input[type="checkbox"]'),
+  )) {
+    const label =
+      input.closest('label') ?? (input.id ? root.querySelector(`label[for="${input.id}"]`) : null);
+    if (label && textOf(label).length <= 80) label.remove();
+    input.remove();
+  }
+  for (const sel of elements(root.querySelectorAll('select'))) sel.remove();
+}
+
 const COMMENTS = /(?:^|[\s_-])(?:comments?|repl(?:y|ies)|responses?|discussion)(?:$|[\s_-])/i;
 
 /** Items marked up as comments or replies (class or id), or a region that says it holds them. */
@@ -440,6 +457,7 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
       unwrapLinkedHeadings: !(cx.declaredArticle && !cx.declaredOther),
     });
     protectContent(doc);
+    if (doc.body) removeChoiceControls(doc.body);
     // Off declared articles only: on an article Readability's scoring reads the page around it.
     if (doc.body && !declared) stripChrome(doc.body);
   }

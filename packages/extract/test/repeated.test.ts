@@ -90,3 +90,21 @@ describe('B: content made of repeated items (posts, rows, cards)', () => {
     expect(md).not.toContain('Comment 12');
   });
 });
+
+describe('D: filter and sort widgets inside the content', () => {
+  it('drops radio buttons, checkboxes with their labels and drop-downs, keeps the text around them', () => {
+    const html = shell(
+      `<main><h1>Hedge shears</h1>${sentences('Shears', 4)}
+<div class="filters"><label><input type="radio" name="r" checked> All reviews (1,204)</label><label><input type="radio" name="r"> Only verified buyers (912)</label>
+<input type="checkbox" id="c1"><label for="c1">Played over 10 hours</label>
+<select><option>Most helpful first</option><option>Newest first</option></select></div>
+<p>Reviews are sorted by helpfulness; a verified buyer wrote every one of the reviews listed here.</p></main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('Shears note 3');
+    expect(md).toContain('a verified buyer wrote every one');
+    expect(md).not.toMatch(
+      /All reviews \(1,204\)|Only verified buyers|Played over 10 hours|Newest first/,
+    );
+  });
+});
