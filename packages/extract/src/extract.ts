@@ -17,10 +17,12 @@ import {
   parseDocument,
   textOf,
 } from './dom.js';
+import { markCaptions, removeCaptions, removeDatelines } from './furniture.js';
 import { toMarkdown } from './markdown.js';
 import { removePromoBlocks } from './promo.js';
 import { isHiddenElement, protectContent, removeHidden, revealStreamedContent } from './protect.js';
 import { findRepeatedRegion, ITEM_ATTR } from './region.js';
+import { restoreDroppedProse } from './restore.js';
 import { stripTitleAffixes, type TitleAffixes, titleRoot } from './title.js';
 
 /** Which part of the page the Markdown came from. */
@@ -458,6 +460,7 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
     });
     protectContent(doc);
     if (doc.body) removeChoiceControls(doc.body);
+    markCaptions(doc);
     // Off declared articles only: on an article Readability's scoring reads the page around it.
     if (doc.body && !declared) stripChrome(doc.body);
   }
@@ -540,6 +543,14 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
           method = 'container';
         }
       }
+      if (container && strategy === 'auto' && method === 'readability') {
+        // Readability left out an introduction or whole sections the container holds.
+        const restored = restoreDroppedProse(root, container);
+        if (restored) {
+          root = restored;
+          method = 'container';
+        }
+      }
     } else if (container) {
       root = container;
       method = 'container';
@@ -555,6 +566,8 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
   if (root && strategy !== 'readability') {
     removePromoBlocks(root);
     removePostClutter(root);
+    removeCaptions(root);
+    removeDatelines(root);
   }
   if (root) resolveLinks(root, cx.url);
   let markdown = root ? normalizeMarkdown(toMarkdown(root)) : '';

@@ -1,0 +1,107 @@
+import { classOf, type DomDocument, type DomElement, elements, textOf } from './dom.js';
+
+/** Marks a caption found by its class before Readability drops class names. */
+export const CAPTION_ATTR = 'data-rf-caption';
+
+/**
+ * A class token naming a caption or a photo credit (`wp-caption-text`, `newsCaption`,
+ * `image-credit`), not one that only mentions it (`rating__caption-sr`: a screen-reader label).
+ */
+const CAPTION_TOKEN = /(?:caption|credit)s?(?:[-_]?text)?$/i;
+const captionClass = (cls: string) =>
+  cls.split(/\s+/).some((t) => t !== '' && CAPTION_TOKEN.test(t));
+const NOT_CAPTION = new Set([
+  'TABLE',
+  'CAPTION',
+  'THEAD',
+  'TBODY',
+  'TR',
+  'TD',
+  'TH',
+  'BODY',
+  'MAIN',
+  'ARTICLE',
+]);
+
+/** An image or video within three levels up: what a caption is the caption of. */
+function besideMedia(el: DomElement): boolean {
+  let p = el.parentElement;
+  for (let i = 0; i < 3 && p && p.nodeName !== 'BODY'; i++, p = p.parentElement)
+    if (p.querySelector('img, picture, video')) return true;
+  return false;
+}
+
+/**
+ * Marks caption text that is not a `<figcaption>`: an element whose class names a caption or
+ * credit, beside an image or video, with no media or table inside (a wrapper holding the image
+ * is not the caption) and under 400 characters. Runs on the cleaned page, before Readability
+ * drops class names.
+ */
+export function markCaptions(doc: DomDocument): number {
+  const body = doc.body;
+  if (!body) return 0;
+  let marked = 0;
+  for (const el of elements(body.querySelectorAll('[class]'))) {
+    if (NOT_CAPTION.has(el.nodeName) || !captionClass(classOf(el))) continue;
+    if (el.querySelector('img, picture, video, iframe, table')) continue;
+    if ((el.textContent ?? '').length > 400 || !besideMedia(el)) continue;
+    el.setAttribute(CAPTION_ATTR, '');
+    marked++;
+  }
+  return marked;
+}
+
+/**
+ * Removes image and figure captions from a content root, in place: `<figcaption>` and the
+ * captions {@link markCaptions} found. Only in running prose: when the root's paragraphs
+ * (outside figures and captions) hold at least three times the captions' text. On a gallery or
+ * a product grid the captions are the items' names and stay.
+ */
+export function removeCaptions(root: DomElement): number {
+  const captions = elements(root.querySelectorAll(`figcaption, [${CAPTION_ATTR}]`)).filter(
+    (el) => !el.parentElement?.closest(`figcaption, [${CAPTION_ATTR}]`),
+  );
+  if (captions.length === 0) return 0;
+  let captionText = 0;
+  for (const c of captions) captionText += textOf(c).length;
+  let prose = 0;
+  for (const p of elements(root.querySelectorAll('p'))) {
+    if (p.closest(`figure, figcaption, [${CAPTION_ATTR}]`)) continue;
+    prose += textOf(p).length;
+  }
+  if (prose < 3 * captionText) return 0;
+  for (const c of captions) c.remove();
+  return captions.length;
+}
+
+const MONTH = '(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\\.?';
+const WEEKDAY = '(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\\.?';
+const DATE = `(?:${WEEKDAY},?\\s+)?(?:${MONTH}\\s+\\d{1,2}(?:st|nd|rd|th)?,?\\s+\\d{4}|\\d{1,2}(?:st|nd|rd|th)?\\s+${MONTH},?\\s+\\d{4}|${MONTH}\\s+\\d{1,2}(?:st|nd|rd|th)?|\\d{1,2}\\s+${MONTH}|\\d{4}-\\d{2}-\\d{2}|\\d{1,2}[/.]\\d{1,2}[/.]\\d{2,4}|\\d+\\s+(?:second|minute|min|hour|hr|day|week|month|year)s?\\s+ago|yesterday|today)`;
+const TIME = '\\d{1,2}[:.]\\d{2}(?:\\s*[ap]\\.?m\\.?)?(?:\\s+[a-z]{2,4})?';
+const STAMP = `(?:${DATE}(?:,?\\s*(?:at\\s+)?${TIME})?|${TIME}(?:,?\\s*${DATE})?)`;
+const STAMP_LABEL =
+  '(?:(?:first\\s+|originally\\s+)?(?:published|updated|posted|last updated|last modified|modified|created|released)(?:\\s+on)?\\s*:?\\s*)';
+const ONE_STAMP = `${STAMP_LABEL}?${STAMP}`;
+/** A line that is nothing but publication stamps: "Updated 11:21 pm CST, Tuesday, November 19, 2019". */
+const DATELINE = new RegExp(`^(?:${ONE_STAMP})(?:\\s*[|;,·•-]?\\s*${ONE_STAMP})*\\.?$`, 'i');
+
+/**
+ * Removes an article's publication stamps from a content root, in place: short elements whose
+ * whole text is dates and times, optionally labelled ("Published 1 day ago", "Updated: 10:48,
+ * Tue, Nov 19, 2019 | 11:05"). At most two per root: a thread or a listing dates every item,
+ * and there the dates are part of each item.
+ */
+export function removeDatelines(root: DomElement): number {
+  const found: DomElement[] = [];
+  for (const el of elements(root.querySelectorAll('p, div, span, time, li, small, dd, header'))) {
+    const raw = el.textContent ?? '';
+    if (raw.length > 200) continue;
+    const t = raw.replace(/\s+/g, ' ').trim();
+    if (t === '' || t.length > 90 || !DATELINE.test(t)) continue;
+    if (found.some((f) => f.contains(el))) continue;
+    found.push(el);
+    if (found.length > 2) return 0;
+  }
+  for (const el of found) el.remove();
+  return found.length;
+}

@@ -1,0 +1,177 @@
+import { type DomElement, type DomNode, TEXT_NODE } from './dom.js';
+
+/** Elements that are one unit of content whatever they hold. */
+const UNIT_TAGS = new Set(['P', 'PRE', 'TABLE', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
+/** Elements that make a block structure: an element holding none of them is one unit. */
+const STRUCT_TAGS = new Set([
+  'DIV',
+  'SECTION',
+  'P',
+  'UL',
+  'OL',
+  'LI',
+  'TABLE',
+  'PRE',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+  'BLOCKQUOTE',
+  'DL',
+  'FIGURE',
+  'ARTICLE',
+  'ASIDE',
+  'HEADER',
+  'FOOTER',
+  'NAV',
+  'FORM',
+  'MAIN',
+]);
+const HEADING = /^H[1-6]$/;
+
+/** Lower-cased word runs of a subtree, text nodes kept apart (`<li>a</li><li>b</li>` is two words). */
+function wordsOf(node: DomNode): string[] {
+  const out: string[] = [];
+  const visit = (n: DomNode) => {
+    if (n.nodeType === TEXT_NODE) {
+      const m = (n.textContent ?? '').toLowerCase().match(/[\p{L}\p{N}_]+/gu);
+      if (m) for (const w of m) out.push(w);
+      return;
+    }
+    const kids = n.childNodes;
+    for (let i = 0; i < kids.length; i++) visit(kids[i]!);
+  };
+  visit(node);
+  return out;
+}
+
+function trigrams(words: readonly string[]): Set<string> {
+  const s = new Set<string>();
+  for (let i = 0; i + 3 <= words.length; i++) s.add(`${words[i]} ${words[i + 1]} ${words[i + 2]}`);
+  return s;
+}
+
+/** Leaf blocks of a tree in document order: paragraphs, code, tables, headings, and elements holding no block. */
+function collectUnits(el: DomElement, out: DomElement[]): boolean {
+  let holds = false;
+  const kids = el.children;
+  for (let i = 0; i < kids.length; i++) {
+    const ch = kids[i]!;
+    const start = out.length;
+    const inner = collectUnits(ch, out);
+    if (UNIT_TAGS.has(ch.nodeName) || !inner) {
+      out.length = start;
+      out.push(ch);
+    }
+    holds ||= inner || STRUCT_TAGS.has(ch.nodeName);
+  }
+  return holds;
+}
+
+function linkChars(el: DomElement): number {
+  let n = 0;
+  const links = el.querySelectorAll('a');
+  for (let i = 0; i < links.length; i++) n += (links[i]!.textContent ?? '').length;
+  return n;
+}
+
+type Verdict = 'kept' | 'prose' | 'heading' | 'other';
+
+/**
+ * Readability keeps its best-scored block and the siblings it rates well; on reference pages
+ * it can leave out an introduction before the first section or whole later sections, which the
+ * semantic container holds. Given Readability's choice (`kept`) and the container, returns the
+ * container with those passages back when there are some, or undefined:
+ * - the container must hold Readability's choice (90 % of its word trigrams);
+ * - the container's leaf blocks missing from the choice are taken in runs (between blocks the
+ *   choice has); a run after the choice's last block never comes back (author bios, video
+ *   transcripts, fine print, comments follow an article); one before or inside it comes back
+ *   only when it is all document prose: paragraphs and list items
+ *   of eight words or more with under 30 % link text, code blocks, and headings, with at least
+ *   95 % of its words in those and under 15 % link text overall. A run holding anything else
+ *   (dates, "Read more", short labels: a related-posts grid, a sign-in box) stays out whole;
+ * - at least 20 restored words, else Readability's choice stands.
+ * Every other block of the container that the choice lacks is removed from the copy returned.
+ */
+export function restoreDroppedProse(
+  kept: DomElement,
+  container: DomElement,
+): DomElement | undefined {
+  const keptWords = wordsOf(kept);
+  if (keptWords.length === 0) return undefined;
+  const keptGrams = trigrams(keptWords);
+  const containerGrams = trigrams(wordsOf(container));
+  let covered = 0;
+  for (const g of keptGrams) if (containerGrams.has(g)) covered++;
+  if (covered < 0.9 * keptGrams.size) return undefined;
+  const keptSet = new Set(keptWords);
+  const inKept = (ws: readonly string[]) => {
+    if (ws.length < 3) return ws.every((w) => keptSet.has(w));
+    let missing = 0;
+    for (let i = 0; i + 3 <= ws.length; i++)
+      if (!keptGrams.has(`${ws[i]} ${ws[i + 1]} ${ws[i + 2]}`)) missing++;
+    return missing <= 0.5 * (ws.length - 2);
+  };
+  const copy = container.cloneNode(true) as DomElement;
+  const units: DomElement[] = [];
+  collectUnits(copy, units);
+  const judged: Array<{
+    el: DomElement;
+    verdict: Verdict;
+    words: number;
+    text: number;
+    links: number;
+  }> = [];
+  for (const el of units) {
+    const ws = wordsOf(el);
+    if (ws.length === 0) continue;
+    if (inKept(ws)) {
+      judged.push({ el, verdict: 'kept', words: ws.length, text: 0, links: 0 });
+      continue;
+    }
+    const text = (el.textContent ?? '').length;
+    const links = linkChars(el);
+    const tag = el.nodeName;
+    let verdict: Verdict = 'other';
+    if (HEADING.test(tag)) verdict = 'heading';
+    else if (tag === 'PRE' ? ws.length >= 3 : ws.length >= 8 && links < 0.3 * text)
+      verdict = 'prose';
+    judged.push({ el, verdict, words: ws.length, text, links });
+  }
+  let restored = 0;
+  const drop: DomElement[] = [];
+  let lastKept = -1;
+  for (let k = 0; k < judged.length; k++) if (judged[k]!.verdict === 'kept') lastKept = k;
+  for (let i = 0; i < judged.length; ) {
+    if (judged[i]!.verdict === 'kept') {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < judged.length && judged[j]!.verdict !== 'kept') j++;
+    const run = judged.slice(i, j);
+    let prose = 0;
+    let all = 0;
+    let text = 0;
+    let links = 0;
+    for (const u of run) {
+      all += u.words;
+      text += u.text;
+      links += u.links;
+      if (u.verdict !== 'other') prose += u.words;
+    }
+    // After the last block of the choice come a page's supplements (author bios, transcripts,
+    // fine print, comments): only a run before or inside the choice comes back.
+    const back = i < lastKept && prose >= 0.95 * all && links < 0.15 * text;
+    for (const u of run) {
+      if (back && u.verdict === 'prose') restored += u.words;
+      else if (!back || u.verdict === 'other') drop.push(u.el);
+    }
+    i = j;
+  }
+  if (restored < 20) return undefined;
+  for (const el of drop) el.remove();
+  return copy;
+}
