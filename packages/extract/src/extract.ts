@@ -460,7 +460,8 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
     });
     protectContent(doc);
     if (doc.body) removeChoiceControls(doc.body);
-    markCaptions(doc);
+    // A page whose source never names a caption or credit has no caption class to mark.
+    if (/caption|credit/i.test(html)) markCaptions(doc);
     // Off declared articles only: on an article Readability's scoring reads the page around it.
     if (doc.body && !declared) stripChrome(doc.body);
   }

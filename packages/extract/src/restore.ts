@@ -93,7 +93,8 @@ type Verdict = 'kept' | 'prose' | 'heading' | 'other';
  *   95 % of its words in those and under 15 % link text overall. A run holding anything else
  *   (dates, "Read more", short labels: a related-posts grid, a sign-in box) stays out whole;
  * - at least 20 restored words, else Readability's choice stands.
- * Every other block of the container that the choice lacks is removed from the copy returned.
+ * Every other block of the container that the choice lacks is then removed from the container,
+ * in place (pass a copy: the extractor's container is already one), and it is returned.
  */
 export function restoreDroppedProse(
   kept: DomElement,
@@ -114,9 +115,8 @@ export function restoreDroppedProse(
       if (!keptGrams.has(`${ws[i]} ${ws[i + 1]} ${ws[i + 2]}`)) missing++;
     return missing <= 0.5 * (ws.length - 2);
   };
-  const copy = container.cloneNode(true) as DomElement;
   const units: DomElement[] = [];
-  collectUnits(copy, units);
+  collectUnits(container, units);
   const judged: Array<{
     el: DomElement;
     verdict: Verdict;
@@ -173,5 +173,5 @@ export function restoreDroppedProse(
   }
   if (restored < 20) return undefined;
   for (const el of drop) el.remove();
-  return copy;
+  return container;
 }
