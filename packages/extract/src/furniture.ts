@@ -77,7 +77,9 @@ export function removeCaptions(root: DomElement): number {
 const MONTH = '(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\\.?';
 const WEEKDAY = '(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\\.?';
 const DATE = `(?:${WEEKDAY},?\\s+)?(?:${MONTH}\\s+\\d{1,2}(?:st|nd|rd|th)?,?\\s+\\d{4}|\\d{1,2}(?:st|nd|rd|th)?\\s+${MONTH},?\\s+\\d{4}|${MONTH}\\s+\\d{1,2}(?:st|nd|rd|th)?|\\d{1,2}\\s+${MONTH}|\\d{4}-\\d{2}-\\d{2}|\\d{1,2}[/.]\\d{1,2}[/.]\\d{2,4}|\\d+\\s+(?:second|minute|min|hour|hr|day|week|month|year)s?\\s+ago|yesterday|today)`;
-const TIME = '\\d{1,2}[:.]\\d{2}(?:\\s*[ap]\\.?m\\.?)?(?:\\s+[a-z]{2,4})?';
+/** A clock time: `10:48`, `5:27 am CST`, `10.48am` (a dot only with am/pm: `4.50` is a number). */
+const TIME =
+  '(?:\\d{1,2}:\\d{2}(?:\\s*[ap]\\.?m\\.?)?|\\d{1,2}\\.\\d{2}\\s*[ap]\\.?m\\.?)(?:\\s+[a-z]{2,4})?';
 const STAMP = `(?:${DATE}(?:,?\\s*(?:at\\s+)?${TIME})?|${TIME}(?:,?\\s*${DATE})?)`;
 const STAMP_LABEL =
   '(?:(?:first\\s+|originally\\s+)?(?:published|updated|posted|last updated|last modified|modified|created|released)(?:\\s+on)?\\s*:?\\s*)';

@@ -76,6 +76,16 @@ describe('D: publication stamps', () => {
     expect(root.textContent).toContain('Body paragraph 1');
   });
 
+  it('keeps a bare number that only looks like a dotted time', () => {
+    const doc = parseDocument(
+      '<body><main><p>Rated <span>4.50</span> by readers.</p><div>Posted 3 days ago</div></main></body>',
+    );
+    const root = doc.querySelector('main')!;
+    expect(removeDatelines(root)).toBe(1);
+    expect(root.textContent).toContain('4.50');
+    expect(root.textContent).not.toContain('3 days ago');
+  });
+
   it('keeps a sentence that mentions a date, and every date of a dated list', () => {
     const doc = parseDocument(
       `<body><main><p>The warning was lifted on Nov 19, 2019.</p><ul>${Array.from(
