@@ -206,17 +206,35 @@ function pickCandidate(doc: DomDocument): Candidate | undefined {
  * Their words are choices for the reader's screen ("All (851)", "Over 10 hours"), not content.
  */
 function removeChoiceControls(root: DomElement): void {
-  if (!root.querySelector('input, select')) return;
-  for (const input of elements(
-    root.querySelectorAll('input[type="radio"], input[type="checkbox"]'),
-  )) {
-    const label =
-      input.closest('label') ?? (input.id ? root.querySelector(`label[for="${input.id}"]`) : null);
-    if (label && textOf(label).length <= 80) label.remove();
-    input.remove();
+  const controls = elements(root.querySelectorAll('input, select'));
+  if (controls.length === 0) return;
+  let labelFor: Map<string, DomElement> | undefined;
+  for (const el of controls) {
+    if (!el.parentNode) continue;
+    if (el.nodeName === 'SELECT') {
+      el.remove();
+      continue;
+    }
+    const type = el.getAttribute('type')?.toLowerCase();
+    if (type !== 'radio' && type !== 'checkbox') continue;
+    let label = el.closest('label');
+    if (!label && el.id) {
+      if (!labelFor) {
+        labelFor = new Map();
+        for (const l of elements(root.querySelectorAll('label'))) {
+          const f = l.getAttribute('for');
+          if (f && !labelFor.has(f)) labelFor.set(f, l);
+        }
+      }
+      label = labelFor.get(el.id) ?? null;
+    }
+    if (label?.parentNode && textOf(label).length <= 80) label.remove();
+    el.remove();
   }
-  for (const sel of elements(root.querySelectorAll('select'))) sel.remove();
 }
+
+/** The source names a radio button, a checkbox or a drop-down: only then is the tree walked. */
+const CHOICE_SOURCE = /<select\b|type\s*=\s*["']?(?:radio|checkbox)/i;
 
 const COMMENTS = /(?:^|[\s_-])(?:comments?|repl(?:y|ies)|responses?|discussion)(?:$|[\s_-])/i;
 
@@ -459,7 +477,7 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
       unwrapLinkedHeadings: !(cx.declaredArticle && !cx.declaredOther),
     });
     protectContent(doc);
-    if (doc.body) removeChoiceControls(doc.body);
+    if (doc.body && CHOICE_SOURCE.test(html)) removeChoiceControls(doc.body);
     // A page whose source never names a caption or credit has no caption class to mark.
     if (/caption|credit/i.test(html)) markCaptions(doc);
     // Off declared articles only: on an article Readability's scoring reads the page around it.
