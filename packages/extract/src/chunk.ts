@@ -500,6 +500,36 @@ function mergeSmall(drafts: Draft[], ctx: Ctx): Draft[] {
   return out;
 }
 
+/** JavaScript's `\s`: what the boundary pattern splits words at. */
+function isSpace(c: number): boolean {
+  return (
+    (c >= 9 && c <= 13) ||
+    c === 32 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/**
+ * Where `/\s?\S*\s*$/` matches `text` (its last word with one space before it and the
+ * whitespace after it), found from the end: the regex tries every start position from the left,
+ * which made it quadratic on long blocks.
+ */
+function lastWordStart(text: string): number {
+  let i = text.length;
+  while (i > 0 && isSpace(text.charCodeAt(i - 1))) i--;
+  if (i === 0) return 0;
+  while (i > 0 && !isSpace(text.charCodeAt(i - 1))) i--;
+  return i > 0 ? i - 1 : 0;
+}
+
 /**
  * Heading-aware chunking of Markdown. Sections start at heading lines (never at `#` lines in
  * fenced code) and carry their heading path; blocks are packed up to `maxTokens`; code blocks
@@ -525,7 +555,7 @@ export function chunkMarkdown(markdown: string, options: ChunkOptions = {}): Tex
     sep: Math.max(0, counter.count('a\n\nb') - counter.count('a') - counter.count('b')),
     boundary: (a, b) => {
       // With the space before it: cl100k pieces may start with one (" 🙂\n\n" is one piece).
-      const tail = /\s?\S*\s*$/.exec(a)?.[0] ?? '';
+      const tail = a.slice(lastWordStart(a));
       const head = /^\s*\S*/.exec(b)?.[0] ?? '';
       return counter.count(`${tail}\n\n${head}`) - counter.count(tail) - counter.count(head);
     },

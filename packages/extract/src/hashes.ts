@@ -17,14 +17,12 @@ export function chunkHash(text: string): string {
 
 const WORD = /[\p{L}\p{N}_]+/gu;
 
-/** FNV-1a over UTF-16 code units with a seed, 32 bits. */
-function fnv1a(s: string, seed: number): number {
-  let h = (0x811c9dc5 ^ seed) >>> 0;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  // Final avalanche (murmur3 fmix32) so neighbouring shingles spread over all bits.
+/**
+ * Final avalanche of the FNV-1a shingle hashes (murmur3 fmix32), so neighbouring shingles
+ * spread over all bits. The shingle hash is FNV-1a over UTF-16 code units with a seed.
+ */
+function fmix32(x: number): number {
+  let h = x;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b) >>> 0;
   h ^= h >>> 13;
@@ -46,16 +44,32 @@ export function simhash64(text: string, options: SimHashOptions = {}): string {
   const size = Math.max(1, options.shingle ?? 3);
   const words = normalizeText(text).toLowerCase().match(WORD) ?? [];
   const weights = new Int32Array(64);
-  const feature = (s: string) => {
-    const hi = fnv1a(s, 0x9e3779b9);
-    const lo = fnv1a(s, 0x7f4a7c15);
+  // A shingle's two seeded hashes, computed over its words as if joined with single spaces
+  // (FNV-1a is sequential, so no joined string is built per shingle).
+  const feature = (from: number, to: number) => {
+    let hi = (0x811c9dc5 ^ 0x9e3779b9) >>> 0;
+    let lo = (0x811c9dc5 ^ 0x7f4a7c15) >>> 0;
+    for (let w = from; w < to; w++) {
+      if (w > from) {
+        hi = Math.imul(hi ^ 32, 0x01000193) >>> 0;
+        lo = Math.imul(lo ^ 32, 0x01000193) >>> 0;
+      }
+      const word = words[w]!;
+      for (let i = 0; i < word.length; i++) {
+        const c = word.charCodeAt(i);
+        hi = Math.imul(hi ^ c, 0x01000193) >>> 0;
+        lo = Math.imul(lo ^ c, 0x01000193) >>> 0;
+      }
+    }
+    hi = fmix32(hi);
+    lo = fmix32(lo);
     for (let b = 0; b < 32; b++) {
-      weights[b] = (weights[b] ?? 0) + ((hi >>> b) & 1 ? 1 : -1);
-      weights[b + 32] = (weights[b + 32] ?? 0) + ((lo >>> b) & 1 ? 1 : -1);
+      weights[b]! += ((hi >>> b) & 1) * 2 - 1;
+      weights[b + 32]! += ((lo >>> b) & 1) * 2 - 1;
     }
   };
-  if (words.length > 0 && words.length < size) feature(words.join(' '));
-  for (let i = 0; i + size <= words.length; i++) feature(words.slice(i, i + size).join(' '));
+  if (words.length > 0 && words.length < size) feature(0, words.length);
+  for (let i = 0; i + size <= words.length; i++) feature(i, i + size);
   let hi = 0;
   let lo = 0;
   for (let b = 0; b < 32; b++) {

@@ -24,4 +24,25 @@ describe('tiktokenCounter counts exactly what js-tiktoken encodes', () => {
       expect(counter.count(text)).toBe(reference.encode(text, [], []).length);
     }
   });
+
+  // Pieces that are no token of their own go through the byte-pair merge: long letter runs
+  // without spaces (CJK, repeated letters), emoji runs, lone surrogates, other encodings.
+  const merged = [
+    '中文'.repeat(40),
+    '日本語のテキストをここに長く書きます、句読点も。'.repeat(5),
+    'a'.repeat(400),
+    'ab'.repeat(200),
+    'Donaudampfschifffahrtsgesellschaftskapitänsmützenabzeichen',
+    '🙂'.repeat(50),
+    'x\ud800y\udc00z',
+    'pneumonoultramicroscopicsilicovolcanoconiosis antidisestablishmentarianism',
+  ];
+  it('through the byte-pair merge, in cl100k_base and o200k_base', () => {
+    for (const name of ['cl100k_base', 'o200k_base'] as const) {
+      const bpe = require(`js-tiktoken/ranks/${name}`) as { default?: TiktokenBPE } & TiktokenBPE;
+      const ref = new Tiktoken(bpe.default ?? bpe);
+      const counter = tiktokenCounter(name);
+      for (const text of merged) expect(counter.count(text)).toBe(ref.encode(text, [], []).length);
+    }
+  });
 });
