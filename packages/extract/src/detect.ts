@@ -115,9 +115,14 @@ export interface PageFacts {
  * attributes). Each test is a cheap substring scan that replaces a whole-tree selector walk.
  */
 const MAY_HAVE = {
-  challenge: /challenge|captcha|cf-turnstile|sitekey|cf-browser-verification|cf-error-details/,
+  // The ids, classes and attribute names of CHALLENGE_SELECTORS (a bare "captcha" counts only
+  // beside an iframe, see `mayHaveChallenge`): the word is in every reCAPTCHA script URL, and
+  // "challenge" in ordinary prose.
+  challenge:
+    /challenge-(?:form|running|stage|platform)|cf-browser-verification|cf-error-details|cf-turnstile|data-sitekey|g-recaptcha|h-captcha|px-captcha|ddg-captcha|captcha-form/,
+  // An APP_ROOT id is the whole attribute value (`id="app-header"` is no mount point).
   appRoot:
-    /\bid\s*=\s*["']?(?:root|app|__next|__nuxt|___gatsby|svelte|main-app|application)\b|data-reactroot|ng-version|app-root|ng-app/,
+    /\bid\s*=\s*["']?(?:root|app|__next|__nuxt|___gatsby|svelte|main-app|application)(?:["'\s>]|$)|data-reactroot|ng-version|app-root|ng-app/,
   // The words in an id, class or aria-label, not anywhere (scripts mention cookies everywhere).
   consentLayer:
     /(?:id|class|aria-label)\s*=\s*["']?[^"'>]*(?:cookie|consent|gdpr|onetrust|didomi|qc-cmp|sp_message|truste|usercentrics|privacy-banner|cc-window|fc-consent)/,
@@ -152,7 +157,12 @@ export function collectPageFacts(doc: DomDocument, hints: PageFactsHints = {}): 
     }
     el.remove();
   }
-  const widget = may(MAY_HAVE.challenge) ? doc.querySelector(CHALLENGE_SELECTORS) : null;
+  // `iframe[src*="captcha"]` needs both words somewhere in the source.
+  const mayHaveChallenge =
+    html === undefined ||
+    MAY_HAVE.challenge.test(html) ||
+    (html.includes('<iframe') && html.includes('captcha'));
+  const widget = mayHaveChallenge ? doc.querySelector(CHALLENGE_SELECTORS) : null;
   const challengeWidget = widget ? describe(widget) : undefined;
   const h1El = doc.querySelector('h1');
   const body = doc.body;

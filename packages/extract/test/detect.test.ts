@@ -25,6 +25,27 @@ describe('detectNotDocument', () => {
     expect(codes(html)).toEqual(['BOT_CHALLENGE']);
   });
 
+  it('finds every kind of challenge widget and mount point past the source prescreen', () => {
+    const page = (body: string) =>
+      `<html><head><title>Welcome</title></head><body>${body}<p>Please verify to continue.</p></body></html>`;
+    for (const widget of [
+      '<div class="cf-turnstile"></div>',
+      '<form id="challenge-form" action="/x"></form>',
+      '<div id="cf-challenge-running"></div>',
+      '<div data-sitekey="k"></div>',
+      '<div class="h-captcha"></div>',
+      '<iframe title="check" src="https://example.org/captcha/frame"></iframe>',
+      '<div id="px-captcha"></div>',
+    ])
+      expect(codes(page(widget))).toEqual(['BOT_CHALLENGE']);
+    // The word alone (prose, a script URL) is no widget.
+    expect(codes(page('<p>The challenge: a captcha.</p>'))).toEqual([]);
+    const shell = (root: string) =>
+      `<html><head><title>App</title><script src="/a.js"></script></head><body>${root}</body></html>`;
+    for (const root of ['<div id="app"></div>', "<div id='root'></div>", '<div id=__next></div>'])
+      expect(codes(shell(root))).toEqual(['EMPTY_APP_SHELL']);
+  });
+
   it('flags a soft 404 served with status 200', () => {
     const check = detectNotDocument(fixture('soft-404.html'), { status: 200 });
     expect(check.reasons.map((r) => r.code)).toEqual(['SOFT_404']);
