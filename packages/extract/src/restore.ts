@@ -31,13 +31,26 @@ const STRUCT_TAGS = new Set([
 ]);
 const HEADING = /^H[1-6]$/;
 
-/** Lower-cased word runs of a subtree, text nodes kept apart (`<li>a</li><li>b</li>` is two words). */
-function wordsOf(node: DomNode): string[] {
-  const out: string[] = [];
+/** Word ids: each distinct lower-cased word run of the page gets a small integer. */
+type Vocab = Map<string, number>;
+/** Trigram keys pack three ids below 2^17 into one exact integer (< 2^51). */
+const ID_LIMIT = 131072;
+
+/** Word ids of a subtree, text nodes kept apart (`<li>a</li><li>b</li>` is two words). */
+function wordsOf(node: DomNode, vocab: Vocab): number[] {
+  const out: number[] = [];
   const visit = (n: DomNode) => {
     if (n.nodeType === TEXT_NODE) {
       const m = (n.textContent ?? '').toLowerCase().match(/[\p{L}\p{N}_]+/gu);
-      if (m) for (const w of m) out.push(w);
+      if (m)
+        for (const w of m) {
+          let id = vocab.get(w);
+          if (id === undefined) {
+            id = vocab.size;
+            vocab.set(w, id);
+          }
+          out.push(id);
+        }
       return;
     }
     const kids = n.childNodes;
@@ -47,9 +60,12 @@ function wordsOf(node: DomNode): string[] {
   return out;
 }
 
-function trigrams(words: readonly string[]): Set<string> {
-  const s = new Set<string>();
-  for (let i = 0; i + 3 <= words.length; i++) s.add(`${words[i]} ${words[i + 1]} ${words[i + 2]}`);
+const gram = (ws: readonly number[], i: number) =>
+  (ws[i]! * ID_LIMIT + ws[i + 1]!) * ID_LIMIT + ws[i + 2]!;
+
+function trigrams(words: readonly number[]): Set<number> {
+  const s = new Set<number>();
+  for (let i = 0; i + 3 <= words.length; i++) s.add(gram(words, i));
   return s;
 }
 
@@ -100,19 +116,22 @@ export function restoreDroppedProse(
   kept: DomElement,
   container: DomElement,
 ): DomElement | undefined {
-  const keptWords = wordsOf(kept);
+  const vocab: Vocab = new Map();
+  const keptWords = wordsOf(kept, vocab);
   if (keptWords.length === 0) return undefined;
+  const containerWords = wordsOf(container, vocab);
+  // More distinct words than the keys can pack: no page of prose has that many.
+  if (vocab.size >= ID_LIMIT) return undefined;
   const keptGrams = trigrams(keptWords);
-  const containerGrams = trigrams(wordsOf(container));
+  const containerGrams = trigrams(containerWords);
   let covered = 0;
   for (const g of keptGrams) if (containerGrams.has(g)) covered++;
   if (covered < 0.9 * keptGrams.size) return undefined;
   const keptSet = new Set(keptWords);
-  const inKept = (ws: readonly string[]) => {
+  const inKept = (ws: readonly number[]) => {
     if (ws.length < 3) return ws.every((w) => keptSet.has(w));
     let missing = 0;
-    for (let i = 0; i + 3 <= ws.length; i++)
-      if (!keptGrams.has(`${ws[i]} ${ws[i + 1]} ${ws[i + 2]}`)) missing++;
+    for (let i = 0; i + 3 <= ws.length; i++) if (!keptGrams.has(gram(ws, i))) missing++;
     return missing <= 0.5 * (ws.length - 2);
   };
   const units: DomElement[] = [];
@@ -125,7 +144,7 @@ export function restoreDroppedProse(
     links: number;
   }> = [];
   for (const el of units) {
-    const ws = wordsOf(el);
+    const ws = wordsOf(el, vocab);
     if (ws.length === 0) continue;
     if (inKept(ws)) {
       judged.push({ el, verdict: 'kept', words: ws.length, text: 0, links: 0 });
