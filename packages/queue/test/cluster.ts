@@ -2,6 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
+import pg from 'pg';
+import { obliterateQueues } from '../src/index.js';
 import type { QueueProcessSpec } from '../src/process.js';
 
 // The real services of this machine and CI (the tests fail loudly without them), and the
@@ -10,6 +13,25 @@ export const REDIS_URL = process.env.RAGFRESH_TEST_REDIS ?? 'redis://127.0.0.1:6
 export const STATE_URL =
   process.env.RAGFRESH_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const UA = 'ragfresh-test/1.0 (+https://example.org/bot)';
+
+/**
+ * Removes what a test left in the shared services: its queues and politeness keys in Redis
+ * (then closes `redis`) and its namespace's rows in the Postgres state table.
+ */
+export async function clearServices(
+  redis: Redis,
+  prefix: string,
+  namespace: string,
+): Promise<void> {
+  await obliterateQueues(redis, prefix).catch(() => {});
+  const keys = await redis.keys(`${prefix}:polite*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+  const db = new pg.Client({ connectionString: STATE_URL });
+  await db.connect();
+  await db.query(`DELETE FROM ragfresh_state WHERE key LIKE $1`, [`${namespace}:%`]);
+  await db.end();
+}
 
 /** Built entry of a queue process (child processes run dist code: build first). */
 export const PROCESS_MAIN = fileURLToPath(new URL('../dist/process-main.js', import.meta.url));

@@ -18,19 +18,17 @@ import {
 import { Fetcher } from '@ragfresh/fetch';
 import { startSimWeb } from '@ragfresh/sim';
 import { Queue } from 'bullmq';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectRedis,
   FINISH_QUEUE,
   type FinishJob,
   finishJobId,
-  obliterateQueues,
   PageWorker,
   PublishConsumer,
   scheduleDueSources,
 } from '../src/index.js';
-import { REDIS_URL, STATE_URL, UA, uniqueName } from './cluster.js';
+import { clearServices, REDIS_URL, STATE_URL, UA, uniqueName } from './cluster.js';
 
 // Real services of this machine and CI; fails loudly without them. Everything runs in this
 // process (no child process, no build needed): the subject is the end of a source's window.
@@ -143,14 +141,7 @@ describe('distributed refresh: the end of a source window (real Redis and Postgr
   afterAll(async () => {
     await worker?.close();
     await consumer?.close();
-    await obliterateQueues(redis, prefix).catch(() => {});
-    const keys = await redis.keys(`${prefix}:polite*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
-    const db = new pg.Client({ connectionString: STATE_URL });
-    await db.connect();
-    await db.query(`DELETE FROM ragfresh_state WHERE key LIKE $1`, [`${namespace}:%`]);
-    await db.end();
+    await clearServices(redis, prefix, namespace);
     await fetcher?.close();
     await refFetcher?.close();
     await refPublisher?.close();
@@ -161,7 +152,17 @@ describe('distributed refresh: the end of a source window (real Redis and Postgr
     await sim?.stop();
   });
 
-  /** One distributed round (a new due window) and the same round by the single-process engine. */
+  /** What the scheduler is given for a window at `now`. */
+  const schedulerDeps = (now: Date) => ({
+    sources: sourcesNow(),
+    connector,
+    state,
+    fetcher,
+    pipeline: new ExtractPipeline({}),
+    embeddings: new HashingEmbeddings({ dimensions: DIMENSIONS }),
+    now: () => now,
+  });
+
   /** Schedules a new due window and waits until every source's finish job completed. */
   async function distributedRound(): Promise<Map<string, RunSummary>> {
     const now = new Date(t0 + round * DAY);
@@ -169,15 +170,7 @@ describe('distributed refresh: the end of a source window (real Redis and Postgr
     const report = await scheduleDueSources({
       connection: redis,
       prefix,
-      deps: {
-        sources: sourcesNow(),
-        connector,
-        state,
-        fetcher,
-        pipeline: new ExtractPipeline({}),
-        embeddings: new HashingEmbeddings({ dimensions: DIMENSIONS }),
-        now: () => now,
-      },
+      deps: schedulerDeps(now),
       urlsPerJob: 10,
     });
     expect(report.sources.map((s) => s.sourceId)).toEqual(sim.hosts());
@@ -270,15 +263,7 @@ describe('distributed refresh: the end of a source window (real Redis and Postgr
     const again = await scheduleDueSources({
       connection: redis,
       prefix,
-      deps: {
-        sources: sourcesNow(),
-        connector,
-        state,
-        fetcher,
-        pipeline: new ExtractPipeline({}),
-        embeddings: new HashingEmbeddings({ dimensions: DIMENSIONS }),
-        now: () => new Date(t0),
-      },
+      deps: schedulerDeps(new Date(t0)),
       urlsPerJob: 10,
       all: true,
     });

@@ -14,13 +14,13 @@ import {
   connectRedis,
   FINISH_QUEUE,
   finishJobId,
-  obliterateQueues,
   queueStatus,
   scheduleDueSources,
 } from '../src/index.js';
 import type { QueueProcessSpec } from '../src/process.js';
 import {
   type Child,
+  clearServices,
   REDIS_URL,
   STATE_URL,
   startChild,
@@ -290,14 +290,7 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
       for (const c of [standby, ...workers.slice(1)]) expect((await c.exited).code).toBe(0);
       await fetcher.close();
     } finally {
-      await obliterateQueues(redis, prefix).catch(() => {});
-      const keys = await redis.keys(`${prefix}:polite*`);
-      if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
-      const db = new pg.Client({ connectionString: STATE_URL });
-      await db.connect();
-      await db.query(`DELETE FROM ragfresh_state WHERE key LIKE $1`, [`${namespace}:%`]);
-      await db.end();
+      await clearServices(redis, prefix, namespace);
       await connector.close().catch(() => {});
       await state.close();
       await store.stop();

@@ -4,11 +4,9 @@ import { ExtractPipeline } from '@ragfresh/engine';
 import { Fetcher } from '@ragfresh/fetch';
 import { startSimWeb } from '@ragfresh/sim';
 import { Queue } from 'bullmq';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectRedis,
-  obliterateQueues,
   type PageBatchResult,
   type PublishJob,
   pageJobId,
@@ -17,7 +15,15 @@ import {
   scheduleDueSources,
 } from '../src/index.js';
 import type { QueueProcessSpec } from '../src/process.js';
-import { type Child, REDIS_URL, STATE_URL, startChild, UA, uniqueName } from './cluster.js';
+import {
+  type Child,
+  clearServices,
+  REDIS_URL,
+  STATE_URL,
+  startChild,
+  UA,
+  uniqueName,
+} from './cluster.js';
 
 // Real services of this machine and CI; fails loudly without them. Children run dist code.
 const DIMENSIONS = 32;
@@ -96,14 +102,7 @@ describe('graceful SIGTERM of queue processes (real Redis and Postgres)', () => 
   afterAll(async () => {
     for (const c of children)
       if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
-    await obliterateQueues(redis, prefix).catch(() => {});
-    const keys = await redis.keys(`${prefix}:polite*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
-    const db = new pg.Client({ connectionString: STATE_URL });
-    await db.connect();
-    await db.query(`DELETE FROM ragfresh_state WHERE key LIKE $1`, [`${namespace}:%`]);
-    await db.end();
+    await clearServices(redis, prefix, namespace);
     await state.close();
     await target.stop();
     await sim.stop();
