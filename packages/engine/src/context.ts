@@ -112,6 +112,17 @@ export class EngineContext {
 }
 
 /** One source's share of a refresh: its counts, alerts, events and coverage. */
+/** A gone-based deletion proposal a page made; the source's finish writes it (or holds it). */
+export interface GoneProposal {
+  readonly subject: {
+    readonly sourceId: string;
+    readonly documentId: string;
+    readonly url: string;
+  };
+  readonly reason: string;
+  readonly evidence: readonly string[];
+}
+
 export class SourceRun {
   readonly source: EngineSource;
   readonly startedAt: string;
@@ -123,15 +134,7 @@ export class SourceRun {
   /** Documents whose page answered 200 or 304 in this run (withdraws gone-based proposals). */
   readonly answered = new Set<string>();
   /** Deletion proposals of this run, written (or held as one alert) when the source finishes. */
-  readonly proposals: {
-    readonly subject: {
-      readonly sourceId: string;
-      readonly documentId: string;
-      readonly url: string;
-    };
-    readonly reason: string;
-    readonly evidence: readonly string[];
-  }[] = [];
+  readonly proposals: GoneProposal[] = [];
 
   constructor(source: EngineSource, startedAt: string) {
     this.source = source;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PublishCandidate } from '@ragfresh/core';
+import type { GoneProposal } from '@ragfresh/engine';
 
 /** One URL batch of one source's due run: what a page worker takes. */
 export interface PageBatchJob {
@@ -30,15 +31,7 @@ export type PublishJobResult = readonly {
 }[];
 
 /** A gone-based deletion proposal a page made; written (or held) by the window's finish job. */
-export interface PageProposal {
-  readonly subject: {
-    readonly sourceId: string;
-    readonly documentId: string;
-    readonly url: string;
-  };
-  readonly reason: string;
-  readonly evidence: readonly string[];
-}
+export type PageProposal = GoneProposal;
 
 /** What a page job returns: its flow's finish job reads it (`getChildrenValues`). */
 export interface PageBatchResult {
