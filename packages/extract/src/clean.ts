@@ -1,5 +1,6 @@
 import { classOf, type DomDocument, type DomElement, elements, textOf } from './dom.js';
 import { LANG_ATTR, languageOfPre } from './markdown.js';
+import { collectUnder, invalidateElements, selectAll, tagIn, tagOf } from './select.js';
 
 /** Marks a heading whose wrapping link to another page was unwrapped (a card's title). */
 export const CARD_LINK_ATTR = 'data-rf-card';
@@ -64,7 +65,12 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     share: 0,
     pagination: 0,
   };
-  for (const el of elements(doc.querySelectorAll('script, style, noscript, template, link, svg'))) {
+  let moved = false;
+  for (const el of selectAll(
+    doc,
+    doc,
+    tagIn('script', 'style', 'noscript', 'template', 'link', 'svg'),
+  )) {
     // A <noscript> holding a document (a heading or main landmark and real text) is what a
     // reader without JavaScript gets: forum software serves whole threads there.
     if (
@@ -74,10 +80,13 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
       textOf(el).length >= 500
     ) {
       while (el.firstChild) el.parentNode.insertBefore(el.firstChild, el);
+      moved = true;
     }
     el.remove();
   }
-  for (const pre of elements(doc.querySelectorAll('pre'))) {
+  if (moved) invalidateElements(doc);
+  moved = false;
+  for (const pre of selectAll(doc, doc, tagIn('pre'))) {
     const lang = languageOfPre(pre);
     if (lang) pre.setAttribute(LANG_ATTR, lang);
     // Line-number gutters and copy buttons are not code.
@@ -91,7 +100,11 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
   const headings: DomElement[] = [];
   const anchors: DomElement[] = [];
   const open: DomElement[] = [];
-  for (const el of elements(doc.querySelectorAll('h1, h2, h3, h4, h5, h6, dt, a, td'))) {
+  for (const el of selectAll(
+    doc,
+    doc,
+    tagIn('h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'dt', 'a', 'td'),
+  )) {
     while (open.length > 0 && !open[open.length - 1]!.contains(el)) open.pop();
     const tag = el.nodeName;
     if (tag === 'A') {
@@ -129,7 +142,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
   // (a card) is unwrapped only off articles: on a listing the cards are the content, while
   // on an article they are its related stories, which Readability drops as links.
   for (const h of headings) {
-    const a = h.parentNode ? h.closest('a') : null;
+    const a = h.parentNode ? enclosingLink(h) : null;
     if (!a?.parentNode) continue;
     const permalink = (a.getAttribute('href') ?? '').startsWith('#') && textOf(a) === textOf(h);
     if (!permalink && !options.unwrapLinkedHeadings) continue;
@@ -137,9 +150,11 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     if (!permalink) h.setAttribute(CARD_LINK_ATTR, '');
     while (a.firstChild) a.parentNode.insertBefore(a.firstChild, a);
     a.remove();
+    moved = true;
   }
-  stats.feedback = removeFeedback(body);
-  for (const el of elements(body.querySelectorAll('*'))) {
+  if (moved) invalidateElements(doc);
+  stats.feedback = removeFeedback(doc, body);
+  for (const el of selectAll(doc, body, () => true)) {
     if (!el.parentNode) continue;
     const cls = classOf(el);
     const id = el.id ?? '';
@@ -219,6 +234,19 @@ const BADGES = /\b\d[\d,.]*k?\s*(?:gold|silver|bronze) badges?\b/i;
 const PROMPT =
   /^(?:create an account or sign in to (?:comment|reply|answer|post).{0,60}|you (?:need to|must) (?:be a member|be logged in|log in|sign in|register)(?: in order)? to .{1,60}|sign up for a new account in our community.{0,40}|register a new account|already have an account\? sign in here\.?|start asking to get answers|find the answer to your question by asking\.?|explore related questions|see similar questions with these tags\.?|sorted by: reset to default.{0,80}|(?:log|sign) in to (?:reply|comment|answer|join the conversation)\.?)$/i;
 
+const CLUTTER_TAGS = tagIn(
+  'div',
+  'span',
+  'p',
+  'li',
+  'time',
+  'a',
+  'small',
+  'dd',
+  'section',
+  'footer',
+);
+
 /**
  * Removes that furniture from an extracted content root, in place; run after the root is
  * chosen, because a thread's dates and user cards are part of what makes Readability pick it.
@@ -232,9 +260,7 @@ export function removePostClutter(body: DomElement): number {
   )
     return 0;
   let removed = 0;
-  for (const el of elements(
-    body.querySelectorAll('div, span, p, li, time, a, small, dd, section, footer'),
-  )) {
+  for (const el of collectUnder(body, CLUTTER_TAGS)) {
     if (!el.parentNode) continue;
     const raw = el.textContent ?? '';
     if (raw.length > 240) continue;
@@ -258,7 +284,23 @@ export function removePostClutter(body: DomElement): number {
 }
 
 /** Removes "Was this page helpful?" blocks: the largest short element that opens with the question. */
-function removeFeedback(body: DomElement): number {
+const FEEDBACK_TAGS = tagIn(
+  'div',
+  'section',
+  'aside',
+  'form',
+  'p',
+  'span',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'label',
+  'legend',
+  'fieldset',
+);
+
+function removeFeedback(doc: DomDocument, body: DomElement): number {
   if (
     !/was this|did (?:this|you find)|is this (?:page|article)|how (?:helpful|useful)|rate this|help us improve/i.test(
       body.textContent ?? '',
@@ -266,11 +308,7 @@ function removeFeedback(body: DomElement): number {
   )
     return 0;
   let removed = 0;
-  for (const el of elements(
-    body.querySelectorAll(
-      'div, section, aside, form, p, span, h2, h3, h4, h5, label, legend, fieldset',
-    ),
-  )) {
+  for (const el of selectAll(doc, body, FEEDBACK_TAGS)) {
     if (!el.parentNode) continue;
     const text = textOf(el);
     if (text.length > 200 || !FEEDBACK_TEXT.test(text)) continue;
@@ -288,6 +326,11 @@ function removeFeedback(body: DomElement): number {
     removed++;
   }
   return removed;
+}
+
+function enclosingLink(el: DomElement): DomElement | null {
+  for (let p = el.parentElement; p; p = p.parentElement) if (tagOf(p) === 'a') return p;
+  return null;
 }
 
 function removeWithLonelyParent(el: DomElement): void {

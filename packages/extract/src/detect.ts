@@ -1,12 +1,6 @@
 import type { PublishContract } from '@ragfresh/core';
-import {
-  classOf,
-  type DomDocument,
-  type DomElement,
-  elements,
-  parseDocument,
-  textOf,
-} from './dom.js';
+import { classOf, type DomDocument, type DomElement, parseDocument, textOf } from './dom.js';
+import { type ElementTest, hasAnyClass, selectAll, selectFirst, tagIn } from './select.js';
 
 /** Why a fetched page is not the document it claims to be, or breaks its source's contract. */
 export type NotDocumentCode =
@@ -42,10 +36,61 @@ export interface DetectOptions {
   readonly markdown?: string;
 }
 
-const APP_ROOT =
-  '#root, #app, #__next, #__nuxt, #___gatsby, #svelte, [data-reactroot], [ng-version], app-root, [ng-app], #main-app, #application';
-const CHALLENGE_SELECTORS =
-  '#challenge-form, #challenge-running, #challenge-stage, #cf-challenge-running, .cf-browser-verification, #cf-wrapper .cf-error-details, .cf-turnstile, script[src*="/cdn-cgi/challenge-platform/"], .g-recaptcha, .h-captcha, iframe[src*="captcha"], [data-sitekey], #px-captcha, #ddg-captcha, form#captcha-form';
+const APP_ROOT_IDS = new Set([
+  'root',
+  'app',
+  '__next',
+  '__nuxt',
+  '___gatsby',
+  'svelte',
+  'main-app',
+  'application',
+]);
+/** A JavaScript app's mount point: `#root, #app, #__next, [data-reactroot], app-root, [ng-app]`, … */
+const isAppRoot: ElementTest = (el, tag) =>
+  APP_ROOT_IDS.has(el.id) ||
+  tag === 'app-root' ||
+  el.hasAttribute('data-reactroot') ||
+  el.hasAttribute('ng-version') ||
+  el.hasAttribute('ng-app');
+const CHALLENGE_IDS = new Set([
+  'challenge-form',
+  'challenge-running',
+  'challenge-stage',
+  'cf-challenge-running',
+  'px-captcha',
+  'ddg-captcha',
+]);
+const CHALLENGE_CLASSES = new Set([
+  'cf-browser-verification',
+  'cf-turnstile',
+  'g-recaptcha',
+  'h-captcha',
+]);
+const CF_ERROR = new Set(['cf-error-details']);
+/** A bot-challenge widget: Cloudflare's challenge and Turnstile, reCAPTCHA, hCaptcha, PerimeterX, DataDome. */
+const isChallenge: ElementTest = (el, tag) => {
+  if (CHALLENGE_IDS.has(el.id) || hasAnyClass(el, CHALLENGE_CLASSES)) return true;
+  if (el.hasAttribute('data-sitekey')) return true;
+  if (tag === 'form' && el.id === 'captcha-form') return true;
+  if (tag === 'iframe' && (el.getAttribute('src') ?? '').includes('captcha')) return true;
+  if (tag === 'script' && (el.getAttribute('src') ?? '').includes('/cdn-cgi/challenge-platform/'))
+    return true;
+  if (!hasAnyClass(el, CF_ERROR)) return false;
+  for (let p = el.parentElement; p; p = p.parentElement) if (p.id === 'cf-wrapper') return true;
+  return false;
+};
+/** A form posting to a consent endpoint: `form[action*="consent"]`, `cookie`, `gdpr`. */
+const isConsentForm: ElementTest = (el, tag) => {
+  if (tag !== 'form') return false;
+  const action = el.getAttribute('action');
+  return (
+    action !== null &&
+    (action.includes('consent') || action.includes('cookie') || action.includes('gdpr'))
+  );
+};
+const isPasswordField: ElementTest = (el, tag) =>
+  tag === 'input' && el.getAttribute('type')?.toLowerCase() === 'password';
 const CONSENT_ID =
   /(?:^|[\s_-])(?:cookie|cookies|consent|gdpr|onetrust|didomi|qc-cmp2?|sp_message|truste|cookiebot|usercentrics|privacy-banner|cookie-law|cc-window|fc-consent)(?:$|[\s_-])/i;
 
@@ -110,17 +155,17 @@ export interface PageFacts {
 }
 
 /**
- * What the raw HTML says can be skipped: a selector whose attribute values never occur in the
+ * What the raw HTML says can be skipped: a test whose attribute values never occur in the
  * source cannot match its tree (revealing streamed content moves nodes, it never invents
- * attributes). Each test is a cheap substring scan that replaces a whole-tree selector walk.
+ * attributes). Each test is a cheap substring scan that saves a pass over the page's elements.
  */
 const MAY_HAVE = {
-  // The ids, classes and attribute names of CHALLENGE_SELECTORS (a bare "captcha" counts only
+  // The ids, classes and attribute names `isChallenge` reads (a bare "captcha" counts only
   // beside an iframe, see `mayHaveChallenge`): the word is in every reCAPTCHA script URL, and
   // "challenge" in ordinary prose.
   challenge:
     /challenge-(?:form|running|stage|platform)|cf-browser-verification|cf-error-details|cf-turnstile|data-sitekey|g-recaptcha|h-captcha|px-captcha|ddg-captcha|captcha-form/,
-  // An APP_ROOT id is the whole attribute value (`id="app-header"` is no mount point).
+  // An `isAppRoot` id is the whole attribute value (`id="app-header"` is no mount point).
   appRoot:
     /\bid\s*=\s*["']?(?:root|app|__next|__nuxt|___gatsby|svelte|main-app|application)(?:["'\s>]|$)|data-reactroot|ng-version|app-root|ng-app/,
   // The words in an id, class or aria-label, not anywhere (scripts mention cookies everywhere).
@@ -149,7 +194,7 @@ export function collectPageFacts(doc: DomDocument, hints: PageFactsHints = {}): 
   let inlineBytes = 0;
   // <noscript> stays: it is what a reader without JavaScript sees (Discourse serves whole
   // threads there), and an app shell's "enable JavaScript" note is short anyway.
-  for (const el of elements(doc.querySelectorAll('script, style, template'))) {
+  for (const el of selectAll(doc, doc, tagIn('script', 'style', 'template'))) {
     if (el.nodeName === 'SCRIPT') {
       scripts++;
       if (el.hasAttribute('src')) scriptSrcs++;
@@ -162,17 +207,15 @@ export function collectPageFacts(doc: DomDocument, hints: PageFactsHints = {}): 
     html === undefined ||
     MAY_HAVE.challenge.test(html) ||
     (html.includes('<iframe') && html.includes('captcha'));
-  const widget = mayHaveChallenge ? doc.querySelector(CHALLENGE_SELECTORS) : null;
+  const widget = mayHaveChallenge ? selectFirst(doc, doc, isChallenge) : null;
   const challengeWidget = widget ? describe(widget) : undefined;
-  const h1El = doc.querySelector('h1');
+  const h1El = selectFirst(doc, doc, tagIn('h1'));
   const body = doc.body;
   const emptyRoot = may(MAY_HAVE.appRoot)
-    ? elements(doc.querySelectorAll(APP_ROOT)).find((r) => textOf(r).length < 40)
+    ? selectAll(doc, doc, isAppRoot).find((r) => textOf(r).length < 40)
     : undefined;
   const consent = may(MAY_HAVE.consentLayer) ? findConsentLayer(doc) : undefined;
-  const consentForm = may(MAY_HAVE.consentForm)
-    ? doc.querySelector('form[action*="consent"], form[action*="cookie"], form[action*="gdpr"]')
-    : null;
+  const consentForm = may(MAY_HAVE.consentForm) ? selectFirst(doc, doc, isConsentForm) : null;
   return {
     title,
     h1: h1El ? textOf(h1El) : '',
@@ -185,7 +228,7 @@ export function collectPageFacts(doc: DomDocument, hints: PageFactsHints = {}): 
         }
       : {}),
     ...(challengeWidget ? { challengeWidget } : {}),
-    passwordField: may(MAY_HAVE.password) && doc.querySelector('input[type="password"]') !== null,
+    passwordField: may(MAY_HAVE.password) && selectFirst(doc, doc, isPasswordField) !== null,
     ...(consent
       ? { consentLayer: { describe: describe(consent), chars: textOf(consent).length } }
       : {}),
@@ -304,7 +347,7 @@ function findConsentLayer(doc: DomDocument): DomElement | undefined {
   if (!body) return undefined;
   let best: DomElement | undefined;
   let bestLen = 0;
-  for (const el of elements(body.querySelectorAll('div, section, aside, dialog, form'))) {
+  for (const el of selectAll(doc, body, tagIn('div', 'section', 'aside', 'dialog', 'form'))) {
     const marker = `${el.id ?? ''} ${classOf(el)} ${el.getAttribute('aria-label') ?? ''}`;
     if (!CONSENT_ID.test(marker)) continue;
     // A consent layer never holds the page's own heading or main content.

@@ -48,6 +48,7 @@ export interface DomDocument extends DomNode {
   readonly documentElement: DomElement;
   readonly head: DomElement | null;
   readonly body: DomElement | null;
+  readonly firstElementChild: DomElement | null;
   title: string;
   createElement(tag: string): DomElement;
   createTextNode(text: string): DomNode;

@@ -23,6 +23,15 @@ import { removePromoBlocks } from './promo.js';
 import { isHiddenElement, protectContent, removeHidden, revealStreamedContent } from './protect.js';
 import { findRepeatedRegion, ITEM_ATTR } from './region.js';
 import { restoreDroppedProse } from './restore.js';
+import {
+  closestWhere,
+  collectUnder,
+  type ElementTest,
+  hasAnyClass,
+  selectAll,
+  tagIn,
+  tagOf,
+} from './select.js';
 import { stripTitleAffixes, type TitleAffixes, titleRoot } from './title.js';
 
 /** Which part of the page the Markdown came from. */
@@ -116,21 +125,70 @@ function ldJson(doc: DomDocument, hints: SourceHints): string[] {
   );
 }
 
-const CONTAINER_SELECTORS = [
-  'main',
-  '[role="main"]',
-  'article',
-  '.theme-doc-markdown',
-  '.rst-content .document',
-  '.md-content',
-  '.devsite-article-body',
-  '.markdown-body',
-  '#main-content',
-  '#content',
+const classTest = (name: string): ElementTest => {
+  const names = new Set([name]);
+  return (el) => hasAnyClass(el, names);
+};
+const RST_CONTENT = classTest('rst-content');
+const RST_DOCUMENT = classTest('document');
+/**
+ * Semantic containers and documentation-theme content wrappers, in order of preference. Each
+ * is a test rather than a selector: the page is listed once (select.ts) and every test reads
+ * the element directly.
+ */
+const CONTAINER_TESTS: readonly ElementTest[] = [
+  (_el, tag) => tag === 'main',
+  (el) => el.getAttribute('role') === 'main',
+  (_el, tag) => tag === 'article',
+  classTest('theme-doc-markdown'),
+  // `.rst-content .document`
+  (el, tag) => RST_DOCUMENT(el, tag) && ancestorWith(el, (p) => RST_CONTENT(p, '')),
+  classTest('md-content'),
+  classTest('devsite-article-body'),
+  classTest('markdown-body'),
+  (el) => el.id === 'main-content',
+  (el) => el.id === 'content',
 ];
-const CONTAINER_UNION = CONTAINER_SELECTORS.join(', ');
-const NOT_CONTENT =
-  'nav, aside, footer, [role="navigation"], [role="complementary"], [role="contentinfo"], [role="banner"], [role="search"], .toc, #toc, .table-of-contents, .sidebar, .pagination, .pagination-nav, .theme-doc-toc-mobile, .theme-doc-footer, .feedback, .page-feedback, header nav, dialog, [role="dialog"], [aria-modal="true"], [aria-hidden="true"]';
+const isContainer: ElementTest = (el, tag) => CONTAINER_TESTS.some((t) => t(el, tag));
+
+function ancestorWith(el: DomElement, test: (p: DomElement) => boolean): boolean {
+  for (let p = el.parentElement; p; p = p.parentElement) if (test(p)) return true;
+  return false;
+}
+
+const NOT_CONTENT_TAGS = new Set(['nav', 'aside', 'footer', 'dialog']);
+const NOT_CONTENT_ROLES = new Set([
+  'navigation',
+  'complementary',
+  'contentinfo',
+  'banner',
+  'search',
+  'dialog',
+]);
+const NOT_CONTENT_CLASSES = new Set([
+  'toc',
+  'table-of-contents',
+  'sidebar',
+  'pagination',
+  'pagination-nav',
+  'theme-doc-toc-mobile',
+  'theme-doc-footer',
+  'feedback',
+  'page-feedback',
+]);
+
+/**
+ * Chrome inside a page or a content root: landmarks other than main (`nav`, `aside`,
+ * `footer`, dialogs and their ARIA roles), tables of contents, sidebars, pagination, feedback
+ * blocks, and what is hidden from assistive technology (`aria-hidden`, `aria-modal` layers).
+ */
+function isNotContent(el: DomElement, tag: string): boolean {
+  if (NOT_CONTENT_TAGS.has(tag)) return true;
+  const role = el.getAttribute('role');
+  if (role !== null && NOT_CONTENT_ROLES.has(role)) return true;
+  if (el.id === 'toc' || hasAnyClass(el, NOT_CONTENT_CLASSES)) return true;
+  return el.getAttribute('aria-modal') === 'true' || el.getAttribute('aria-hidden') === 'true';
+}
 
 interface Candidate {
   readonly el: DomElement;
@@ -140,9 +198,12 @@ interface Candidate {
   readonly grid: boolean;
 }
 
+const IS_A = tagIn('a');
+const CHROME_TAGS = tagIn('nav', 'header', 'footer', 'aside');
+
 function linkTextOf(el: DomElement): number {
   let linkText = 0;
-  for (const a of elements(el.querySelectorAll('a'))) linkText += textOf(a).length;
+  for (const a of collectUnder(el, IS_A)) linkText += textOf(a).length;
   return linkText;
 }
 
@@ -162,9 +223,7 @@ function isLinkGrid(el: DomElement): boolean {
   if (!(el.nodeName === 'MAIN' || el.getAttribute('role') === 'main' || el.nodeName === 'ARTICLE'))
     return false;
   if (!el.querySelector('h1, h2')) return false;
-  const links = elements(el.querySelectorAll('a')).filter(
-    (a) => !a.closest('nav, header, footer, aside'),
-  );
+  const links = collectUnder(el, IS_A).filter((a) => !closestWhere(a, CHROME_TAGS));
   if (links.length < 4) return false;
   let words = 0;
   for (const a of links) words += textOf(a).split(' ').length;
@@ -177,14 +236,14 @@ export function pickContainer(doc: DomDocument): DomElement | undefined {
 }
 
 function pickCandidate(doc: DomDocument): Candidate | undefined {
-  // One walk for all selectors; candidates are then taken selector by selector, as before.
-  const found = elements(doc.querySelectorAll(CONTAINER_UNION));
+  // One pass over the page for all tests; candidates are then taken test by test.
+  const found = selectAll(doc, doc, isContainer);
   if (found.length === 0) return undefined;
   const seen = new Set<DomElement>();
   const candidates: Candidate[] = [];
-  for (const selector of CONTAINER_SELECTORS) {
+  for (const test of CONTAINER_TESTS) {
     for (const el of found) {
-      if (seen.has(el) || !el.matches(selector)) continue;
+      if (seen.has(el) || !test(el, tagOf(el))) continue;
       seen.add(el);
       const c = measure(el);
       if (c.text < 200) continue;
@@ -205,8 +264,8 @@ function pickCandidate(doc: DomDocument): Candidate | undefined {
  * Filter and sort widgets: radio buttons and checkboxes with their labels, drop-down lists.
  * Their words are choices for the reader's screen ("All (851)", "Over 10 hours"), not content.
  */
-function removeChoiceControls(root: DomElement): void {
-  const controls = elements(root.querySelectorAll('input, select'));
+function removeChoiceControls(doc: DomDocument, root: DomElement): void {
+  const controls = selectAll(doc, root, (_el, tag) => tag === 'input' || tag === 'select');
   if (controls.length === 0) return;
   let labelFor: Map<string, DomElement> | undefined;
   for (const el of controls) {
@@ -257,7 +316,7 @@ function containsNode(outer: DomElement, inner: DomElement): boolean {
 
 /** Chrome inside a content root: landmarks other than main, TOCs, sidebars, hidden elements. */
 export function stripNonContent(el: DomElement, hidden = true): DomElement {
-  for (const junk of elements(el.querySelectorAll(NOT_CONTENT))) junk.remove();
+  for (const junk of collectUnder(el, isNotContent)) junk.remove();
   if (hidden) removeHidden(el);
   return el;
 }
@@ -268,9 +327,9 @@ export function stripNonContent(el: DomElement, hidden = true): DomElement {
  * landmark, or most of its text, stays (bad markup wraps whole pages in `<nav>` or `<aside>`);
  * the content root is stripped again after.
  */
-function stripChrome(body: DomElement): void {
+function stripChrome(doc: DomDocument, body: DomElement): void {
   const total = (body.textContent ?? '').length;
-  for (const el of elements(body.querySelectorAll(NOT_CONTENT))) {
+  for (const el of selectAll(doc, body, isNotContent)) {
     if (!body.contains(el)) continue;
     if (el.querySelector('h1, main, article, [role="main"]')) continue;
     if ((el.textContent ?? '').length > 0.5 * total) continue;
@@ -287,8 +346,7 @@ function stripChrome(body: DomElement): void {
 function builtLikeReference(root: DomElement): boolean {
   const kept = (el: DomElement) => {
     for (let p: DomElement | null = el; p && p !== root; p = p.parentElement) {
-      if (p.matches(NOT_CONTENT) || isHiddenElement(p) || p.getAttribute('aria-hidden') === 'true')
-        return false;
+      if (isNotContent(p, tagOf(p)) || isHiddenElement(p)) return false;
     }
     return true;
   };
@@ -477,11 +535,11 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
       unwrapLinkedHeadings: !(cx.declaredArticle && !cx.declaredOther),
     });
     protectContent(doc);
-    if (doc.body && CHOICE_SOURCE.test(html)) removeChoiceControls(doc.body);
+    if (doc.body && CHOICE_SOURCE.test(html)) removeChoiceControls(doc, doc.body);
     // A page whose source never names a caption or credit has no caption class to mark.
     if (/caption|credit/i.test(html)) markCaptions(doc);
     // Off declared articles only: on an article Readability's scoring reads the page around it.
-    if (doc.body && !declared) stripChrome(doc.body);
+    if (doc.body && !declared) stripChrome(doc, doc.body);
   }
   const docTitle = doc.head ? doc.title : '';
   const ogTitle = metaContent(doc, 'meta[property="og:title"]', { html }, 'og:title');
@@ -545,14 +603,20 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
     if (content) {
       // Readability's choice gets the same chrome stripping as the container path.
       root = strategy === 'readability' ? content : stripNonContent(content);
+      // Readability's choice, measured once for both comparisons.
+      let kept: number | undefined;
       if (container && strategy === 'auto') {
-        const kept = score(measure(root));
+        kept = score(measure(root));
         if (kept < ratio * containerScore) {
           root = container;
           method = 'container';
         }
       }
-      if (region && method === 'readability' && score(measure(root)) < ratio * regionScore) {
+      if (
+        region &&
+        method === 'readability' &&
+        (kept ?? score(measure(root))) < ratio * regionScore
+      ) {
         // Readability kept one of the items (a thread's first post, one card): the block is
         // the rest of it. Kept none: the items stand beside its choice, which gives way unless
         // they are the comments under an article.

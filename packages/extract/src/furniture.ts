@@ -1,7 +1,11 @@
-import { classOf, type DomDocument, type DomElement, elements, textOf } from './dom.js';
+import { classOf, type DomDocument, type DomElement, textOf } from './dom.js';
+import { closestWhere, collectUnder, type ElementTest, selectAll, tagIn } from './select.js';
 
 /** Marks a caption found by its class before Readability drops class names. */
 export const CAPTION_ATTR = 'data-rf-caption';
+
+/** `figcaption, [data-rf-caption]` */
+const isCaption: ElementTest = (el, tag) => tag === 'figcaption' || el.hasAttribute(CAPTION_ATTR);
 
 /**
  * A class token naming a caption or a photo credit (`wp-caption-text`, `newsCaption`,
@@ -41,7 +45,7 @@ export function markCaptions(doc: DomDocument): number {
   const body = doc.body;
   if (!body) return 0;
   let marked = 0;
-  for (const el of elements(body.querySelectorAll('[class]'))) {
+  for (const el of selectAll(doc, body, (e) => e.hasAttribute('class'))) {
     if (NOT_CAPTION.has(el.nodeName) || !captionClass(classOf(el))) continue;
     if (el.querySelector('img, picture, video, iframe, table')) continue;
     if ((el.textContent ?? '').length > 400 || !besideMedia(el)) continue;
@@ -58,15 +62,15 @@ export function markCaptions(doc: DomDocument): number {
  * a product grid the captions are the items' names and stay.
  */
 export function removeCaptions(root: DomElement): number {
-  const captions = elements(root.querySelectorAll(`figcaption, [${CAPTION_ATTR}]`)).filter(
-    (el) => !el.parentElement?.closest(`figcaption, [${CAPTION_ATTR}]`),
+  const captions = collectUnder(root, isCaption).filter(
+    (el) => !(el.parentElement && closestWhere(el.parentElement, isCaption)),
   );
   if (captions.length === 0) return 0;
   let captionText = 0;
   for (const c of captions) captionText += textOf(c).length;
   let prose = 0;
-  for (const p of elements(root.querySelectorAll('p'))) {
-    if (p.closest(`figure, figcaption, [${CAPTION_ATTR}]`)) continue;
+  for (const p of collectUnder(root, tagIn('p'))) {
+    if (closestWhere(p, (el, tag) => tag === 'figure' || isCaption(el, tag))) continue;
     prose += textOf(p).length;
   }
   if (prose < 3 * captionText) return 0;
@@ -87,6 +91,8 @@ const ONE_STAMP = `${STAMP_LABEL}?${STAMP}`;
 /** A line that is nothing but publication stamps: "Updated 11:21 pm CST, Tuesday, November 19, 2019". */
 const DATELINE = new RegExp(`^(?:${ONE_STAMP})(?:\\s*[|;,·•-]?\\s*${ONE_STAMP})*\\.?$`, 'i');
 
+const DATELINE_TAGS = tagIn('p', 'div', 'span', 'time', 'li', 'small', 'dd', 'header');
+
 /**
  * Removes an article's publication stamps from a content root, in place: short elements whose
  * whole text is dates and times, optionally labelled ("Published 1 day ago", "Updated: 10:48,
@@ -95,7 +101,7 @@ const DATELINE = new RegExp(`^(?:${ONE_STAMP})(?:\\s*[|;,·•-]?\\s*${ONE_STAMP
  */
 export function removeDatelines(root: DomElement): number {
   const found: DomElement[] = [];
-  for (const el of elements(root.querySelectorAll('p, div, span, time, li, small, dd, header'))) {
+  for (const el of collectUnder(root, DATELINE_TAGS)) {
     const raw = el.textContent ?? '';
     if (raw.length > 200) continue;
     const t = raw.replace(/\s+/g, ' ').trim();

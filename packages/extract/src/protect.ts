@@ -1,4 +1,12 @@
-import { classOf, type DomDocument, type DomElement, elements, textOf } from './dom.js';
+import { classOf, type DomDocument, type DomElement, textOf } from './dom.js';
+import {
+  closestWhere,
+  collectUnder,
+  type ElementTest,
+  invalidateElements,
+  selectAll,
+  tagIn,
+} from './select.js';
 
 /** Attribute that keeps a heading's own level through Readability (which renames h1 to h2). */
 export const LEVEL_ATTR = 'data-rf-level';
@@ -18,6 +26,16 @@ function unhide(el: DomElement): void {
   if (style !== null) el.setAttribute('style', style.replace(new RegExp(HIDDEN_STYLE, 'gi'), ';'));
 }
 
+/** `[hidden], [style*="none"], [style*="hidden"]`: what may hide an element, cheaply tested. */
+const mayBeHidden: ElementTest = (el) => {
+  if (el.hasAttribute('hidden')) return true;
+  const style = el.getAttribute('style');
+  return style !== null && (style.includes('none') || style.includes('hidden'));
+};
+
+/** Landmarks whose hidden or collapsed parts are navigation, not content. */
+const CHROME_TAGS = tagIn('nav', 'header', 'footer', 'aside');
+
 /**
  * Content a server sends hidden on purpose, for a script to put in place. React streaming SSR
  * renders `<template id="B:n">` placeholders in the page and the finished subtrees later in
@@ -29,8 +47,7 @@ export function revealStreamedContent(doc: DomDocument): number {
   const body = doc.body;
   if (!body) return 0;
   let revealed = 0;
-  const anyHidden = '[hidden], [style*="none"], [style*="hidden"]';
-  let candidates = elements(body.querySelectorAll(anyHidden));
+  let candidates = selectAll(doc, body, mayBeHidden);
   const segments = candidates.filter((el) => el.hasAttribute('hidden') && el.id.startsWith('S:'));
   for (const segment of segments) {
     const n = segment.id.slice(2);
@@ -44,9 +61,13 @@ export function revealStreamedContent(doc: DomDocument): number {
     }
     revealed++;
   }
-  if (segments.length > 0) candidates = elements(body.querySelectorAll(anyHidden));
+  if (segments.length > 0) {
+    invalidateElements(doc);
+    candidates = selectAll(doc, body, mayBeHidden);
+  }
   const hidden = candidates.filter(
-    (el) => isHiddenElement(el) && !el.parentElement?.closest(anyHidden),
+    (el) =>
+      isHiddenElement(el) && !(el.parentElement && closestWhere(el.parentElement, mayBeHidden)),
   );
   const lengths = hidden.map((el) => (el.textContent ?? '').length);
   // Cheap first: only a hidden block of some size is worth measuring the page for.
@@ -130,17 +151,16 @@ export function protectContent(doc: DomDocument): ProtectStats {
   if (!body) return stats;
   // One walk for every id a toggle names, not one whole-tree query per toggle.
   let byId: Map<string, DomElement> | undefined;
-  for (const toggle of elements(body.querySelectorAll('[aria-controls]'))) {
+  for (const toggle of selectAll(doc, body, (el) => el.hasAttribute('aria-controls'))) {
     for (const id of (toggle.getAttribute('aria-controls') ?? '').split(/\s+/)) {
       if (id === '') continue;
       if (!byId) {
         byId = new Map();
-        for (const el of elements(doc.querySelectorAll('[id]')))
+        for (const el of selectAll(doc, doc, (e) => e.hasAttribute('id')))
           if (!byId.has(el.id)) byId.set(el.id, el);
       }
       const panel = byId.get(id);
-      if (!panel || panel.closest('nav, header, footer, aside') || panel.nodeName === 'NAV')
-        continue;
+      if (!panel || closestWhere(panel, CHROME_TAGS) || panel.nodeName === 'NAV') continue;
       if (textOf(panel).length < 40) continue;
       unhide(panel);
       panel.className = (panel.className ?? '').replace(/\S*(?:hidden|collapsed?)\S*/gi, '');
@@ -149,22 +169,30 @@ export function protectContent(doc: DomDocument): ProtectStats {
   }
   // Tab panels and other alternatives (a hidden sibling shaped like a visible one): one is
   // shown at a time, all of them are the document (code samples per language, say).
-  for (const el of elements(
-    body.querySelectorAll('[hidden], [style*="none"], [role="tabpanel"]'),
-  )) {
+  const panelOrHidden: ElementTest = (el) =>
+    el.hasAttribute('hidden') ||
+    (el.getAttribute('style') ?? '').includes('none') ||
+    el.getAttribute('role') === 'tabpanel';
+  for (const el of selectAll(doc, body, panelOrHidden)) {
     if (el.getAttribute('role') !== 'tabpanel' && !(isHiddenElement(el) && hasVisibleTwin(el)))
       continue;
-    if (el.closest('nav, header, footer, aside')) continue;
+    if (closestWhere(el, CHROME_TAGS)) continue;
     unhide(el);
     stats.panels++;
   }
   const seenClasses = new Map<string, { dropped: number; kept: string }>();
   const content = new Set<DomElement>();
-  for (const block of elements(body.querySelectorAll('pre, code, table'))) {
+  for (const block of selectAll(doc, body, tagIn('pre', 'code', 'table'))) {
     if (content.has(block)) continue;
-    for (const inner of elements(block.querySelectorAll('[class], [id]'))) content.add(inner);
+    for (const inner of collectUnder(block, hasClassOrId)) content.add(inner);
   }
-  for (const el of elements(body.querySelectorAll('[class], [id], h1, h2, h3, h4, h5, h6'))) {
+  for (const el of selectAll(
+    doc,
+    body,
+    (e, tag) =>
+      hasClassOrId(e, tag) ||
+      (tag.length === 2 && tag[0] === 'h' && tag[1]! >= '1' && tag[1]! <= '6'),
+  )) {
     const tag = el.nodeName;
     if (tag.length === 2 && tag[0] === 'H' && tag[1]! >= '1' && tag[1]! <= '6')
       el.setAttribute(LEVEL_ATTR, tag.charAt(1));
@@ -198,6 +226,8 @@ export function protectContent(doc: DomDocument): ProtectStats {
   return stats;
 }
 
+const hasClassOrId: ElementTest = (el) => el.hasAttribute('class') || el.hasAttribute('id');
+
 function hasVisibleTwin(el: DomElement): boolean {
   const cls = classOf(el);
   if (cls.trim() === '') return false;
@@ -213,8 +243,9 @@ function hasVisibleTwin(el: DomElement): boolean {
 /** Removes CSS- or attribute-hidden elements from an extracted root (chrome kept out of view). */
 export function removeHidden(root: DomElement): number {
   let removed = 0;
-  for (const el of elements(
-    root.querySelectorAll('[hidden], [style*="none"], [style*="hidden"], [aria-hidden="true"]'),
+  for (const el of collectUnder(
+    root,
+    (e) => mayBeHidden(e, '') || e.getAttribute('aria-hidden') === 'true',
   )) {
     if (!el.parentNode) continue;
     if (el.getAttribute('aria-hidden') === 'true' || isHiddenElement(el)) {
