@@ -1,4 +1,4 @@
-import { classOf, type DomDocument, type DomElement, elements, textOf } from './dom.js';
+import { classOf, type DomDocument, type DomElement, elements, textLength, textOf } from './dom.js';
 import { LANG_ATTR, languageOfPre } from './markdown.js';
 import { collectUnder, invalidateElements, selectAll, tagIn, tagOf } from './select.js';
 
@@ -77,7 +77,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
       el.nodeName === 'NOSCRIPT' &&
       el.parentNode &&
       el.querySelector('h1, h2, main, article, [role="main"]') &&
-      textOf(el).length >= 500
+      textLength(el) >= 500
     ) {
       while (el.firstChild) el.parentNode.insertBefore(el.firstChild, el);
       moved = true;
@@ -189,7 +189,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
       /breadcrumb/i.test(el.getAttribute('aria-label') ?? '') ||
       /BreadcrumbList/.test(el.getAttribute('itemtype') ?? '')
     ) {
-      if (textOf(el).length < 600) {
+      if (textLength(el) < 600) {
         el.remove();
         stats.breadcrumbs++;
       }
@@ -200,7 +200,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
       (tag === 'NAV' &&
         /pagination|docs pages|previous|next/i.test(el.getAttribute('aria-label') ?? ''))
     ) {
-      if (textOf(el).length < 300) {
+      if (textLength(el) < 300) {
         el.remove();
         stats.pagination++;
       }

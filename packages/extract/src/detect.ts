@@ -1,5 +1,12 @@
 import type { PublishContract } from '@ragfresh/core';
-import { classOf, type DomDocument, type DomElement, parseDocument, textOf } from './dom.js';
+import {
+  classOf,
+  type DomDocument,
+  type DomElement,
+  parseDocument,
+  textLength,
+  textOf,
+} from './dom.js';
 import { type ElementTest, hasAnyClass, selectAll, selectFirst, tagIn } from './select.js';
 
 /** Why a fetched page is not the document it claims to be, or breaks its source's contract. */
@@ -212,7 +219,7 @@ export function collectPageFacts(doc: DomDocument, hints: PageFactsHints = {}): 
   const h1El = selectFirst(doc, doc, tagIn('h1'));
   const body = doc.body;
   const emptyRoot = may(MAY_HAVE.appRoot)
-    ? selectAll(doc, doc, isAppRoot).find((r) => textOf(r).length < 40)
+    ? selectAll(doc, doc, isAppRoot).find((r) => textLength(r) < 40)
     : undefined;
   const consent = may(MAY_HAVE.consentLayer) ? findConsentLayer(doc) : undefined;
   const consentForm = may(MAY_HAVE.consentForm) ? selectFirst(doc, doc, isConsentForm) : null;
@@ -230,7 +237,7 @@ export function collectPageFacts(doc: DomDocument, hints: PageFactsHints = {}): 
     ...(challengeWidget ? { challengeWidget } : {}),
     passwordField: may(MAY_HAVE.password) && selectFirst(doc, doc, isPasswordField) !== null,
     ...(consent
-      ? { consentLayer: { describe: describe(consent), chars: textOf(consent).length } }
+      ? { consentLayer: { describe: describe(consent), chars: textLength(consent) } }
       : {}),
     ...(consentForm ? { consentForm: describe(consentForm) } : {}),
   };
@@ -353,7 +360,7 @@ function findConsentLayer(doc: DomDocument): DomElement | undefined {
     // A consent layer never holds the page's own heading or main content.
     if (el.querySelector('main, article, h1')) continue;
     if (!/cookie|consent|privacy|partners|personal data|gdpr/i.test(textOf(el))) continue;
-    const len = textOf(el).length;
+    const len = textLength(el);
     if (len > bestLen) {
       best = el;
       bestLen = len;

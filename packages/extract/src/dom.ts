@@ -122,6 +122,43 @@ export function classOf(el: DomElement): string {
   return el.getAttributeNode('class')?.value ?? '';
 }
 
+/** JavaScript's `\s`: what `textOf` collapses and trims. */
+function isSpace(c: number): boolean {
+  return (
+    c === 32 ||
+    (c >= 9 && c <= 13) ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/** `textOf(node).length`, counted without building the collapsed string. */
+export function textLength(node: DomNode): number {
+  const s = node.textContent ?? '';
+  let n = 0;
+  let gap = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c <= 32 || c >= 0xa0) && isSpace(c)) {
+      if (n > 0) gap = true;
+      continue;
+    }
+    if (gap) {
+      n++;
+      gap = false;
+    }
+    n++;
+  }
+  return n;
+}
+
 /** Whitespace-collapsed text of a node. */
 export function textOf(node: DomNode): string {
   return (node.textContent ?? '').replace(/\s+/g, ' ').trim();

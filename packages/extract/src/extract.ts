@@ -15,6 +15,7 @@ import {
   type DomElement,
   elements,
   parseDocument,
+  textLength,
   textOf,
 } from './dom.js';
 import { markCaptions, removeCaptions, removeDatelines } from './furniture.js';
@@ -203,12 +204,12 @@ const CHROME_TAGS = tagIn('nav', 'header', 'footer', 'aside');
 
 function linkTextOf(el: DomElement): number {
   let linkText = 0;
-  for (const a of collectUnder(el, IS_A)) linkText += textOf(a).length;
+  for (const a of collectUnder(el, IS_A)) linkText += textLength(a);
   return linkText;
 }
 
 function measure(el: DomElement, grid = false): Candidate {
-  const text = textOf(el).length;
+  const text = textLength(el);
   return { el, text, linkText: Math.min(linkTextOf(el), text), grid };
 }
 
@@ -287,7 +288,7 @@ function removeChoiceControls(doc: DomDocument, root: DomElement): void {
       }
       label = labelFor.get(el.id) ?? null;
     }
-    if (label?.parentNode && textOf(label).length <= 80) label.remove();
+    if (label?.parentNode && textLength(label) <= 80) label.remove();
     el.remove();
   }
 }

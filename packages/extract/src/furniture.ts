@@ -1,4 +1,4 @@
-import { classOf, type DomDocument, type DomElement, textOf } from './dom.js';
+import { classOf, type DomDocument, type DomElement, textLength } from './dom.js';
 import { closestWhere, collectUnder, type ElementTest, selectAll, tagIn } from './select.js';
 
 /** Marks a caption found by its class before Readability drops class names. */
@@ -67,11 +67,11 @@ export function removeCaptions(root: DomElement): number {
   );
   if (captions.length === 0) return 0;
   let captionText = 0;
-  for (const c of captions) captionText += textOf(c).length;
+  for (const c of captions) captionText += textLength(c);
   let prose = 0;
   for (const p of collectUnder(root, tagIn('p'))) {
     if (closestWhere(p, (el, tag) => tag === 'figure' || isCaption(el, tag))) continue;
-    prose += textOf(p).length;
+    prose += textLength(p);
   }
   if (prose < 3 * captionText) return 0;
   for (const c of captions) c.remove();

@@ -1,5 +1,5 @@
 import { CARD_LINK_ATTR } from './clean.js';
-import { type DomElement, textOf } from './dom.js';
+import { type DomElement, textLength, textOf } from './dom.js';
 import { collectUnder, type ElementTest, tagIn, tagOf } from './select.js';
 
 /**
@@ -24,7 +24,7 @@ const linkOrCard: ElementTest = (el, tag) =>
 function linkDensity(el: DomElement, text: number): number {
   if (text === 0) return 0;
   let links = 0;
-  for (const a of collectUnder(el, IS_A)) links += textOf(a).length;
+  for (const a of collectUnder(el, IS_A)) links += textLength(a);
   return Math.min(1, links / text);
 }
 
@@ -59,7 +59,7 @@ function isCardList(blocks: readonly DomElement[], text: number): boolean {
     let chars = 0;
     for (const item of items) {
       if (holdsOutgoingLink(item)) linked++;
-      chars += textOf(item).length;
+      chars += textLength(item);
     }
     if (linked >= 0.8 * items.length && chars / items.length <= 300 && chars >= 0.4 * text)
       return true;
@@ -83,7 +83,7 @@ function looksLikePromo(el: DomElement, text: number): boolean {
  */
 export function removePromoBlocks(root: DomElement): number {
   let removed = 0;
-  const total = textOf(root).length;
+  const total = textLength(root);
   // Not h1: a page whose own title is "Related products" is that list.
   for (const h of collectUnder(root, SUB_HEADINGS)) {
     if (!h.parentNode || !root.contains(h)) continue;
@@ -96,11 +96,11 @@ export function removePromoBlocks(root: DomElement): number {
       const rival = collectUnder(p, ALL_HEADINGS).some(
         (o) => o !== h && Number(o.nodeName.charAt(1)) <= level,
       );
-      if (rival || textOf(p).length > 0.5 * total) break;
+      if (rival || textLength(p) > 0.5 * total) break;
       wrapper = p;
     }
     if (wrapper) {
-      const text = textOf(wrapper).length - title.length;
+      const text = textLength(wrapper) - title.length;
       if (looksLikePromo(wrapper, text)) {
         wrapper.remove();
         removed++;
@@ -115,7 +115,7 @@ export function removePromoBlocks(root: DomElement): number {
       if (HEADING_TAGS.has(s.nodeName) && Number(s.nodeName.charAt(1)) <= level) break;
       if (collectUnder(s, ALL_HEADINGS).some((o) => Number(o.nodeName.charAt(1)) <= level)) break;
       run.push(s);
-      const t = textOf(s).length;
+      const t = textLength(s);
       text += t;
       links += linkDensity(s, t) * t;
       if (FORM_PARTS(s, tagOf(s)) || collectUnder(s, FORM_PARTS).length > 0) form = true;

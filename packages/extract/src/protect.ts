@@ -1,4 +1,4 @@
-import { classOf, type DomDocument, type DomElement, textOf } from './dom.js';
+import { classOf, type DomDocument, type DomElement, textLength } from './dom.js';
 import {
   closestWhere,
   collectUnder,
@@ -161,7 +161,7 @@ export function protectContent(doc: DomDocument): ProtectStats {
       }
       const panel = byId.get(id);
       if (!panel || closestWhere(panel, CHROME_TAGS) || panel.nodeName === 'NAV') continue;
-      if (textOf(panel).length < 40) continue;
+      if (textLength(panel) < 40) continue;
       unhide(panel);
       panel.className = (panel.className ?? '').replace(/\S*(?:hidden|collapsed?)\S*/gi, '');
       stats.panels++;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseDocument } from '../src/index.js';
+import { textLength } from '../src/dom.js';
+import { parseDocument, textOf } from '../src/index.js';
 import {
   closestWhere,
   collectUnder,
@@ -99,5 +100,16 @@ describe('subtree helpers', () => {
     el.setAttribute('class', 'card\tside-bar\nsidebar');
     expect(hasAnyClass(el, new Set(['sidebar']))).toBe(true);
     expect(hasAnyClass(el, new Set(['side', 'bar', 'car']))).toBe(false);
+  });
+});
+
+describe('textLength', () => {
+  it('is textOf(node).length for every kind of whitespace, without building the string', () => {
+    const doc = parseDocument(
+      '<html><body><div id="t">\n\t <p>  Two\u00a0\u00a0words </p>\r\n<p>\u2003and\u3000more\ufeff</p> \u200b<span>zero-width stays</span>\n</div></body></html>',
+    );
+    const el = doc.querySelector('#t')!;
+    expect(textLength(el)).toBe(textOf(el).length);
+    expect(textLength(doc.createElement('p'))).toBe(0);
   });
 });
