@@ -56,14 +56,29 @@ export function markCaptions(doc: DomDocument): number {
 }
 
 /**
- * Removes image and figure captions from a content root, in place: `<figcaption>` and the
- * captions {@link markCaptions} found. Only in running prose: when the root's paragraphs
- * (outside figures and captions) hold at least three times the captions' text. On a gallery or
- * a product grid the captions are the items' names and stay.
+ * A `<figcaption>` of a figure that holds code or a table ("Listing 4-1: …", "Table 2: …"):
+ * it titles the listing, as a heading would, and documentation keeps it. Photo captions and
+ * credits are what article text leaves out.
+ */
+function namesCodeOrTable(caption: DomElement): boolean {
+  if (caption.nodeName !== 'FIGCAPTION') return false;
+  const figure = closestWhere(caption, IS_FIGURE);
+  return figure !== null && collectUnder(figure, CODE_OR_TABLE).length > 0;
+}
+const IS_FIGURE = tagIn('figure');
+const CODE_OR_TABLE = tagIn('pre', 'table');
+
+/**
+ * Removes image and figure captions from a content root, in place: `<figcaption>` (not the
+ * title of a code listing or a table) and the captions {@link markCaptions} found. Only in
+ * running prose: when the root's paragraphs (outside figures and captions) hold at least three
+ * times the captions' text. On a gallery or a product grid the captions are the items' names
+ * and stay.
  */
 export function removeCaptions(root: DomElement): number {
   const captions = collectUnder(root, isCaption).filter(
-    (el) => !(el.parentElement && closestWhere(el.parentElement, isCaption)),
+    (el) =>
+      !(el.parentElement && closestWhere(el.parentElement, isCaption)) && !namesCodeOrTable(el),
   );
   if (captions.length === 0) return 0;
   let captionText = 0;

@@ -55,6 +55,20 @@ ${paras('End', 2)}</article>`,
     expect(main.textContent).toContain('Bridge number 5');
   });
 
+  it('keeps the caption of a code listing or a table (it titles it), drops a photo caption', () => {
+    const doc = parseDocument(
+      `<body><main><h1>Gauges</h1>${paras('Intro', 4)}
+<figure><pre><code>let level = gauge.read();</code></pre><figcaption>Listing 3: reading one gauge</figcaption></figure>
+<figure><table><tr><th>Station</th><th>Level</th></tr><tr><td>North</td><td>2.1</td></tr></table><figcaption>Table 1: levels at noon</figcaption></figure>
+<figure><img src="/dam.jpg" alt=""><figcaption>The dam in spring</figcaption></figure></main></body>`,
+    );
+    const main = doc.querySelector('main')!;
+    expect(removeCaptions(main)).toBe(1);
+    expect(main.textContent).toContain('Listing 3: reading one gauge');
+    expect(main.textContent).toContain('Table 1: levels at noon');
+    expect(main.textContent).not.toContain('The dam in spring');
+  });
+
   it('marks a caption class only on an element without the image inside', () => {
     const doc = parseDocument(
       '<body><div class="wp-caption"><img src="/a.jpg" alt=""><p class="wp-caption-text">A caption</p></div></body>',
