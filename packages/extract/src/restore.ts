@@ -96,6 +96,55 @@ function linkChars(el: DomElement): number {
 type Verdict = 'kept' | 'prose' | 'heading' | 'other';
 
 /**
+ * The label that opens a note, tip or warning box in documentation ("Note", "Tip:", "Warning").
+ * Readability's conditional cleaning drops such boxes when a link is a fifth of their text
+ * ("Note: see Installation").
+ */
+const CALLOUT_LABEL =
+  /^(?:notes?|tips?|hint|warning|caution|important|danger|attention|info|remark|see also)\s*:?$/i;
+const CALLOUT_INLINE = /^(?:notes?|tips?|hint|warning|caution|important|danger|attention)\s*:/i;
+/** A callout box holds a paragraph or two, not a section. */
+const CALLOUT_MAX_CHARS = 1500;
+
+/** The first non-blank text node of a subtree. */
+function firstText(node: DomNode): DomNode | undefined {
+  if (node.nodeType === TEXT_NODE) return (node.textContent ?? '').trim() === '' ? undefined : node;
+  const kids = node.childNodes;
+  for (let i = 0; i < kids.length; i++) {
+    const t = firstText(kids[i]!);
+    if (t !== undefined) return t;
+  }
+  return undefined;
+}
+
+/**
+ * A note, tip or warning box: an element, not a heading, whose text (20 to 1,500 characters)
+ * opens with a callout label written as its own text ("<strong>Note</strong> …",
+ * "<p>Tip</p><p>…</p>") or followed by a colon ("Warning: …").
+ */
+function isCallout(el: DomElement, text: string): boolean {
+  if (HEADING.test(el.nodeName) || text.length < 20) return false;
+  const node = firstText(el);
+  const first = (node?.textContent ?? '').trim();
+  if (!CALLOUT_LABEL.test(first) && !CALLOUT_INLINE.test(first)) return false;
+  // A section titled "Notes" or "Tips" is not a box.
+  return !node?.parentElement?.closest('h1, h2, h3, h4, h5, h6');
+}
+
+/**
+ * Whether a unit is, or sits in, a callout box below the root. Ancestors only grow, so the
+ * walk stops at the first one over the size of a box.
+ */
+function inCallout(el: DomElement, root: DomElement): boolean {
+  for (let p: DomElement | null = el; p && p !== root; p = p.parentElement) {
+    const text = (p.textContent ?? '').trim();
+    if (text.length > CALLOUT_MAX_CHARS) return false;
+    if (isCallout(p, text)) return true;
+  }
+  return false;
+}
+
+/**
  * Readability keeps its best-scored block and the siblings it rates well; on reference pages
  * it can leave out an introduction before the first section or whole later sections, which the
  * semantic container holds. Given Readability's choice (`kept`) and the container, returns the
@@ -142,22 +191,28 @@ export function restoreDroppedProse(
     words: number;
     text: number;
     links: number;
+    callout: boolean;
   }> = [];
   for (const el of units) {
     const ws = wordsOf(el, vocab);
     if (ws.length === 0) continue;
     if (inKept(ws)) {
-      judged.push({ el, verdict: 'kept', words: ws.length, text: 0, links: 0 });
+      judged.push({ el, verdict: 'kept', words: ws.length, text: 0, links: 0, callout: false });
       continue;
     }
     const text = (el.textContent ?? '').length;
     const links = linkChars(el);
     const tag = el.nodeName;
     let verdict: Verdict = 'other';
+    // A note or warning box reads as prose with up to half its text in links: "see X" is
+    // what such boxes say. Its label alone ("Note") counts like a heading.
+    const callout = inCallout(el, container);
     if (HEADING.test(tag)) verdict = 'heading';
     else if (tag === 'PRE' ? ws.length >= 3 : ws.length >= 8 && links < 0.3 * text)
       verdict = 'prose';
-    judged.push({ el, verdict, words: ws.length, text, links });
+    else if (callout && CALLOUT_LABEL.test((el.textContent ?? '').trim())) verdict = 'heading';
+    else if (callout && ws.length >= 3 && links < 0.5 * text) verdict = 'prose';
+    judged.push({ el, verdict, words: ws.length, text, links, callout });
   }
   let restored = 0;
   const drop: DomElement[] = [];
@@ -177,13 +232,15 @@ export function restoreDroppedProse(
     let links = 0;
     for (const u of run) {
       all += u.words;
-      text += u.text;
-      links += u.links;
+      if (!u.callout) {
+        text += u.text;
+        links += u.links;
+      }
       if (u.verdict !== 'other') prose += u.words;
     }
     // After the last block of the choice come a page's supplements (author bios, transcripts,
     // fine print, comments): only a run before or inside the choice comes back.
-    const back = i < lastKept && prose >= 0.95 * all && links < 0.15 * text;
+    const back = i < lastKept && prose >= 0.95 * all && (text === 0 || links < 0.15 * text);
     for (const u of run) {
       if (back && u.verdict === 'prose') restored += u.words;
       else if (!back || u.verdict === 'other') drop.push(u.el);

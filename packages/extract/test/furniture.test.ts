@@ -152,3 +152,35 @@ describe('prose Readability left out of the container', () => {
     expect(restoreDroppedProse(other, container())).toBeUndefined();
   });
 });
+
+describe('note and warning boxes Readability left out of the container', () => {
+  // Each box has a link over a fifth of its text: Readability's conditional cleaning drops it.
+  const boxes = `<div class="box"><strong>Warning</strong> Never open the gates at <a href="/flood-stage">flood stage</a>.</div>
+<div class="admonition"><p class="title">Note</p><p>Readings lag by an hour; see <a href="/lag">reading lag</a> and <a href="/sensors">sensors</a>.</p></div>
+<p>Tip: the <a href="/north">north gauge</a> is read first each morning by the office.</p>`;
+  const container = (extra: string) =>
+    parseDocument(
+      `<body><main><h1>Gauges</h1>${paras('Intro', 2)}<h2>Reading a gauge</h2>${paras('Reading', 2)}${extra}${paras('More', 2)}<h2>Limits</h2>${paras('Limits', 2)}</main></body>`,
+    ).querySelector('main')!;
+  const readabilityChoice = () =>
+    parseDocument(
+      `<body><div>${paras('Intro', 2)}<h2>Reading a gauge</h2>${paras('Reading', 2)}${paras('More', 2)}<h2>Limits</h2>${paras('Limits', 2)}</div></body>`,
+    ).querySelector('div')!;
+
+  it('brings back boxes opened by a label (Note, Tip:, Warning) inside the choice', () => {
+    const restored = restoreDroppedProse(readabilityChoice(), container(boxes));
+    expect(restored).toBeDefined();
+    const text = restored!.textContent ?? '';
+    expect(text).toContain('Never open the gates at flood stage');
+    expect(text).toContain('Readings lag by an hour');
+    expect(text).toContain('is read first each morning');
+    expect(text).toContain('Limits paragraph 1');
+  });
+
+  it('leaves out the same linky text without a label, and a section headed "Notes"', () => {
+    const unlabelled = `<div class="box"><strong>Gates</strong> Never open the gates at <a href="/flood-stage">flood stage</a>, <a href="/a">any</a> time.</div>
+<div class="admonition"><p>Readings lag by an hour; see <a href="/lag">reading lag</a> and <a href="/sensors">sensors</a>.</p></div>
+<div><h3>Notes</h3><p>See <a href="/lag">reading lag</a> and <a href="/sensors">sensors</a> and <a href="/x">more</a>.</p></div>`;
+    expect(restoreDroppedProse(readabilityChoice(), container(unlabelled))).toBeUndefined();
+  });
+});
