@@ -19,7 +19,7 @@ import { chunkHash, normalizedTextHash, simhash64 } from './hashes.js';
 import { tiktokenCounter } from './tokens.js';
 
 /** Bump when extraction output for the same HTML may change (it is part of every versionId). */
-export const EXTRACTOR_VERSION = '4';
+export const EXTRACTOR_VERSION = '5';
 /** Bump when chunk boundaries for the same Markdown may change (it is part of every versionId). */
 export const CHUNKER_VERSION = '3';
 
