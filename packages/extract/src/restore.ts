@@ -1,4 +1,7 @@
 import { type DomElement, type DomNode, TEXT_NODE } from './dom.js';
+import { closestWhere, tagIn } from './select.js';
+
+const IS_HEADING = tagIn('h1', 'h2', 'h3', 'h4', 'h5', 'h6');
 
 /** Elements that are one unit of content whatever they hold. */
 const UNIT_TAGS = new Set(['P', 'PRE', 'TABLE', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
@@ -128,20 +131,28 @@ function isCallout(el: DomElement, text: string): boolean {
   const first = (node?.textContent ?? '').trim();
   if (!CALLOUT_LABEL.test(first) && !CALLOUT_INLINE.test(first)) return false;
   // A section titled "Notes" or "Tips" is not a box.
-  return !node?.parentElement?.closest('h1, h2, h3, h4, h5, h6');
+  const parent = node?.parentElement;
+  return !(parent && closestWhere(parent, IS_HEADING));
 }
 
 /**
  * Whether a unit is, or sits in, a callout box below the root. Ancestors only grow, so the
- * walk stops at the first one over the size of a box.
+ * walk up stops at the first one over the size of a box; what is found for an element is
+ * remembered for the other units under it (one text read per element, not one per unit).
  */
-function inCallout(el: DomElement, root: DomElement): boolean {
-  for (let p: DomElement | null = el; p && p !== root; p = p.parentElement) {
-    const text = (p.textContent ?? '').trim();
-    if (text.length > CALLOUT_MAX_CHARS) return false;
-    if (isCallout(p, text)) return true;
-  }
-  return false;
+function calloutTest(root: DomElement): (el: DomElement) => boolean {
+  const memo = new Map<DomElement, boolean>();
+  const within = (el: DomElement | null): boolean => {
+    if (el === null || el === root) return false;
+    const known = memo.get(el);
+    if (known !== undefined) return known;
+    const text = (el.textContent ?? '').trim();
+    const found =
+      text.length <= CALLOUT_MAX_CHARS && (isCallout(el, text) || within(el.parentElement));
+    memo.set(el, found);
+    return found;
+  };
+  return within;
 }
 
 /**
@@ -193,6 +204,7 @@ export function restoreDroppedProse(
     links: number;
     callout: boolean;
   }> = [];
+  const inCallout = calloutTest(container);
   for (const el of units) {
     const ws = wordsOf(el, vocab);
     if (ws.length === 0) continue;
@@ -206,7 +218,7 @@ export function restoreDroppedProse(
     let verdict: Verdict = 'other';
     // A note or warning box reads as prose with up to half its text in links: "see X" is
     // what such boxes say. Its label alone ("Note") counts like a heading.
-    const callout = inCallout(el, container);
+    const callout = inCallout(el);
     if (HEADING.test(tag)) verdict = 'heading';
     else if (tag === 'PRE' ? ws.length >= 3 : ws.length >= 8 && links < 0.3 * text)
       verdict = 'prose';
