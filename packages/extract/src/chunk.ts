@@ -1,6 +1,7 @@
 import { RagfreshError } from '@ragfresh/core';
 import { markdownToPlainText } from './plaintext.js';
 import { type TokenCounter, tiktokenCounter } from './tokens.js';
+import { isSpace } from './whitespace.js';
 
 export interface ChunkOptions {
   /** Token budget a chunk is packed up to. Default 512. */
@@ -498,23 +499,6 @@ function mergeSmall(drafts: Draft[], ctx: Ctx): Draft[] {
     else out.push(d);
   }
   return out;
-}
-
-/** JavaScript's `\s`: what the boundary pattern splits words at. */
-function isSpace(c: number): boolean {
-  return (
-    (c >= 9 && c <= 13) ||
-    c === 32 ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000 ||
-    c === 0xfeff
-  );
 }
 
 /**

@@ -1,4 +1,5 @@
 import { parseHTML } from 'linkedom';
+import { isSpace } from './whitespace.js';
 
 /**
  * The slice of the DOM this package touches. linkedom's own typings need the DOM lib, which
@@ -120,23 +121,6 @@ export function elements(list: ArrayLike<DomElement>): DomElement[] {
  */
 export function classOf(el: DomElement): string {
   return el.getAttributeNode('class')?.value ?? '';
-}
-
-/** JavaScript's `\s`: what `textOf` collapses and trims. */
-function isSpace(c: number): boolean {
-  return (
-    c === 32 ||
-    (c >= 9 && c <= 13) ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000 ||
-    c === 0xfeff
-  );
 }
 
 /** `textOf(node).length`, counted without building the collapsed string. */

@@ -1,4 +1,5 @@
 import type { DomDocument, DomElement, DomNode } from './dom.js';
+import { isSpace } from './whitespace.js';
 
 /**
  * Whole-page element lookups without a whole-tree walk each.
@@ -146,23 +147,6 @@ export function collectUnder(root: DomElement, test: ElementTest): DomElement[] 
   };
   walk(root);
   return out;
-}
-
-/** Whitespace as selectors' class matching reads it (JavaScript's `\s`). */
-function isSpace(c: number): boolean {
-  return (
-    c === 32 ||
-    (c >= 9 && c <= 13) ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000 ||
-    c === 0xfeff
-  );
 }
 
 /** Whether the class attribute holds any of the given names as a token (`.a, .b`). */
