@@ -29,8 +29,10 @@ import {
   collectUnder,
   type ElementTest,
   hasAnyClass,
+  isChrome,
+  isLink,
+  linkTextLength,
   selectAll,
-  tagIn,
   tagOf,
 } from './select.js';
 import { stripTitleAffixes, type TitleAffixes, titleRoot } from './title.js';
@@ -199,18 +201,9 @@ interface Candidate {
   readonly grid: boolean;
 }
 
-const IS_A = tagIn('a');
-const CHROME_TAGS = tagIn('nav', 'header', 'footer', 'aside');
-
-function linkTextOf(el: DomElement): number {
-  let linkText = 0;
-  for (const a of collectUnder(el, IS_A)) linkText += textLength(a);
-  return linkText;
-}
-
 function measure(el: DomElement, grid = false): Candidate {
   const text = textLength(el);
-  return { el, text, linkText: Math.min(linkTextOf(el), text), grid };
+  return { el, text, linkText: Math.min(linkTextLength(el), text), grid };
 }
 
 const score = (c: Candidate) => c.text - c.linkText + (c.grid ? 0.5 * c.linkText : 0);
@@ -224,7 +217,7 @@ function isLinkGrid(el: DomElement): boolean {
   if (!(el.nodeName === 'MAIN' || el.getAttribute('role') === 'main' || el.nodeName === 'ARTICLE'))
     return false;
   if (!el.querySelector('h1, h2')) return false;
-  const links = collectUnder(el, IS_A).filter((a) => !closestWhere(a, CHROME_TAGS));
+  const links = collectUnder(el, isLink).filter((a) => !closestWhere(a, isChrome));
   if (links.length < 4) return false;
   let words = 0;
   for (const a of links) words += textOf(a).split(' ').length;

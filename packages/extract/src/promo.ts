@@ -1,6 +1,13 @@
 import { CARD_LINK_ATTR } from './clean.js';
 import { type DomElement, textLength, textOf } from './dom.js';
-import { collectUnder, type ElementTest, tagIn, tagOf } from './select.js';
+import {
+  collectUnder,
+  type ElementTest,
+  isHeading,
+  linkTextLength,
+  tagIn,
+  tagOf,
+} from './select.js';
 
 /**
  * Headings that open a block pointing away from the page: related or recommended items,
@@ -12,20 +19,15 @@ const PROMO_HEADING =
   /^(?:related(?: (?:posts?|articles?|stories|content|reading|news|products?|items?|links|topics|questions|videos|guides|resources|courses|jobs|searches|categories|pages|services|books|threads|discussions|sponsors|brands|tags|reports(?: and studies)?))?|explore related .{1,30}|(?:more|other) (?:related )?(?:items|products|ideas) to (?:explore|consider)|related items to explore|more to explore(?: .{1,40})?|(?:you|we think you) (?:may|might|will|could) (?:also )?(?:like|love|enjoy|be interested in)(?: these| this)?|you (?:may|might) also (?:want to|need|be interested)(?: in| to)?(?: read| see| check out)?|more (?:from|by) .{1,60}|more (?:like this|stories|articles|posts|news|products|to (?:read|explore))|(?:other|more) (?:stories|articles|posts|products) (?:you|we) .{1,40}|recommended(?: for you| (?:articles|posts|products|reading|stories|for you))?|(?:customers|people|shoppers|others)(?: like you)? (?:also|who) (?:bought|viewed|liked|searched|purchased|also viewed).{0,40}|frequently bought together|recently viewed(?: items| products)?|(?:most |)popular(?: now| (?:posts|articles|stories|products|this week))?|trending(?: now| (?:posts|articles|stories|products))?|most (?:read|viewed|shared|popular)|similar (?:products|items|articles|posts|stories|threads|questions|discussions|brands)(?: on .{1,30})?|latest (?:posts|articles|stories|news)|(?:subscribe|sign up|join|register) (?:to|for) (?:our|the) (?:newsletter|mailing list|updates|weekly .{1,30}).{0,40}|(?:our |the )?newsletter|stay (?:in touch|up to date|informed|connected|in the loop)|never miss (?:a|an) .{1,30}|get (?:the latest|our newsletter|updates) .{0,40}|keyboard shortcuts)\s*[.!:…]*$/i;
 
 const HEADING_TAGS = new Set(['H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
-const ALL_HEADINGS = tagIn('h1', 'h2', 'h3', 'h4', 'h5', 'h6');
 const SUB_HEADINGS = tagIn('h2', 'h3', 'h4', 'h5', 'h6');
 const FORM_PARTS = tagIn('form', 'input');
-const IS_A = tagIn('a');
 const ANY: ElementTest = () => true;
 /** `a[href], [data-rf-card]` */
 const linkOrCard: ElementTest = (el, tag) =>
   (tag === 'a' && el.hasAttribute('href')) || el.hasAttribute(CARD_LINK_ATTR);
 
 function linkDensity(el: DomElement, text: number): number {
-  if (text === 0) return 0;
-  let links = 0;
-  for (const a of collectUnder(el, IS_A)) links += textLength(a);
-  return Math.min(1, links / text);
+  return text === 0 ? 0 : Math.min(1, linkTextLength(el) / text);
 }
 
 /** A link to another page (not an in-page anchor or a script), or a card title that was one. */
@@ -93,7 +95,7 @@ export function removePromoBlocks(root: DomElement): number {
     let wrapper: DomElement | undefined;
     for (let p = h.parentElement; p && p !== root; p = p.parentElement) {
       if (!textOf(p).startsWith(title)) break;
-      const rival = collectUnder(p, ALL_HEADINGS).some(
+      const rival = collectUnder(p, isHeading).some(
         (o) => o !== h && Number(o.nodeName.charAt(1)) <= level,
       );
       if (rival || textLength(p) > 0.5 * total) break;
@@ -113,7 +115,7 @@ export function removePromoBlocks(root: DomElement): number {
     let form = false;
     for (let s = h.nextElementSibling; s; s = s.nextElementSibling) {
       if (HEADING_TAGS.has(s.nodeName) && Number(s.nodeName.charAt(1)) <= level) break;
-      if (collectUnder(s, ALL_HEADINGS).some((o) => Number(o.nodeName.charAt(1)) <= level)) break;
+      if (collectUnder(s, isHeading).some((o) => Number(o.nodeName.charAt(1)) <= level)) break;
       run.push(s);
       const t = textLength(s);
       text += t;

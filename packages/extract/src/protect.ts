@@ -4,6 +4,7 @@ import {
   collectUnder,
   type ElementTest,
   invalidateElements,
+  isChrome,
   selectAll,
   tagIn,
 } from './select.js';
@@ -32,9 +33,6 @@ const mayBeHidden: ElementTest = (el) => {
   const style = el.getAttribute('style');
   return style !== null && (style.includes('none') || style.includes('hidden'));
 };
-
-/** Landmarks whose hidden or collapsed parts are navigation, not content. */
-const CHROME_TAGS = tagIn('nav', 'header', 'footer', 'aside');
 
 /**
  * Content a server sends hidden on purpose, for a script to put in place. React streaming SSR
@@ -160,7 +158,7 @@ export function protectContent(doc: DomDocument): ProtectStats {
           if (!byId.has(el.id)) byId.set(el.id, el);
       }
       const panel = byId.get(id);
-      if (!panel || closestWhere(panel, CHROME_TAGS) || panel.nodeName === 'NAV') continue;
+      if (!panel || closestWhere(panel, isChrome) || panel.nodeName === 'NAV') continue;
       if (textLength(panel) < 40) continue;
       unhide(panel);
       panel.className = (panel.className ?? '').replace(/\S*(?:hidden|collapsed?)\S*/gi, '');
@@ -176,7 +174,7 @@ export function protectContent(doc: DomDocument): ProtectStats {
   for (const el of selectAll(doc, body, panelOrHidden)) {
     if (el.getAttribute('role') !== 'tabpanel' && !(isHiddenElement(el) && hasVisibleTwin(el)))
       continue;
-    if (closestWhere(el, CHROME_TAGS)) continue;
+    if (closestWhere(el, isChrome)) continue;
     unhide(el);
     stats.panels++;
   }

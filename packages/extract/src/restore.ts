@@ -1,7 +1,5 @@
 import { type DomElement, type DomNode, TEXT_NODE } from './dom.js';
-import { closestWhere, tagIn } from './select.js';
-
-const IS_HEADING = tagIn('h1', 'h2', 'h3', 'h4', 'h5', 'h6');
+import { closestWhere, isHeading } from './select.js';
 
 /** Elements that are one unit of content whatever they hold. */
 const UNIT_TAGS = new Set(['P', 'PRE', 'TABLE', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6']);
@@ -132,7 +130,7 @@ function isCallout(el: DomElement, text: string): boolean {
   if (!CALLOUT_LABEL.test(first) && !CALLOUT_INLINE.test(first)) return false;
   // A section titled "Notes" or "Tips" is not a box.
   const parent = node?.parentElement;
-  return !(parent && closestWhere(parent, IS_HEADING));
+  return !(parent && closestWhere(parent, isHeading));
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { DomDocument, DomElement, DomNode } from './dom.js';
+import { type DomDocument, type DomElement, type DomNode, textLength } from './dom.js';
 import { isSpace } from './whitespace.js';
 
 /**
@@ -34,19 +34,29 @@ interface Snapshot {
 
 const snapshots = new WeakMap<DomDocument, Snapshot>();
 
+/**
+ * Calls `visit` for each element below `parent` in document order, walking element children
+ * only (not the text and attribute nodes between them). As querySelectorAll does, a
+ * `<template>`'s content is not part of the page.
+ */
+function eachElement(
+  parent: DomElement | DomDocument,
+  visit: (el: DomElement, tag: string) => void,
+): void {
+  for (let el = parent.firstElementChild; el !== null; el = el.nextElementSibling) {
+    const tag = tagOf(el);
+    visit(el, tag);
+    if (tag !== 'template') eachElement(el, visit);
+  }
+}
+
 function take(doc: DomDocument): Snapshot {
   const els: DomElement[] = [];
   const tags: string[] = [];
-  const walk = (parent: DomElement | DomDocument): void => {
-    for (let el = parent.firstElementChild; el !== null; el = el.nextElementSibling) {
-      els.push(el);
-      const tag = tagOf(el);
-      tags.push(tag);
-      // As querySelectorAll does: a <template>'s content is not part of the page.
-      if (tag !== 'template') walk(el);
-    }
-  };
-  walk(doc);
+  eachElement(doc, (el, tag) => {
+    els.push(el);
+    tags.push(tag);
+  });
   return { els, tags };
 }
 
@@ -138,14 +148,9 @@ export function tagIn(...names: string[]): ElementTest {
  */
 export function collectUnder(root: DomElement, test: ElementTest): DomElement[] {
   const out: DomElement[] = [];
-  const walk = (parent: DomElement): void => {
-    for (let el = parent.firstElementChild; el !== null; el = el.nextElementSibling) {
-      const tag = tagOf(el);
-      if (test(el, tag)) out.push(el);
-      if (tag !== 'template') walk(el);
-    }
-  };
-  walk(root);
+  eachElement(root, (el, tag) => {
+    if (test(el, tag)) out.push(el);
+  });
   return out;
 }
 
@@ -172,4 +177,18 @@ export function closestWhere(el: DomElement, test: ElementTest): DomElement | nu
   for (let p: DomElement | null = el; p !== null; p = p.parentElement)
     if (test(p, tagOf(p))) return p;
   return null;
+}
+
+/** Headings, `h1` to `h6`. */
+export const isHeading: ElementTest = tagIn('h1', 'h2', 'h3', 'h4', 'h5', 'h6');
+/** Links. */
+export const isLink: ElementTest = tagIn('a');
+/** The page-chrome landmarks: `nav, header, footer, aside`. */
+export const isChrome: ElementTest = tagIn('nav', 'header', 'footer', 'aside');
+
+/** Characters of link text under `el` (each link's collapsed text). */
+export function linkTextLength(el: DomElement): number {
+  let n = 0;
+  for (const a of collectUnder(el, isLink)) n += textLength(a);
+  return n;
 }
