@@ -444,8 +444,9 @@ function related(a: readonly string[], b: readonly string[]): boolean {
  * Joins chunks under `minTokens` and heading-only chunks to a neighbour: first a bare heading
  * or tiny section to the section that follows it (its subsection or a same-level sibling),
  * then a tiny chunk to the one before it, then, when the hierarchy allows nothing, to any
- * neighbour within `maxTokens + minTokens`, and last within `hardMaxTokens`. A heading is
- * never left alone in a chunk.
+ * neighbour within `maxTokens + minTokens`, then within `hardMaxTokens`, and last (when both
+ * neighbours are too full) to the chunk just past one of them. A heading is never left alone
+ * in a chunk.
  */
 function mergeSmall(drafts: Draft[], ctx: Ctx): Draft[] {
   const small = (d: Draft) => d.headingOnly || d.tokens < ctx.min;
@@ -497,6 +498,39 @@ function mergeSmall(drafts: Draft[], ctx: Ctx): Draft[] {
     const prev = out[out.length - 1];
     if (prev && (d.headingOnly || prev.headingOnly)) out[out.length - 1] = join(prev, d, ctx);
     else out.push(d);
+  }
+  return joinPastFull(out, ctx);
+}
+
+/**
+ * The last resort for a chunk still under the minimum: both neighbours are too full to take it
+ * within `hardMaxTokens` (a whole table or code block of nearly that size beside it), so it
+ * joins the chunk one further on, before or after, when that one can take it within `maxTokens`.
+ * The small section keeps its heading line, so it still reads as its own section; only its
+ * place relative to the one full chunk between them changes. Pieces of a cut block are never
+ * the target, and nothing moves when a neighbour could have taken it.
+ */
+function joinPastFull(list: Draft[], ctx: Ctx): Draft[] {
+  if (list.length < 3) return list;
+  const fits = (a: Draft, b: Draft, limit: number) => a.tokens + b.tokens + ctx.sep <= limit;
+  const out = [...list];
+  for (let i = 0; i < out.length; i++) {
+    const d = out[i]!;
+    if (d.tokens >= ctx.min || d.sealed) continue;
+    const before = out[i - 1];
+    const after = out[i + 1];
+    if ((before && fits(before, d, ctx.hard)) || (after && fits(d, after, ctx.hard))) continue;
+    const far = out[i - 2];
+    const farAfter = out[i + 2];
+    if (far && !far.sealed && fits(far, d, ctx.max)) {
+      out[i - 2] = join(far, d, ctx);
+      out.splice(i, 1);
+      i--;
+    } else if (farAfter && !farAfter.sealed && fits(d, farAfter, ctx.max)) {
+      out[i + 2] = join(d, farAfter, ctx);
+      out.splice(i, 1);
+      i--;
+    }
   }
   return out;
 }

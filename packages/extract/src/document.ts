@@ -21,7 +21,7 @@ import { tiktokenCounter } from './tokens.js';
 /** Bump when extraction output for the same HTML may change (it is part of every versionId). */
 export const EXTRACTOR_VERSION = '5';
 /** Bump when chunk boundaries for the same Markdown may change (it is part of every versionId). */
-export const CHUNKER_VERSION = '3';
+export const CHUNKER_VERSION = '4';
 
 export interface PrepareDocumentInput {
   readonly documentId: string;

@@ -150,6 +150,27 @@ describe('chunkMarkdown: no tiny or heading-only chunks', () => {
     expect(chunks.map((c) => c.text).join('\n\n')).toContain('## Empty');
   });
 
+  it('joins a sliver walled in by a full table to the chunk past the table', () => {
+    const row = (i: number) => `| r${i} | ${para(`v${i}-`, 3)} |`;
+    const table = ['| k | v |', '| --- | --- |', ...Array.from({ length: 7 }, (_, i) => row(i))];
+    const md = `# Doc\n\n## A\n\n${para('a', 20)}\n\n## B\n\n${table.join('\n')}\n\n## C\n\nthree small words`;
+    const opts = { maxTokens: 40, hardMaxTokens: 62, minTokens: 10, counter: words };
+    const chunks = chunkMarkdown(md, opts);
+    // The table section (heading + table) is nearly hardMaxTokens: nothing fits beside it.
+    const tableChunk = chunks.find((c) => c.text.includes('| r6 |'))!;
+    expect(tableChunk.tokenCount + 5).toBeGreaterThan(62);
+    expect(chunks.every((c) => c.tokenCount >= 10)).toBe(true);
+    expect(chunks.map((c) => c.headingPath)).toEqual([['Doc'], ['Doc', 'B']]);
+    expect(chunks[0]!.text).toBe(`# Doc\n\n## A\n\n${para('a', 20)}\n\n## C\n\nthree small words`);
+    // With room beside the table, the sliver stays in reading order after it.
+    const roomy = chunkMarkdown(md, { ...opts, hardMaxTokens: 80 });
+    expect(
+      roomy[roomy.length - 1]!.text.endsWith(
+        '| r6 | v6-0 v6-1 v6-2 |\n\n## C\n\nthree small words',
+      ),
+    ).toBe(true);
+  });
+
   it("keeps a parent's own text under the parent's path when it joins its subsection", () => {
     const md = `## Parent\n\nshort intro\n\n### Child\n\n${para('c', 20)}`;
     const [chunk, ...rest] = chunkMarkdown(md, { maxTokens: 60, minTokens: 10, counter: words });
