@@ -1,5 +1,6 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import { type Connector, RagfreshError, suggestKey } from '@ragfresh/core';
+import type { SectionSplitter, SplitterPreparation } from '@ragfresh/extract';
 import { z } from 'zod';
 import type { ConfigConnectorFactory } from './connectors.js';
 import { isConnector, STORE_NAME } from './connectors.js';
@@ -113,6 +114,23 @@ const embeddingsSchema = z.union([
   ),
 ]);
 
+const hasSplitText = (v: unknown): v is SectionSplitter =>
+  typeof v === 'object' && v !== null && typeof (v as SectionSplitter).splitText === 'function';
+
+const splitterSchema = z.custom<SectionSplitter | SplitterPreparation>(
+  (v) =>
+    hasSplitText(v) ||
+    (typeof v === 'object' &&
+      v !== null &&
+      hasSplitText((v as SplitterPreparation).splitter) &&
+      typeof (v as SplitterPreparation).name === 'string' &&
+      (v as SplitterPreparation).name.trim() !== ''),
+  {
+    error:
+      'is not a splitter; give a LangChain TextSplitter (an object with splitText), or { splitter, name } with a non-empty name',
+  },
+);
+
 export const configSchema = z.strictObject({
   /** JSON configs may name the schema for editors. */
   $schema: z.string().optional(),
@@ -178,6 +196,8 @@ export const configSchema = z.strictObject({
     .strictObject({
       maxTokens: count(16, 65_536).optional(),
       encoding: z.string().min(1).optional(),
+      /** A LangChain TextSplitter (or `{ splitter, name }`) as the chunker; TS/JS configs only. */
+      splitter: splitterSchema.optional(),
     })
     .optional(),
   /** Per-host boilerplate learning (docs/extract.md § 3): on by default, `false` turns it off. */

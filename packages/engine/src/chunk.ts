@@ -1,5 +1,8 @@
 import {
+  asSplitterPreparation,
   pagePipelineKey,
+  type SectionSplitter,
+  type SplitterPreparation,
   type TiktokenEncodingName,
   type TokenCounter,
   tiktokenCounter,
@@ -10,12 +13,22 @@ export interface ChunkingOptions {
   readonly maxTokens?: number;
   /** tiktoken encoding the budget is counted in. Default cl100k_base. */
   readonly encoding?: string;
+  /**
+   * A splitter of your own as the chunker: a LangChain `TextSplitter` (anything with
+   * `splitText(text): Promise<string[]>`), or `{ splitter, name }` to name its settings
+   * yourself. Each ragfresh section (heading line and text) is given to it separately, and
+   * every piece keeps the section's heading path. Its name (by default its class and a hash of
+   * its settings) is part of every versionId and of the pipeline key, so changing the splitter
+   * re-cuts every page once. `maxTokens` no longer applies: the splitter decides the sizes.
+   */
+  readonly splitter?: SectionSplitter | SplitterPreparation;
 }
 
 /** How pages are cut, and the pipeline key validators are recorded under. */
 export interface Chunking {
   readonly counter: TokenCounter;
   readonly maxTokens?: number;
+  readonly splitter?: SplitterPreparation;
   /**
    * Extractor, chunker (with the tokenizer) and schema versions plus the budget. Validators
    * recorded under another key are not sent; the document is re-extracted from its raw snapshot.
@@ -31,5 +44,13 @@ export interface Chunking {
 export function chunkingFor(options: ChunkingOptions = {}): Chunking {
   const counter = tiktokenCounter((options.encoding ?? 'cl100k_base') as TiktokenEncodingName);
   const budget = options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens };
-  return { counter, ...budget, pipelineKey: pagePipelineKey({ counter, ...budget }) };
+  const key = pagePipelineKey({ counter, ...budget });
+  if (options.splitter === undefined) return { counter, ...budget, pipelineKey: key };
+  const splitter = asSplitterPreparation(options.splitter);
+  return { counter, ...budget, splitter, pipelineKey: splitterPipelineKey(key, splitter) };
+}
+
+/** The pipeline key of pages cut by `splitter` (the LangChain loader's key too). */
+export function splitterPipelineKey(key: string, splitter: SplitterPreparation): string {
+  return `${key}+split:${splitter.name}`;
 }

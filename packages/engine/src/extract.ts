@@ -8,7 +8,9 @@ import {
   type PagePreparation,
   type PreparedPage,
   prepareDocument,
+  prepareDocumentWithSplitter,
   preparePage,
+  recutWithSplitter,
   stripTitleAffixes,
   type TitleAffixes,
 } from '@ragfresh/extract';
@@ -100,7 +102,21 @@ export class ExtractPipeline implements PagePipeline {
 
   async process(input: PageInput, ctx: PageContext): Promise<PageOutcome> {
     const page = this.#prepare(input, ctx);
-    return page.kind === 'not-the-document' ? page : documentOf(page);
+    return page.kind === 'not-the-document' ? page : this.#cut(documentOf(page), page);
+  }
+
+  /** With a splitter of the user's, the page's Markdown is cut again by it (nothing is parsed again). */
+  async #cut(out: ExtractedDocument, page: PreparedPage): Promise<ExtractedDocument> {
+    const { splitter, counter } = this.#chunking;
+    if (splitter === undefined) return out;
+    const recut = await recutWithSplitter(page.prepared, splitter, counter, page.rootTitle);
+    return {
+      ...out,
+      text: recut.text,
+      contentHash: recut.contentHash,
+      versionId: recut.versionId,
+      chunks: recut.chunks,
+    };
   }
 
   #prepare(input: PageInput, ctx: PageContext): PagePreparation {
@@ -127,7 +143,7 @@ export class ExtractPipeline implements PagePipeline {
     const page = this.#prepare(input, ctx);
     if (page.kind === 'not-the-document') return page;
     const out = documentOf(page);
-    if (out.chunks.length === 0) return out;
+    if (out.chunks.length === 0) return this.#cut(out, page);
     const { rootTitle } = page;
     const digests = boilerplateDigests(out.text);
     const learned = typeof choice === 'function' ? await choice({ digests, rootTitle }) : choice;
@@ -138,15 +154,20 @@ export class ExtractPipeline implements PagePipeline {
         : stripTitleAffixes(rootTitle, learned.titleAffixes);
     const learning: PageLearning = { digests, matched, rootTitle, root };
     const markdown = learned === undefined ? out.text : stripLearned(out.text, matched, learned);
-    if (markdown === out.text && root === rootTitle) return { ...out, learning };
-    const { counter, maxTokens } = this.#chunking;
-    const prepared = prepareDocument({
+    if (markdown === out.text && root === rootTitle)
+      return { ...(await this.#cut(out, page)), learning };
+    const { counter, maxTokens, splitter } = this.#chunking;
+    const input2 = {
       documentId: ctx.documentId,
       sourceId: ctx.sourceId,
       markdown,
       provenance: out.chunks[0]!.provenance,
       chunking: { counter, title: root, ...(maxTokens === undefined ? {} : { maxTokens }) },
-    });
+    };
+    const prepared =
+      splitter === undefined
+        ? prepareDocument(input2)
+        : await prepareDocumentWithSplitter(input2, splitter);
     return {
       ...out,
       text: prepared.text,

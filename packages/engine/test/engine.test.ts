@@ -186,4 +186,43 @@ describe('refresh engine on the memory connector and in-memory state', () => {
       expect(r?.validators?.pipelineKey).toBe(pipeline.pipelineKey);
     }
   });
+
+  it("a user's splitter as the chunker: its pieces under their sections' heading paths, its name in the pipeline key and every versionId", async () => {
+    const seen: string[] = [];
+    // One piece per paragraph, as a LangChain TextSplitter would return them.
+    const byParagraph = {
+      splitText: async (text: string) => {
+        seen.push(text);
+        return text.split(/\n{2,}/);
+      },
+    };
+    const pipeline = new ExtractPipeline({ splitter: { splitter: byParagraph, name: 'paras' } });
+    expect(pipeline.pipelineKey).toMatch(/\+split:paras$/);
+    const next = h.engine(sources, { pipeline });
+    h.sim.clearLog();
+    const report = await next.refresh({ sourceIds: ['a'] });
+    expect(report.sources[0]!.counts.reextracted).toBe(pagesA.length);
+    expect(h.sim.log().filter((e) => e.status === 200).length).toBe(0);
+    expect(seen.length).toBeGreaterThanOrEqual(pagesA.length);
+    const epoch = await h.connector.readEpoch();
+    for (const u of pagesA) {
+      const id = documentId('a', u);
+      const record = await h.state.getDocument(id);
+      expect(record?.validators?.pipelineKey).toBe(pipeline.pipelineKey);
+      const chunks = (await h.connector.listChunks(id)).filter(
+        (c) => String(c.metadata[FIELDS.versionId]) === record?.currentVersionId,
+      );
+      expect(Number(chunks[0]!.metadata[FIELDS.from])).toBeLessThanOrEqual(epoch);
+      // Every chunk is one paragraph the splitter returned: no blank line inside, none empty.
+      for (const c of chunks) {
+        expect(c.text.trim()).not.toBe('');
+        expect(c.text).not.toMatch(/\n\n/);
+        expect(JSON.parse(String(c.metadata[FIELDS.headingPath])).length).toBeGreaterThan(0);
+      }
+      // A section's pieces all carry that section's path: some page has pieces under a subheading.
+      expect(
+        new Set(chunks.map((c) => String(c.metadata[FIELDS.headingPath]))).size,
+      ).toBeGreaterThan(1);
+    }
+  });
 });

@@ -5,6 +5,7 @@ import {
   type PipelineVersions,
   RagfreshError,
   SCHEMA_VERSION,
+  sha256Hex,
   versionId,
 } from '@ragfresh/core';
 import {
@@ -16,7 +17,7 @@ import {
 } from './chunk.js';
 import { normalizeMarkdown } from './clean.js';
 import { chunkHash, normalizedTextHash, simhash64 } from './hashes.js';
-import { tiktokenCounter } from './tokens.js';
+import { type TokenCounter, tiktokenCounter } from './tokens.js';
 
 /** Bump when extraction output for the same HTML may change (it is part of every versionId). */
 export const EXTRACTOR_VERSION = '5';
@@ -104,13 +105,66 @@ export async function prepareDocumentWithSplitter(
   const counter = input.chunking?.counter ?? tiktokenCounter();
   const pieces = await chunkMarkdownWithSplitter(text, chunker.splitter, {
     counter,
-    title: input.provenance.title,
+    title: input.chunking?.title ?? input.provenance.title,
   });
   const versions = pipelineVersions(counter.name);
   return assemble(input, text, pieces, {
     ...versions,
     chunker: `splitter:${chunker.name}+${counter.name}`,
   });
+}
+
+/**
+ * A stable name for a splitter: its class plus a hash of its serialisable settings (LangChain's
+ * `lc_kwargs`, else `chunkSize` / `chunkOverlap`). Two splitters of one class with the same
+ * settings get the same name, so their chunks get the same ids.
+ */
+export function splitterName(splitter: SectionSplitter): string {
+  const s = splitter as SectionSplitter & {
+    lc_kwargs?: Record<string, unknown>;
+    chunkSize?: number;
+    chunkOverlap?: number;
+  };
+  const settings = s.lc_kwargs ?? { chunkSize: s.chunkSize, chunkOverlap: s.chunkOverlap };
+  const keys = Object.keys(settings).sort();
+  const kind = splitter.constructor?.name || 'splitter';
+  return `${kind}:${sha256Hex(JSON.stringify(settings, keys)).slice(0, 12)}`;
+}
+
+/** A bare splitter named by {@link splitterName}, or one given with its own name. */
+export function asSplitterPreparation(
+  s: SectionSplitter | SplitterPreparation,
+): SplitterPreparation {
+  if ('splitText' in s && typeof s.splitText === 'function')
+    return { splitter: s, name: splitterName(s) };
+  return s as SplitterPreparation;
+}
+
+/**
+ * Cuts a prepared document again with a splitter of your own: the same Markdown (nothing is
+ * parsed again) through {@link prepareDocumentWithSplitter}, keeping its provenance. `title`
+ * roots the heading paths when the Markdown has no h1 (the page's `rootTitle`; default the
+ * provenance title).
+ */
+export async function recutWithSplitter(
+  prepared: PreparedDocument,
+  chunker: SplitterPreparation,
+  counter: TokenCounter,
+  title?: string,
+): Promise<PreparedDocument> {
+  const provenance = prepared.chunks[0]?.provenance;
+  if (provenance === undefined) return prepared;
+  return prepareDocumentWithSplitter(
+    {
+      documentId: prepared.documentId,
+      sourceId: prepared.sourceId,
+      markdown: prepared.text,
+      normalized: true,
+      provenance,
+      chunking: { counter, ...(title === undefined ? {} : { title }) },
+    },
+    chunker,
+  );
 }
 
 function checkDocumentId(documentId: string): void {

@@ -25,8 +25,10 @@ import {
   type EvidenceContext,
   newRecord,
   silentLogger,
+  splitterPipelineKey,
 } from '@ragfresh/engine';
 import {
+  asSplitterPreparation,
   type PreparedPage,
   preparePage,
   type SectionSplitter,
@@ -51,7 +53,6 @@ import {
   type LoaderSplitter,
   pageDocument,
   recut,
-  splitterName,
   type VolatileMetadata,
 } from './pages.js';
 
@@ -156,10 +157,7 @@ interface Run {
 function asLoaderSplitter(
   s: SectionSplitter | LoaderSplitter | undefined,
 ): LoaderSplitter | undefined {
-  if (s === undefined) return undefined;
-  if ('splitText' in s && typeof s.splitText === 'function')
-    return { splitter: s, name: splitterName(s) };
-  return s as LoaderSplitter;
+  return s === undefined ? undefined : asSplitterPreparation(s);
 }
 
 /**
@@ -227,7 +225,7 @@ export class RagfreshLoader extends BaseDocumentLoader {
 
   #pipelineKey(splitter: LoaderSplitter | undefined): string {
     const key = this.#chunking.pipelineKey;
-    return splitter === undefined ? key : `${key}+split:${splitter.name}`;
+    return splitter === undefined ? key : splitterPipelineKey(key, splitter);
   }
 
   /** The state store (opened on first use when given as a spec). */
@@ -465,7 +463,7 @@ export class RagfreshLoader extends BaseDocumentLoader {
         const prepared =
           run.splitter === undefined
             ? prep.prepared
-            : await recut(prep.prepared, run.splitter, this.#chunking.counter);
+            : await recut(prep.prepared, run.splitter, this.#chunking.counter, prep.rootTitle);
         const v = result.validators;
         return {
           url,

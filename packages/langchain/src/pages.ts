@@ -1,10 +1,10 @@
 import { Document } from '@langchain/core/documents';
-import { FIELDS, HEADING_SEPARATOR, sha256Hex } from '@ragfresh/core';
+import { FIELDS, HEADING_SEPARATOR } from '@ragfresh/core';
 import {
+  splitterName as extractSplitterName,
   type PreparedDocument,
-  prepareDocumentWithSplitter,
-  type SectionSplitter,
-  type TokenCounter,
+  recutWithSplitter,
+  type SplitterPreparation,
 } from '@ragfresh/extract';
 
 /** Where a loaded page's text came from in this run. */
@@ -67,48 +67,16 @@ export const VOLATILE_KEY = 'rf_volatile';
 export type VolatileMetadata = boolean | 'nested';
 
 /** A user's splitter (a LangChain `TextSplitter`) and the stable name of its settings. */
-export interface LoaderSplitter {
-  readonly splitter: SectionSplitter;
-  /** Part of every versionId and of the pipeline key; default derived from the splitter's class and settings. */
-  readonly name: string;
-}
+export type LoaderSplitter = SplitterPreparation;
 
 /** A stable name for a LangChain TextSplitter: class plus a hash of its serialisable settings. */
-export function splitterName(splitter: SectionSplitter): string {
-  const s = splitter as SectionSplitter & {
-    lc_kwargs?: Record<string, unknown>;
-    chunkSize?: number;
-    chunkOverlap?: number;
-  };
-  const settings = s.lc_kwargs ?? { chunkSize: s.chunkSize, chunkOverlap: s.chunkOverlap };
-  const keys = Object.keys(settings).sort();
-  const kind = splitter.constructor?.name || 'splitter';
-  return `${kind}:${sha256Hex(JSON.stringify(settings, keys)).slice(0, 12)}`;
-}
+export const splitterName = extractSplitterName;
 
 /**
  * Re-cuts a prepared page with a user's splitter (per ragfresh section, heading paths kept, ids
  * deterministic, the splitter's name in the versionId). Markdown only: nothing is parsed again.
  */
-export async function recut(
-  prepared: PreparedDocument,
-  splitter: LoaderSplitter,
-  counter: TokenCounter,
-): Promise<PreparedDocument> {
-  const provenance = prepared.chunks[0]?.provenance;
-  if (provenance === undefined) return prepared;
-  return prepareDocumentWithSplitter(
-    {
-      documentId: prepared.documentId,
-      sourceId: prepared.sourceId,
-      markdown: prepared.text,
-      normalized: true,
-      provenance,
-      chunking: { counter },
-    },
-    splitter,
-  );
-}
+export const recut = recutWithSplitter;
 
 type Flat = Record<string, string | number | boolean>;
 
