@@ -1,4 +1,14 @@
-import { classOf, type DomDocument, type DomElement, elements, textLength, textOf } from './dom.js';
+import {
+  classOf,
+  type DomDocument,
+  type DomElement,
+  type DomNode,
+  elements,
+  isElement,
+  TEXT_NODE,
+  textLength,
+  textOf,
+} from './dom.js';
 import { LANG_ATTR, languageOfPre } from './markdown.js';
 import { collectUnder, invalidateElements, selectAll, tagIn, tagOf } from './select.js';
 
@@ -154,12 +164,14 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
   }
   if (moved) invalidateElements(doc);
   stats.feedback = removeFeedback(doc, body);
+  const sequenceLinks: DomElement[] = [];
   for (const el of selectAll(doc, body, () => true)) {
     if (!el.parentNode) continue;
     const cls = classOf(el);
     const id = el.id ?? '';
     const tag = el.nodeName;
     if (tag === 'A') {
+      if (isSequenceLink(el)) sequenceLinks.push(el);
       const text = textOf(el);
       const href = el.getAttribute('href') ?? '';
       if ((href.startsWith('#') && SKIP_LINK.test(text)) || SKIP_CLASS.test(cls)) {
@@ -219,7 +231,83 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
       }
     }
   }
+  stats.pagination += removeSequenceBars(sequenceLinks);
   return stats;
+}
+
+/**
+ * HTML link types that move through a sequence of pages (`rel="prev"`, `next`, `first`,
+ * `last`, `up`), and keyboard shortcuts (`accesskey`), which generators put on the links of
+ * a page's navigation bar (DocBook's Prev / Up / Home / Next tables, Texinfo's headers, forum
+ * pagers) and prose does not carry.
+ */
+const SEQUENCE_REL = /(?:^|\s)(?:prev|previous|next|first|last|up)(?:\s|$)/i;
+function isSequenceLink(a: DomElement): boolean {
+  return a.hasAttribute('accesskey') || SEQUENCE_REL.test(a.getAttribute('rel') ?? '');
+}
+
+/**
+ * What a navigation bar's text stays under; what a wrapper may add to it (a chapter title);
+ * the longest run of text outside its links (a cell's page title, not a sentence).
+ */
+const BAR_MAX_TEXT = 300;
+const BAR_WRAPPER_TEXT = 80;
+const BAR_MAX_RUN = 60;
+
+/** The longest whitespace-collapsed text node under `node` that is not inside a link. */
+function longestRunOutsideLinks(node: DomNode): number {
+  let longest = 0;
+  for (let c = node.firstChild; c; c = c.nextSibling) {
+    if (c.nodeType === TEXT_NODE) longest = Math.max(longest, textLength(c));
+    else if (isElement(c) && c.nodeName !== 'A')
+      longest = Math.max(longest, longestRunOutsideLinks(c));
+  }
+  return longest;
+}
+const BAR_STOP = tagIn('body', 'main', 'article', 'h1', 'h2', 'pre');
+
+/**
+ * Removes navigation bars found by their links: the smallest element holding two or more
+ * sequence links ({@link isSequenceLink}), widened to the wrappers that add little text of
+ * their own (the bar's caption row, its `<div>`), under 300 characters, with no run of text
+ * outside its links longer than a page title (60 characters: a sentence is prose) and no
+ * heading, code or landmark. One such link alone (a "Next" in a sentence) removes nothing.
+ */
+function removeSequenceBars(links: DomElement[]): number {
+  if (links.length < 2) return 0;
+  const marked = new Set(links);
+  const count = (el: DomElement) => {
+    let n = 0;
+    for (const a of links) if (el.contains(a)) n++;
+    return n;
+  };
+  const blocked = (el: DomElement) =>
+    BAR_STOP(el, tagOf(el)) ||
+    collectUnder(el, BAR_STOP).length > 0 ||
+    longestRunOutsideLinks(el) > BAR_MAX_RUN;
+  let removed = 0;
+  for (const a of links) {
+    if (!a.parentNode || !marked.has(a)) continue;
+    let bar: DomElement | undefined;
+    for (let p = a.parentElement; p; p = p.parentElement) {
+      if (textLength(p) > BAR_MAX_TEXT || blocked(p)) break;
+      if (count(p) >= 2) {
+        bar = p;
+        break;
+      }
+    }
+    if (!bar) continue;
+    const size = textLength(bar);
+    for (let p = bar.parentElement; p; p = p.parentElement) {
+      const t = textLength(p);
+      if (t > BAR_MAX_TEXT || t > size + BAR_WRAPPER_TEXT || blocked(p)) break;
+      bar = p;
+    }
+    for (const l of links) if (bar.contains(l)) marked.delete(l);
+    bar.remove();
+    removed++;
+  }
+  return removed;
 }
 
 /**

@@ -348,6 +348,41 @@ describe('D: chrome removed before Readability and the container search', () => 
   });
 });
 
+describe('D: navigation bars found by their link types', () => {
+  // A generated manual's bar: a layout table with keyboard shortcuts, above and below the text.
+  const bar = (
+    here: string,
+  ) => `<div class="nh"><table width="100%"><tr><th colspan="3">${here}</th></tr>
+<tr><td><a accesskey="p" href="s1.html">Prev</a></td><td><a accesskey="u" href="part.html">Up</a></td><td><a accesskey="n" href="s3.html">Next</a></td></tr>
+<tr><td>1.1. Opening a store</td><td><a accesskey="h" href="index.html">Home</a></td><td>1.3. Closing a store</td></tr></table><hr></div>`;
+
+  it('drops Prev / Up / Next bars marked by accesskey, and a rel=prev/next pager', () => {
+    const html = shell(
+      '',
+      `<div id="main-text">${bar('Chapter 1. Stores')}<h2>1.2. Writing to a store</h2>${prose('Body', 4)}
+<ul class="pages"><li><a rel="prev" href="?p=1">‹ Newer</a></li><li>Page 2 of 9</li><li><a rel="next" href="?p=3">Older ›</a></li></ul>
+${bar('Chapter 1. Stores')}</div>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('Body paragraph 3');
+    expect(md).not.toMatch(/Prev|Home|Opening a store|Page 2 of 9|Older/);
+  });
+
+  it('keeps one "next" link in a sentence and a block whose text is more than a bar', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Body', 4)}
+<p>Read on in <a rel="next" href="/docs/replication">the replication chapter</a>, which covers copies.</p>
+<div><p>${'Each replica applies the log in order and reports its position to the primary. '.repeat(5)}</p>
+<p>This chapter follows <a rel="prev" href="/docs/a">setup</a> and comes before <a rel="next" href="/docs/c">repair</a>; read them in order, since repair assumes the replicas set up in the first chapter are running.</p></div></main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('the replication chapter');
+    expect(md).toContain('reports its position to the primary');
+    expect(md).toContain('since repair assumes the replicas set up');
+  });
+});
+
 describe('D: help overlays and dialogs shipped in every page', () => {
   it('drops a dialog and a keyboard-shortcut help block from the content', () => {
     const html = shell(
