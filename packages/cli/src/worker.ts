@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { RagfreshError } from '@ragfresh/core';
-import type { EngineDeps, EngineSource } from '@ragfresh/engine';
+import { type EngineDeps, type EngineSource, learnedViewPipeline } from '@ragfresh/engine';
 import { Fetcher, RedisPolitenessGate } from '@ragfresh/fetch';
 import type { QueueConfig } from '@ragfresh/queue';
 import { loadConfig, type ResolvedConfig } from './config.js';
@@ -87,7 +87,12 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     connector: runtime.connector,
     state: runtime.state,
     fetcher,
-    pipeline: runtime.pipeline,
+    // Pages are cut under the hosts' learned boilerplate models as `refresh` stored them, so a
+    // worker publishes the version a local refresh would (workers learn nothing themselves).
+    pipeline:
+      config.boilerplate === false
+        ? runtime.pipeline
+        : learnedViewPipeline(runtime.state, runtime.pipeline),
     embeddings: runtime.embeddings,
     snapshots: runtime.snapshots,
     metrics: runtime.metrics,
@@ -111,7 +116,11 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
           say(
             `${s.sourceId}: ${s.pages} pages in ${s.jobs} jobs (window ${s.runKey}, ${s.alreadyQueued} already queued)`,
           );
-        await Promise.race([stopped, new Promise((r) => setTimeout(r, 60_000))]);
+        // The next look in a minute, or at once on SIGTERM: a pending timer would keep the
+        // process alive for the rest of the minute after the loop ended.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([stopped, new Promise((r) => (timer = setTimeout(r, 60_000)))]);
+        clearTimeout(timer);
       }
       return EXIT.ok;
     }

@@ -65,8 +65,9 @@ it('watch --distributed enqueues, a worker publishes every page and serves its q
         .hosts()
         .map((h, i) => ({ id: `h${i}`, sitemaps: [`${sim.origin(h)}/sitemap.xml`] })),
       embeddings: { kind: 'hashing', dimensions: 64 },
-      // An interval, so the shared per-host turn is waited for and the wait series is non-trivial.
-      fetch: { minIntervalMs: 20, allowPrivateNetworks: true },
+      // An interval longer than a page's extraction on a loaded machine, so the shared per-host
+      // turn is surely waited for and every host's wait series is non-trivial.
+      fetch: { minIntervalMs: 300, allowPrivateNetworks: true },
       queue: { redis: REDIS_URL, prefix },
     }),
   );
