@@ -162,39 +162,13 @@ export interface PageFacts {
 }
 
 /**
- * What the raw HTML says can be skipped: a test whose attribute values never occur in the
- * source cannot match its tree (revealing streamed content moves nodes, it never invents
- * attributes). Each test is a cheap substring scan that saves a pass over the page's elements.
- */
-const MAY_HAVE = {
-  // The ids, classes and attribute names `isChallenge` reads (a bare "captcha" counts only
-  // beside an iframe, see `mayHaveChallenge`): the word is in every reCAPTCHA script URL, and
-  // "challenge" in ordinary prose.
-  challenge:
-    /challenge-(?:form|running|stage|platform)|cf-browser-verification|cf-error-details|cf-turnstile|data-sitekey|g-recaptcha|h-captcha|px-captcha|ddg-captcha|captcha-form/,
-  // An `isAppRoot` id is the whole attribute value (`id="app-header"` is no mount point).
-  appRoot:
-    /\bid\s*=\s*["']?(?:root|app|__next|__nuxt|___gatsby|svelte|main-app|application)(?:["'\s>]|$)|data-reactroot|ng-version|app-root|ng-app/,
-  // The words in an id, class or aria-label, not anywhere (scripts mention cookies everywhere).
-  consentLayer:
-    /(?:id|class|aria-label)\s*=\s*["']?[^"'>]*(?:cookie|consent|gdpr|onetrust|didomi|qc-cmp|sp_message|truste|usercentrics|privacy-banner|cc-window|fc-consent)/,
-  consentForm: /<form\b[^>]*\baction\s*=\s*["']?[^"'>]*(?:consent|cookie|gdpr)/,
-  password: /type\s*=\s*["']?password/,
-};
-
-export interface PageFactsHints {
-  /** The HTML the document was parsed from: lets the walk skip selectors that cannot match. */
-  readonly html?: string;
-}
-
-/**
  * Collects {@link PageFacts} from a parsed document. Removes scripts, styles and templates
  * from it (what cleaning does first anyway), so extraction can run on the same tree after.
+ * Every check is a filter over the page's element listing (select.ts): measured on the
+ * benchmark pages, that costs less than the raw-HTML prescreens (lower-casing the source and
+ * five regex scans) that used to decide which checks could be skipped.
  */
-export function collectPageFacts(doc: DomDocument, hints: PageFactsHints = {}): PageFacts {
-  // Lower-cased once, so each prescreen is a plain scan rather than a case-folding one.
-  const html = hints.html?.toLowerCase();
-  const may = (re: RegExp) => html === undefined || re.test(html);
+export function collectPageFacts(doc: DomDocument): PageFacts {
   const title = doc.head ? doc.title.replace(/\s+/g, ' ').trim() : '';
   let scripts = 0;
   let scriptSrcs = 0;
@@ -209,20 +183,13 @@ export function collectPageFacts(doc: DomDocument, hints: PageFactsHints = {}): 
     }
     el.remove();
   }
-  // `iframe[src*="captcha"]` needs both words somewhere in the source.
-  const mayHaveChallenge =
-    html === undefined ||
-    MAY_HAVE.challenge.test(html) ||
-    (html.includes('<iframe') && html.includes('captcha'));
-  const widget = mayHaveChallenge ? selectFirst(doc, doc, isChallenge) : null;
+  const widget = selectFirst(doc, doc, isChallenge);
   const challengeWidget = widget ? describe(widget) : undefined;
   const h1El = selectFirst(doc, doc, tagIn('h1'));
   const body = doc.body;
-  const emptyRoot = may(MAY_HAVE.appRoot)
-    ? selectAll(doc, doc, isAppRoot).find((r) => textLength(r) < 40)
-    : undefined;
-  const consent = may(MAY_HAVE.consentLayer) ? findConsentLayer(doc) : undefined;
-  const consentForm = may(MAY_HAVE.consentForm) ? selectFirst(doc, doc, isConsentForm) : null;
+  const emptyRoot = selectAll(doc, doc, isAppRoot).find((r) => textLength(r) < 40);
+  const consent = findConsentLayer(doc);
+  const consentForm = selectFirst(doc, doc, isConsentForm);
   return {
     title,
     h1: h1El ? textOf(h1El) : '',
@@ -235,7 +202,7 @@ export function collectPageFacts(doc: DomDocument, hints: PageFactsHints = {}): 
         }
       : {}),
     ...(challengeWidget ? { challengeWidget } : {}),
-    passwordField: may(MAY_HAVE.password) && selectFirst(doc, doc, isPasswordField) !== null,
+    passwordField: selectFirst(doc, doc, isPasswordField) !== null,
     ...(consent
       ? { consentLayer: { describe: describe(consent), chars: textLength(consent) } }
       : {}),
@@ -251,7 +218,7 @@ export function collectPageFacts(doc: DomDocument, hints: PageFactsHints = {}): 
  * extraction then reuses.
  */
 export function detectNotDocument(html: string, options: DetectOptions = {}): DocumentCheck {
-  return classifyFacts(collectPageFacts(parseDocument(html), { html }), options);
+  return classifyFacts(collectPageFacts(parseDocument(html)), options);
 }
 
 /** The decision of {@link detectNotDocument} on facts already collected. Pure. */

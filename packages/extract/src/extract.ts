@@ -470,10 +470,10 @@ class Page implements ParsedPage {
       if (this.#consumed) {
         const fresh = parseDocument(this.html);
         revealStreamedContent(fresh);
-        this.#facts = collectPageFacts(fresh, { html: this.html });
+        this.#facts = collectPageFacts(fresh);
       } else {
         this.#reveal();
-        this.#facts = collectPageFacts(this.#doc, { html: this.html });
+        this.#facts = collectPageFacts(this.#doc);
       }
     }
     return classifyFacts(this.#facts, options);
