@@ -104,6 +104,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
       pre.querySelectorAll('button, .linenos, .lineno, .line-numbers-rows, .gutter'),
     ))
       junk.remove();
+    removeLineNumbers(pre);
   }
   // One tag-only walk instead of class and descendant selectors (each a whole-tree walk that
   // reads every element's class list): headings, links and table cells.
@@ -233,6 +234,32 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
   }
   stats.pagination += removeSequenceBars(sequenceLinks);
   return stats;
+}
+
+const DIGITS = /^\d{1,6}$/;
+
+/**
+ * Line numbers written into a code block with no class to name them: each line is an element
+ * holding exactly two elements, a number and the line's code, and the numbers of the block's
+ * lines count up by one (`<div><span>1</span><div>export …</div></div>`, as CSS-in-JS code
+ * renderers write them). They are removed, so `1export` does not reach the text. A line whose
+ * first token happens to be a number is not such a pair (its tokens are many elements or text),
+ * and numbers that do not count up one by one are left.
+ */
+function removeLineNumbers(pre: DomElement): void {
+  const numbers: DomElement[] = [];
+  for (const line of collectUnder(pre, (el) => el.children.length === 2)) {
+    const first = line.firstElementChild!;
+    if (first.children.length > 0 || !DIGITS.test(textOf(first))) continue;
+    let ownText = false;
+    for (let c = line.firstChild; c && !ownText; c = c.nextSibling)
+      if (c.nodeType === TEXT_NODE && (c.textContent ?? '').trim() !== '') ownText = true;
+    if (!ownText) numbers.push(first);
+  }
+  if (numbers.length < 2) return;
+  const start = Number(textOf(numbers[0]!));
+  if (!numbers.every((n, i) => Number(textOf(n)) === start + i)) return;
+  for (const n of numbers) n.remove();
 }
 
 /**

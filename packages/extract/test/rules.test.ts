@@ -348,6 +348,41 @@ describe('D: chrome removed before Readability and the container search', () => 
   });
 });
 
+describe('A: code blocks keep their code, not their line numbers', () => {
+  const block = (lines: string[], number: (i: number) => string) =>
+    `<pre><div>${lines
+      .map((l, i) => `<div><span>${number(i)}</span><div><span>${l}</span></div></div>`)
+      .join('')}</div></pre>`;
+
+  it('drops classless line numbers that count up one per line', () => {
+    const code = [
+      'export STORE_URL=https://store.example',
+      'export STORE_TOKEN=secret',
+      '',
+      'store sync',
+    ];
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Body', 4)}${block(code, (i) => String(i + 1))}</main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('export STORE_URL=https://store.example\nexport STORE_TOKEN=secret');
+    expect(md).not.toMatch(/\d+export|\n[1-4]\s*\n/);
+    expect(md).toContain('store sync');
+  });
+
+  it('keeps numbers that are code: a first column that does not count up by one', () => {
+    const rows = ['alpha,1', 'beta,2', 'gamma,3'];
+    const ids = ['10', '20', '30'];
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Body', 4)}${block(rows, (i) => ids[i]!)}</main>`,
+    );
+    const md = extractPage(html).markdown;
+    for (const [i, r] of rows.entries()) expect(md).toContain(`${ids[i]}${r}`);
+  });
+});
+
 describe('D: navigation bars found by their link types', () => {
   // A generated manual's bar: a layout table with keyboard shortcuts, above and below the text.
   const bar = (
