@@ -111,7 +111,11 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
           say(
             `${s.sourceId}: ${s.pages} pages in ${s.jobs} jobs (window ${s.runKey}, ${s.alreadyQueued} already queued)`,
           );
-        await Promise.race([stopped, new Promise((r) => setTimeout(r, 60_000))]);
+        // The next round in a minute, or at once on SIGTERM/SIGINT: the timer is cleared, so a
+        // stopped scheduler exits now instead of holding the event loop for the rest of it.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([stopped, new Promise((r) => (timer = setTimeout(r, 60_000)))]);
+        clearTimeout(timer);
       }
       return EXIT.ok;
     }
