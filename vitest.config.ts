@@ -1,4 +1,40 @@
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * Seconds per test file in a full run on the 2-core machine (scripts/test-durations.mjs writes
+ * it from a JSON report). Only an order: nothing asserts a time.
+ */
+const DURATIONS = JSON.parse(
+  readFileSync(new URL('./scripts/test-durations.json', import.meta.url), 'utf8'),
+) as Record<string, number>;
+
+/**
+ * Longest file first, so the two workers finish together instead of one running a long file
+ * alone at the end. vitest's own order needs the results cache of an earlier run; a fresh clone
+ * (CI) has none and would start the largest files by bytes, which are not the slow ones. The
+ * cache still wins where it exists (a failed file first, then its last duration); a file in
+ * neither runs after the known ones.
+ */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const root = this.ctx.config.root;
+    const weight = (spec: TestSpecification): [number, number] => {
+      const path = relative(root, spec.moduleId);
+      const cached = this.ctx.cache.getFileTestResults(`${spec.project.name}:${path}`);
+      if (cached !== undefined) return [cached.failed ? 1 : 0, cached.duration / 1000];
+      return [0, DURATIONS[path] ?? 0];
+    };
+    const weights = new Map(files.map((f) => [f, weight(f)]));
+    return [...files].sort((a, b) => {
+      const [fa, da] = weights.get(a)!;
+      const [fb, db] = weights.get(b)!;
+      return fb - fa || db - da || (a.moduleId < b.moduleId ? -1 : 1);
+    });
+  }
+}
 
 export default defineConfig({
   resolve: { conditions: ['ragfresh-source'] },
@@ -17,5 +53,6 @@ export default defineConfig({
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirst },
   },
 });

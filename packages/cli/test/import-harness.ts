@@ -33,12 +33,18 @@ export function cli(args: string[], cwd: string, env: Record<string, string> = {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/**
+ * Environment of a CLI process a test SIGKILLs: a 5 s publish lease instead of a minute, so the
+ * run after the kill waits seconds, not a minute, for the dead holder's lease to expire.
+ */
+export const SHORT_LEASE = { RAGFRESH_LEASE_TTL_MS: '5000' } as const;
+
 /** Runs the CLI again while a killed process's publisher lease has not expired yet (LEASE_HELD). */
 export async function cliAfterKill(args: string[], cwd: string) {
   for (;;) {
     const r = cli(args, cwd);
     if (!/LEASE_HELD|holds the publish lease/.test(r.stderr)) return r;
-    await new Promise((res) => setTimeout(res, 2_000));
+    await new Promise((res) => setTimeout(res, 500));
   }
 }
 

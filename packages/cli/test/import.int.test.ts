@@ -9,6 +9,7 @@ import {
   cli,
   cliAfterKill,
   readOnly,
+  SHORT_LEASE,
   start,
   until,
   visible,
@@ -205,6 +206,7 @@ describe('ragfresh import killed with SIGKILL, then run again (LanceDB)', () => 
       const { child, out } = start(
         ['import', '--source', 'docs', 'many.jsonl', '--batch-size', '4', '--config', config],
         dir,
+        SHORT_LEASE,
       );
       const exited = new Promise<NodeJS.Signals | null>((r) =>
         child.on('exit', (_c, sig) => r(sig)),

@@ -4,7 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { documentId, FIELDS } from '@ragfresh/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, readOnly, start, until, visible, writeConfig } from './import-harness.js';
+import {
+  BIN,
+  readOnly,
+  SHORT_LEASE,
+  start,
+  until,
+  visible,
+  writeConfig,
+} from './import-harness.js';
 
 const ORIGIN = 'https://docs.example.org';
 const SECRET = 's3cret-for-tests';
@@ -120,7 +128,8 @@ describe('ragfresh serve: webhook receiver against loopback vendor stand-ins (La
         config,
       ],
       dir,
-      { RAGFRESH_WEBHOOK_SECRET: SECRET },
+      // The last test SIGKILLs this process: a short lease, so its successor waits seconds.
+      { RAGFRESH_WEBHOOK_SECRET: SECRET, ...SHORT_LEASE },
     );
     for (;;) {
       await until(
@@ -130,8 +139,11 @@ describe('ragfresh serve: webhook receiver against loopback vendor stand-ins (La
       if (serve.child.exitCode === null) break;
       // A SIGKILLed predecessor's publisher lease has not expired yet: start again.
       expect(serve.out.stderr).toMatch(/LEASE_HELD|holds the publish lease/);
-      await new Promise((r) => setTimeout(r, 2_000));
-      serve = start(serve.child.spawnargs.slice(2), dir, { RAGFRESH_WEBHOOK_SECRET: SECRET });
+      await new Promise((r) => setTimeout(r, 500));
+      serve = start(serve.child.spawnargs.slice(2), dir, {
+        RAGFRESH_WEBHOOK_SECRET: SECRET,
+        ...SHORT_LEASE,
+      });
     }
     base = /listening on (\S+)/.exec(serve.out.stdout)![1]!;
   };
