@@ -91,7 +91,9 @@ cat "$work/worker.err"
   fail "ragfresh worker without @ragfresh/queue did not say in one line what to install"
 
 step "loopback site"
-node "$repo/.ci/loopback-site.mjs" >"$work/site.url" &
+# The node binary itself, not node_modules/.bin/node (a shell wrapper that runs node as its
+# child): $! must be the server's pid, or the cleanup kills the wrapper and leaves it running.
+"$(node -p process.execPath)" "$repo/.ci/loopback-site.mjs" >"$work/site.url" &
 site_pid=$!
 for _ in $(seq 1 50); do [ -s "$work/site.url" ] && break; sleep 0.1; done
 site="$(cat "$work/site.url")"
