@@ -44,6 +44,7 @@ export default defineConfig({
       '{packages,connectors,examples}/*/test/**/*.test.ts',
       'conformance/test/**/*.test.ts',
       'emulators/test/**/*.test.ts',
+      'scripts/test/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     // Hang guards, not performance bounds (timings belong in benchmarks): under load on two
