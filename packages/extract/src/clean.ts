@@ -11,6 +11,7 @@ import {
 } from './dom.js';
 import { LANG_ATTR, languageOfPre } from './markdown.js';
 import { collectUnder, invalidateElements, selectAll, tagIn, tagOf } from './select.js';
+import { isSpace } from './whitespace.js';
 
 /** Marks a heading whose wrapping link to another page was unwrapped (a card's title). */
 export const CARD_LINK_ATTR = 'data-rf-card';
@@ -52,6 +53,8 @@ export interface CleanStats {
   breadcrumbs: number;
   share: number;
   pagination: number;
+  /** Drop-down menus a script opens (language, topic, version pickers). */
+  menus: number;
 }
 
 /**
@@ -74,6 +77,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     breadcrumbs: 0,
     share: 0,
     pagination: 0,
+    menus: 0,
   };
   let moved = false;
   for (const el of selectAll(
@@ -105,6 +109,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     ))
       junk.remove();
     removeLineNumbers(pre);
+    unrenderTerminalMarkup(pre, lang);
   }
   // One tag-only walk instead of class and descendant selectors (each a whole-tree walk that
   // reads every element's class list): headings, links and table cells.
@@ -127,6 +132,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
       open.push(el);
     }
   }
+  for (const h of headings) separateBoxedParts(doc, h);
   for (const a of anchors) {
     const text = textOf(a);
     const cls = classOf(a);
@@ -166,11 +172,13 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
   if (moved) invalidateElements(doc);
   stats.feedback = removeFeedback(doc, body);
   const sequenceLinks: DomElement[] = [];
+  const toggles: DomElement[] = [];
   for (const el of selectAll(doc, body, () => true)) {
     if (!el.parentNode) continue;
     const cls = classOf(el);
     const id = el.id ?? '';
     const tag = el.nodeName;
+    if ((tag === 'A' || tag === 'BUTTON') && namesPanel(el)) toggles.push(el);
     if (tag === 'A') {
       if (isSequenceLink(el)) sequenceLinks.push(el);
       const text = textOf(el);
@@ -233,7 +241,82 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     }
   }
   stats.pagination += removeSequenceBars(sequenceLinks);
+  stats.menus = removeScriptMenus(doc, toggles);
   return stats;
+}
+
+/** The page's elements by id, the first of each. */
+function idIndex(doc: DomDocument): Map<string, DomElement> {
+  const byId = new Map<string, DomElement>();
+  for (const el of selectAll(doc, doc, (e) => e.hasAttribute('id'))) {
+    if (!byId.has(el.id)) byId.set(el.id, el);
+  }
+  return byId;
+}
+
+/** Attributes by which a control names the element it opens: `aria-controls`, `data-*`. */
+function panelIdsOf(el: DomElement): string[] {
+  const ids: string[] = [];
+  const attrs = el.attributes;
+  for (let i = 0; i < attrs.length; i++) {
+    const { name, value } = attrs[i]!;
+    if (name === 'aria-controls') ids.push(...value.split(/\s+/).filter((v) => v !== ''));
+    else if (name.startsWith('data-') && /^#?[A-Za-z][\w:.-]*$/.test(value))
+      ids.push(value.startsWith('#') ? value.slice(1) : value);
+  }
+  return ids;
+}
+
+/**
+ * A control that does nothing without a script and names an element to open: a button, or a
+ * link to nowhere (`href="#"`, none, `javascript:`), with `aria-controls` or a `data-*`
+ * attribute naming an id. Tabs are not menus.
+ */
+function namesPanel(el: DomElement): boolean {
+  if (el.getAttribute('role') === 'tab') return false;
+  if (el.nodeName === 'A') {
+    const href = (el.getAttribute('href') ?? '').trim();
+    if (href !== '' && href !== '#' && !/^javascript:/i.test(href)) return false;
+  }
+  return panelIdsOf(el).length > 0;
+}
+
+/** A menu's trigger is a label ("English ▾", "Topics"), not a sentence. */
+const TRIGGER_MAX_CHARS = 40;
+
+/**
+ * Drop-down menus a script opens (a page's language, topic and version pickers): the element a
+ * script-only control names ({@link namesPanel}) when it is a menu, three or more links that
+ * are at least 40 % of its text (prose runs under a fifth; a version picker's dates and
+ * "no changes" notes sit beside its links), and not a tab panel or the page's main content. The menu goes,
+ * and so does its trigger's label. A collapsed panel of prose that a toggle opens is content
+ * and stays (protectContent reveals it).
+ */
+function removeScriptMenus(doc: DomDocument, toggles: readonly DomElement[]): number {
+  if (toggles.length === 0) return 0;
+  let byId: Map<string, DomElement> | undefined;
+  let removed = 0;
+  for (const toggle of toggles) {
+    if (!toggle.parentNode) continue;
+    let opened = false;
+    for (const id of panelIdsOf(toggle)) {
+      byId ??= idIndex(doc);
+      const panel = byId.get(id);
+      if (!panel?.parentNode || panel === toggle || panel.contains(toggle)) continue;
+      if (panel.getAttribute('role') === 'tabpanel') continue;
+      if (panel.querySelector('h1, main, article, [role="main"]')) continue;
+      const links = collectUnder(panel, (e) => e.nodeName === 'A');
+      if (links.length < 3) continue;
+      let linkText = 0;
+      for (const a of links) linkText += textLength(a);
+      if (linkText < 0.4 * textLength(panel)) continue;
+      panel.remove();
+      removed++;
+      opened = true;
+    }
+    if (opened && textLength(toggle) <= TRIGGER_MAX_CHARS) toggle.remove();
+  }
+  return removed;
 }
 
 const DIGITS = /^\d{1,6}$/;
@@ -260,6 +343,82 @@ function removeLineNumbers(pre: DomElement): void {
   const start = Number(textOf(numbers[0]!));
   if (!numbers.every((n, i) => Number(textOf(n)) === start + i)) return;
   for (const n of numbers) n.remove();
+}
+
+/** Boxes whose spacing comes from CSS, not from text: `<span>`s and `<div>`s. */
+const BOX_TAGS = new Set(['SPAN', 'DIV']);
+
+/**
+ * A heading built of styled boxes with no space between them (`<span>amount</span><span
+ * class="type">integer</span>`) shows its parts apart on screen, spaced by CSS, and its text
+ * reads "amountinteger". Between two adjacent boxes of a heading that each hold two or more
+ * characters and meet without whitespace, a space is put. Single letters (a drop capital,
+ * letter-by-letter animation) and inline formatting (`<b>`, `<code>`) are left as they are.
+ */
+function separateBoxedParts(doc: DomDocument, heading: DomElement): void {
+  for (const box of collectUnder(heading, (el) => BOX_TAGS.has(el.nodeName))) {
+    const next = box.nextSibling;
+    if (!next || !isElement(next) || !BOX_TAGS.has(next.nodeName)) continue;
+    const left = box.textContent ?? '';
+    const right = next.textContent ?? '';
+    if (left.trim().length < 2 || right.trim().length < 2) continue;
+    if (isSpace(left.charCodeAt(left.length - 1)) || isSpace(right.charCodeAt(0))) continue;
+    box.parentNode?.insertBefore(doc.createTextNode(' '), next);
+  }
+}
+
+/** Languages of terminal sessions and shell code; undefined is a block with no language. */
+const TERMINAL_LANGS = new Set([
+  'console',
+  'shell-session',
+  'shellsession',
+  'terminal',
+  'shell',
+  'sh',
+  'bash',
+  'zsh',
+  'text',
+  'plaintext',
+  'txt',
+  'output',
+]);
+/** An opening tag that colours terminal output: `<font color="#4E9A06">`, `<span style="…">`. */
+const COLOUR_TAG = /<(?:font|span|u|b)\s+(?:color|style)\s*=\s*"[^"<>]*"\s*>/gi;
+/** The tags terminal-to-HTML converters write, opening or closing. */
+const TERMINAL_TAG = /<\/?(?:font|span|u|b|i|strong|em)(?:\s+[a-z-]+\s*=\s*"[^"<>]*")*\s*>/gi;
+const ENTITY = /&(?:(amp|lt|gt|quot|apos)|#(\d{1,6})|#x([0-9a-f]{1,6}));/gi;
+const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+/**
+ * Terminal output a page's script renders (termynal and the like): the block's text is the
+ * session coloured by tag (`$ <font color="#4E9A06">fastapi</font> dev`), which shows as
+ * markup to a reader without the script. In a block of no language or a shell/console one
+ * whose text holds two or more colouring tags, the tags are removed and the entities they
+ * carried (`&apos;`) decoded, leaving the session as it reads on screen. Markup samples
+ * (`language-html`) are never touched.
+ */
+function unrenderTerminalMarkup(pre: DomElement, lang: string | undefined): void {
+  if (lang !== undefined && !TERMINAL_LANGS.has(lang)) return;
+  const text = pre.textContent ?? '';
+  if (!text.includes('<')) return;
+  COLOUR_TAG.lastIndex = 0;
+  let colours = 0;
+  while (COLOUR_TAG.exec(text) !== null && colours < 2) colours++;
+  if (colours < 2) return;
+  const plain = text
+    .replace(TERMINAL_TAG, '')
+    .replace(
+      ENTITY,
+      (all, name: string | undefined, dec: string | undefined, hex: string | undefined) => {
+        if (name !== undefined) return NAMED[name.toLowerCase()] ?? all;
+        const code = dec !== undefined ? Number(dec) : Number.parseInt(hex ?? '', 16);
+        return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : all;
+      },
+    );
+  // The text goes where it was: into the `<code>` inside, whose attributes name the language.
+  const code = pre.querySelector('code');
+  (code ?? pre).textContent = plain;
+  if (code) for (const other of Array.from(pre.childNodes)) if (other !== code) other.remove();
 }
 
 /**

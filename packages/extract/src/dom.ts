@@ -32,6 +32,7 @@ export interface DomElement extends DomNode {
   className: string;
   innerHTML: string;
   readonly outerHTML: string;
+  readonly attributes: ArrayLike<{ readonly name: string; readonly value: string }>;
   getAttribute(name: string): string | null;
   getAttributeNode(name: string): { readonly value: string } | null;
   setAttribute(name: string, value: string): void;

@@ -2,6 +2,7 @@ import { Readability } from '@mozilla/readability';
 import { RagfreshError } from '@ragfresh/core';
 import type { BoilerplateModel } from './boilerplate.js';
 import { cleanDocument, normalizeMarkdown, removePostClutter } from './clean.js';
+import { CONTENTS_ATTR, markChildContents, placeContents, restoreContents } from './contents.js';
 import {
   classifyFacts,
   collectPageFacts,
@@ -187,6 +188,8 @@ const NOT_CONTENT_CLASSES = new Set([
  */
 function isNotContent(el: DomElement, tag: string): boolean {
   if (NOT_CONTENT_TAGS.has(tag)) return true;
+  // A contents list of the pages below this one is what a chapter index page says.
+  if (el.hasAttribute(CONTENTS_ATTR)) return false;
   const role = el.getAttribute('role');
   if (role !== null && NOT_CONTENT_ROLES.has(role)) return true;
   if (el.id === 'toc' || hasAnyClass(el, NOT_CONTENT_CLASSES)) return true;
@@ -310,7 +313,7 @@ function containsNode(outer: DomElement, inner: DomElement): boolean {
 
 /** Chrome inside a content root: landmarks other than main, TOCs, sidebars, hidden elements. */
 export function stripNonContent(el: DomElement, hidden = true): DomElement {
-  for (const junk of collectUnder(el, isNotContent)) junk.remove();
+  for (const junk of collectUnder(el, isNotContent)) removeWithCaption(junk, el);
   if (hidden) removeHidden(el);
   return el;
 }
@@ -327,8 +330,40 @@ function stripChrome(doc: DomDocument, body: DomElement): void {
     if (!body.contains(el)) continue;
     if (el.querySelector('h1, main, article, [role="main"]')) continue;
     if ((el.textContent ?? '').length > 0.5 * total) continue;
-    el.remove();
+    removeWithCaption(el, body);
   }
+}
+
+/** Navigation: a `nav`, the navigation role, a table of contents. */
+function isNavigation(el: DomElement): boolean {
+  return (
+    tagOf(el) === 'nav' ||
+    el.getAttribute('role') === 'navigation' ||
+    el.id === 'toc' ||
+    hasAnyClass(el, TOC_CLASSES)
+  );
+}
+const TOC_CLASSES = new Set(['toc', 'table-of-contents', 'theme-doc-toc-mobile']);
+
+/** A caption over a menu or table of contents ("Table of contents", "On this page") is a label. */
+const CAPTION_MAX_CHARS = 40;
+
+/**
+ * Removes a block of chrome, and, for navigation, the box around it when all that box has left is a short
+ * caption without links or headings (`<div><div>Table of contents</div><nav>…</nav></div>`):
+ * the caption names what was removed and would stand alone in the text. `root` and the boxes
+ * of a page's main content never go.
+ */
+function removeWithCaption(junk: DomElement, root: DomElement): void {
+  const box = junk.parentElement;
+  junk.remove();
+  if (!box || box === root || !isNavigation(junk) || !containsNode(root, box)) return;
+  const tag = tagOf(box);
+  if (tag === 'body' || tag === 'main' || tag === 'article') return;
+  const left = textLength(box);
+  if (left === 0 || left > CAPTION_MAX_CHARS) return;
+  if (box.querySelector('a, h1, h2, h3, h4, h5, h6, img, pre, table')) return;
+  box.remove();
 }
 
 /**
@@ -523,12 +558,14 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
     (options.articleGuard ?? true) &&
     cx.declaredArticle &&
     !cx.declaredOther;
+  let contents: DomElement[] = [];
   if (strategy !== 'readability') {
     cx.reveal();
     cleanDocument(doc, {
       unwrapLinkedHeadings: !(cx.declaredArticle && !cx.declaredOther),
     });
     protectContent(doc);
+    contents = markChildContents(doc, cx.url);
     if (doc.body && CHOICE_SOURCE.test(html)) removeChoiceControls(doc, doc.body);
     // A page whose source never names a caption or credit has no caption class to mark.
     if (/caption|credit/i.test(html)) markCaptions(doc);
@@ -583,6 +620,8 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
     method = 'container';
   } else {
     let article: ReturnType<Readability<DomElement>['parse']> = null;
+    // Readability drops link lists by their density: a chapter's contents goes back after it.
+    const copies = placeContents(doc, contents);
     try {
       article = new Readability<DomElement>(doc as never, {
         serializer: (el) => el as unknown as DomElement,
@@ -597,6 +636,7 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
     if (content) {
       // Readability's choice gets the same chrome stripping as the container path.
       root = strategy === 'readability' ? content : stripNonContent(content);
+      restoreContents(root, copies);
       // Readability's choice, measured once for both comparisons.
       let kept: number | undefined;
       if (container && strategy === 'auto') {

@@ -37,10 +37,25 @@ type Vocab = Map<string, number>;
 /** Trigram keys pack three ids below 2^17 into one exact integer (< 2^51). */
 const ID_LIMIT = 131072;
 
-/** Word ids of a subtree, text nodes kept apart (`<li>a</li><li>b</li>` is two words). */
-function wordsOf(node: DomNode, vocab: Vocab): number[] {
+/**
+ * Word ids of a subtree, text nodes kept apart (`<li>a</li><li>b</li>` is two words). With
+ * `spans`, each of its elements met on the way gets the [start, end) of its own words in the
+ * result, so the words of blocks inside the subtree need no second pass.
+ */
+function wordsOf(
+  node: DomNode,
+  vocab: Vocab,
+  spans?: Map<DomNode, readonly [number, number]>,
+): number[] {
   const out: number[] = [];
   const visit = (n: DomNode) => {
+    if (spans?.has(n)) {
+      const start = out.length;
+      spans.delete(n);
+      visit(n);
+      spans.set(n, [start, out.length]);
+      return;
+    }
     if (n.nodeType === TEXT_NODE) {
       const m = (n.textContent ?? '').toLowerCase().match(/[\p{L}\p{N}_]+/gu);
       if (m)
@@ -177,7 +192,11 @@ export function restoreDroppedProse(
   const vocab: Vocab = new Map();
   const keptWords = wordsOf(kept, vocab);
   if (keptWords.length === 0) return undefined;
-  const containerWords = wordsOf(container, vocab);
+  const units: DomElement[] = [];
+  collectUnits(container, units);
+  const spans = new Map<DomNode, readonly [number, number]>();
+  for (const el of units) spans.set(el, [0, 0]);
+  const containerWords = wordsOf(container, vocab, spans);
   // More distinct words than the keys can pack: no page of prose has that many.
   if (vocab.size >= ID_LIMIT) return undefined;
   const keptGrams = trigrams(keptWords);
@@ -192,8 +211,6 @@ export function restoreDroppedProse(
     for (let i = 0; i + 3 <= ws.length; i++) if (!keptGrams.has(gram(ws, i))) missing++;
     return missing <= 0.5 * (ws.length - 2);
   };
-  const units: DomElement[] = [];
-  collectUnits(container, units);
   const judged: Array<{
     el: DomElement;
     verdict: Verdict;
@@ -204,7 +221,8 @@ export function restoreDroppedProse(
   }> = [];
   const inCallout = calloutTest(container);
   for (const el of units) {
-    const ws = wordsOf(el, vocab);
+    const [start, end] = spans.get(el)!;
+    const ws = containerWords.slice(start, end);
     if (ws.length === 0) continue;
     if (inKept(ws)) {
       judged.push({ el, verdict: 'kept', words: ws.length, text: 0, links: 0, callout: false });

@@ -457,3 +457,137 @@ describe('D: per-post clutter of Q&A and forum threads', () => {
     expect(extractPage(html).markdown).toContain('The maintainers answered Mar 3, 2021');
   });
 });
+
+describe('B: a chapter index keeps its contents of the pages below it', () => {
+  // A generated manual's chapter page: its title, the list of its sections (other pages), one
+  // paragraph. Readability drops the list by its link density.
+  const chapter = (links: string) => `<div id="docContent"><div class="chapter">
+<div class="titlepage"><h2 class="title">Chapter 4. Replication</h2></div>
+<div class="toc"><p><strong>Table of Contents</strong></p><dl class="toc">${links}</dl></div>
+<p>Replication keeps a copy of every store on a second machine, so a failed disk loses nothing that was acknowledged to a client.</p>
+</div></div>`;
+  const sections = (href: (i: number) => string) =>
+    ['Streaming copies', 'Log shipping', 'Failover', 'Monitoring lag']
+      .map((t, i) => `<dt><a href="${href(i)}">4.${i + 1}. ${t}</a></dt>`)
+      .join('');
+
+  it('keeps a table of contents whose links lead to the pages under this one', () => {
+    const html = shell('', chapter(sections((i) => `replication-part${i + 1}.html`)));
+    const md = extractPage(html, {
+      url: 'https://db.example/docs/current/replication.html',
+    }).markdown;
+    expect(md).toContain('Table of Contents');
+    expect(md).toContain('4.3. Failover');
+    expect(md).toContain('Replication keeps a copy of every store');
+  });
+
+  it('still drops an in-page table of contents and a list of sibling pages', () => {
+    const url = 'https://db.example/docs/current/replication.html';
+    const inPage = extractPage(shell('', chapter(sections((i) => `#section-${i}`))), { url });
+    expect(inPage.markdown).not.toContain('Failover');
+    const siblings = extractPage(shell('', chapter(sections((i) => `other-${i}.html`))), { url });
+    expect(siblings.markdown).not.toContain('Failover');
+    expect(siblings.markdown).toContain('Replication keeps a copy of every store');
+  });
+
+  it('leaves such a list out beside a long text: there it is a link block, not the page', () => {
+    const long = chapter(sections((i) => `replication-part${i + 1}.html`)).replace(
+      '</div></div>',
+      `${prose('Body', 8)}</div></div>`,
+    );
+    const md = extractPage(shell('', long), {
+      url: 'https://db.example/docs/current/replication.html',
+    }).markdown;
+    expect(md).toContain('Body paragraph 7');
+    expect(md).not.toContain('Failover');
+  });
+});
+
+describe('D: drop-down menus a script opens', () => {
+  const menu = (id: string, items: string[]) =>
+    `<div class="dropdown-panel" id="${id}"><header>Other versions</header><ol>${items
+      .map(
+        (v) =>
+          `<li><a href="/docs/store/${v}">store ${v} manual</a> <span>2026-01-0${v.length}</span></li>`,
+      )
+      .join('')}</ol></div>`;
+
+  it('drops a language or version picker that a link to nowhere opens, with its label', () => {
+    const html = shell(
+      '',
+      `<div id="content"><a class="dropdown-trigger" data-panel-id="versions" href="#">Latest version ▾</a>
+${menu('versions', ['2.4', '2.3', '2.2', '2.1'])}<h1>store(1)</h1>${prose('Body', 5)}</div>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('Body paragraph 4');
+    expect(md).not.toMatch(/Latest version|Other versions|2\.3/);
+  });
+
+  it('keeps a collapsed panel of prose and the panels of tabs', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Body', 4)}
+<button aria-controls="more">Read more</button><div id="more" hidden><p>Repair runs in the background: <a href="/a">scrub</a>, then <a href="/b">rebuild</a>, then <a href="/c">verify</a>, and each step is logged so an operator can follow it.</p></div>
+<div role="tablist"><button role="tab" aria-controls="p1">Linux</button></div>
+<div role="tabpanel" id="p1"><ul><li><a href="/l1">apt</a></li><li><a href="/l2">dnf</a></li><li><a href="/l3">pacman</a></li></ul></div></main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('Repair runs in the background');
+    expect(md).toContain('pacman');
+  });
+});
+
+describe('A: terminal sessions a script colours', () => {
+  const session = (cls: string) =>
+    `<pre><code class="${cls}"><span>$ </span>&lt;font color=&quot;#4E9A06&quot;&gt;store&lt;/font&gt; sync
+&lt;span style=&quot;background-color:#009485&quot;&gt;&lt;font color=&quot;#D3D7CF&quot;&gt; INFO &lt;/font&gt;&lt;/span&gt; it&amp;apos;s done</code></pre>`;
+
+  it('removes the colouring tags from a console block, leaving the session as shown', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Body', 4)}${session('language-console')}</main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain("$ store sync\n INFO  it's done");
+    expect(md).not.toContain('font');
+  });
+
+  it('leaves markup samples alone', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Body', 4)}${session('language-html')}</main>`,
+    );
+    expect(extractPage(html).markdown).toContain('<font color="#4E9A06">store</font>');
+  });
+});
+
+describe('G: headings built of boxes that CSS spaces apart', () => {
+  it('puts a space between adjacent boxes of a heading, not inside words or after one letter', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage API</h1>${prose('Body', 3)}
+<h3><span><span>amount</span></span><span class="type">integer</span></h3>${prose('Amount', 2)}
+<h3><span>T</span><span>imeouts</span></h3>${prose('Timeouts', 2)}
+<h3>Data<b>sets</b></h3>${prose('Sets', 2)}</main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain('### amount integer');
+    expect(md).toContain('### Timeouts');
+    expect(md).toContain('### Data**sets**');
+  });
+});
+
+describe('D: the caption of a removed table of contents goes with it', () => {
+  it('drops "Table of contents" left alone in its box once the list is gone', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1><div><div>Table of contents</div><nav class="toc"><ul><li><a href="#a">Replication</a></li><li><a href="#b">Repair</a></li></ul></nav></div>
+${prose('Body', 4)}<div><p>Price: 5 credits a month</p><footer><a href="/terms">Terms</a></footer></div></main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).not.toContain('Table of contents');
+    expect(md).toContain('Body paragraph 3');
+    // Only navigation takes its caption along: a short line beside a removed footer stays.
+    expect(md).toContain('Price: 5 credits a month');
+  });
+});
