@@ -1,6 +1,5 @@
 import { type DomDocument, type DomElement, textLength } from './dom.js';
 import {
-  closestWhere,
   collectUnder,
   isChrome,
   isHeading,
