@@ -173,10 +173,13 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
   stats.feedback = removeFeedback(doc, body);
   const sequenceLinks: DomElement[] = [];
   const toggles: DomElement[] = [];
+  // The body's elements by id (the first of each), read in the same walk: menus are found by it.
+  const byId = new Map<string, DomElement>();
   for (const el of selectAll(doc, body, () => true)) {
     if (!el.parentNode) continue;
     const cls = classOf(el);
     const id = el.id ?? '';
+    if (id !== '' && !byId.has(id)) byId.set(id, el);
     const tag = el.nodeName;
     if ((tag === 'A' || tag === 'BUTTON') && namesPanel(el)) toggles.push(el);
     if (tag === 'A') {
@@ -241,17 +244,8 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     }
   }
   stats.pagination += removeSequenceBars(sequenceLinks);
-  stats.menus = removeScriptMenus(doc, toggles);
+  stats.menus = removeScriptMenus(body, toggles, byId);
   return stats;
-}
-
-/** The page's elements by id, the first of each. */
-function idIndex(doc: DomDocument): Map<string, DomElement> {
-  const byId = new Map<string, DomElement>();
-  for (const el of selectAll(doc, doc, (e) => e.hasAttribute('id'))) {
-    if (!byId.has(el.id)) byId.set(el.id, el);
-  }
-  return byId;
 }
 
 /** Attributes by which a control names the element it opens: `aria-controls`, `data-*`. */
@@ -273,11 +267,12 @@ function panelIdsOf(el: DomElement): string[] {
  * attribute naming an id. Tabs are not menus.
  */
 function namesPanel(el: DomElement): boolean {
-  if (el.getAttribute('role') === 'tab') return false;
+  // Most links go somewhere: that is read first.
   if (el.nodeName === 'A') {
     const href = (el.getAttribute('href') ?? '').trim();
     if (href !== '' && href !== '#' && !/^javascript:/i.test(href)) return false;
   }
+  if (el.getAttribute('role') === 'tab') return false;
   return panelIdsOf(el).length > 0;
 }
 
@@ -292,17 +287,20 @@ const TRIGGER_MAX_CHARS = 40;
  * and so does its trigger's label. A collapsed panel of prose that a toggle opens is content
  * and stays (protectContent reveals it).
  */
-function removeScriptMenus(doc: DomDocument, toggles: readonly DomElement[]): number {
+function removeScriptMenus(
+  body: DomElement,
+  toggles: readonly DomElement[],
+  byId: ReadonlyMap<string, DomElement>,
+): number {
   if (toggles.length === 0) return 0;
-  let byId: Map<string, DomElement> | undefined;
   let removed = 0;
   for (const toggle of toggles) {
     if (!toggle.parentNode) continue;
     let opened = false;
     for (const id of panelIdsOf(toggle)) {
-      byId ??= idIndex(doc);
       const panel = byId.get(id);
-      if (!panel?.parentNode || panel === toggle || panel.contains(toggle)) continue;
+      // Still on the page: the walk that indexed it may have removed it or a box around it.
+      if (!panel || !body.contains(panel) || panel === toggle || panel.contains(toggle)) continue;
       if (panel.getAttribute('role') === 'tabpanel') continue;
       if (panel.querySelector('h1, main, article, [role="main"]')) continue;
       const links = collectUnder(panel, (e) => e.nodeName === 'A');

@@ -75,15 +75,27 @@ function isBelow(href: string | null, page: URL, stem: string): boolean {
   );
 }
 
-/** Inside another list, a landmark, or a navigation or menu role. */
-function nestedOrInChrome(list: DomElement): boolean {
-  for (let p = list.parentElement; p !== null; p = p.parentElement) {
-    const tag = tagOf(p);
-    if (LISTS.has(tag) || isChrome(p, tag)) return true;
-    const role = p.getAttribute('role');
-    if (role !== null && NAV_ROLES.has(role)) return true;
-  }
-  return false;
+/**
+ * Whether an element is, or sits inside, a list, a landmark, or a navigation or menu role.
+ * Lists share ancestors, so each ancestor's answer is remembered for the next list.
+ */
+function insideTest(): (el: DomElement | null) => boolean {
+  const memo = new Map<DomElement, boolean>();
+  const inside = (el: DomElement | null): boolean => {
+    if (el === null) return false;
+    const known = memo.get(el);
+    if (known !== undefined) return known;
+    const tag = tagOf(el);
+    const role = el.getAttribute('role');
+    const found =
+      LISTS.has(tag) ||
+      isChrome(el, tag) ||
+      (role !== null && NAV_ROLES.has(role)) ||
+      inside(el.parentElement);
+    memo.set(el, found);
+    return found;
+  };
+  return inside;
 }
 
 /**
@@ -118,10 +130,11 @@ export function markChildContents(doc: DomDocument, url: string | undefined): Do
     return [];
   }
   const marked: DomElement[] = [];
+  const inside = insideTest();
   for (const list of selectAll(doc, body, (_el, tag) => LISTS.has(tag))) {
-    // One walk up: the outermost list only (a nested list is part of its parent's contents),
-    // and none inside the page's chrome, where most link lists are menus.
-    if (nestedOrInChrome(list)) continue;
+    // The outermost list only (a nested list is part of its parent's contents), and none
+    // inside the page's chrome, where most link lists are menus.
+    if (inside(list.parentElement)) continue;
     const text = textLength(list);
     if (text === 0) continue;
     let linkText = 0;

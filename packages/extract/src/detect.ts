@@ -7,7 +7,7 @@ import {
   textLength,
   textOf,
 } from './dom.js';
-import { type ElementTest, hasAnyClass, selectAll, selectFirst, tagIn } from './select.js';
+import { type ElementTest, hasAnyClass, selectAll, tagIn, tagOf } from './select.js';
 
 /** Why a fetched page is not the document it claims to be, or breaks its source's contract. */
 export type NotDocumentCode =
@@ -114,6 +114,9 @@ const TITLE_RATE =
 const TITLE_CONSENT =
   /^(?:before you continue.*|privacy (?:settings|choices|preferences)|cookie (?:settings|consent|preferences)|we value your privacy|your privacy choices)$/i;
 
+/** Pages shorter than this (collapsed characters) get the phrase backstop. */
+export const BACKSTOP_MAX_CHARS = 1200;
+
 /** Phrases consulted only when structure left the page short and unexplained. */
 const BACKSTOP: ReadonlyArray<readonly [NotDocumentCode, RegExp]> = [
   [
@@ -149,7 +152,12 @@ const BACKSTOP: ReadonlyArray<readonly [NotDocumentCode, RegExp]> = [
 export interface PageFacts {
   readonly title: string;
   readonly h1: string;
-  /** Whitespace-collapsed body text, scripts and styles removed, `<noscript>` kept. */
+  /** Characters of whitespace-collapsed body text, scripts and styles removed, `<noscript>` kept. */
+  readonly textChars: number;
+  /**
+   * That text itself when it is under {@link BACKSTOP_MAX_CHARS} (the phrase backstop reads
+   * only short pages), else empty: a long page's text is measured, not copied.
+   */
   readonly text: string;
   readonly scripts: number;
   readonly scriptSrcs: number;
@@ -183,17 +191,36 @@ export function collectPageFacts(doc: DomDocument): PageFacts {
     }
     el.remove();
   }
-  const widget = selectFirst(doc, doc, isChallenge);
+  // One pass over the page for every element-shaped signal, each kept as the first (or every)
+  // element of its kind in document order.
+  let widget: DomElement | undefined;
+  let h1El: DomElement | undefined;
+  let emptyRoot: DomElement | undefined;
+  let consentForm: DomElement | undefined;
+  let passwordField = false;
+  for (const el of selectAll(
+    doc,
+    doc,
+    (e, tag) =>
+      tag === 'h1' || tag === 'form' || tag === 'input' || isChallenge(e, tag) || isAppRoot(e, tag),
+  )) {
+    const tag = tagOf(el);
+    if (widget === undefined && isChallenge(el, tag)) widget = el;
+    if (h1El === undefined && tag === 'h1') h1El = el;
+    if (emptyRoot === undefined && isAppRoot(el, tag) && textLength(el) < 40) emptyRoot = el;
+    if (consentForm === undefined && isConsentForm(el, tag)) consentForm = el;
+    if (isPasswordField(el, tag)) passwordField = true;
+  }
   const challengeWidget = widget ? describe(widget) : undefined;
-  const h1El = selectFirst(doc, doc, tagIn('h1'));
   const body = doc.body;
-  const emptyRoot = selectAll(doc, doc, isAppRoot).find((r) => textLength(r) < 40);
   const consent = findConsentLayer(doc);
-  const consentForm = selectFirst(doc, doc, isConsentForm);
+  // The phrase backstop reads only short pages: longer ones are measured, not copied.
+  const textChars = body ? textLength(body) : 0;
   return {
     title,
     h1: h1El ? textOf(h1El) : '',
-    text: body ? textOf(body) : '',
+    textChars,
+    text: body && textChars < BACKSTOP_MAX_CHARS ? textOf(body) : '',
     scripts: scripts + (inlineBytes > 20_000 ? 1 : 0),
     scriptSrcs,
     ...(emptyRoot
@@ -202,7 +229,7 @@ export function collectPageFacts(doc: DomDocument): PageFacts {
         }
       : {}),
     ...(challengeWidget ? { challengeWidget } : {}),
-    passwordField: selectFirst(doc, doc, isPasswordField) !== null,
+    passwordField,
     ...(consent
       ? { consentLayer: { describe: describe(consent), chars: textLength(consent) } }
       : {}),
@@ -232,7 +259,7 @@ export function classifyFacts(s: PageFacts, options: DetectOptions = {}): Docume
     if (status === 429) add('RATE_LIMITED', 'HTTP 429 Too Many Requests');
     else add('HTTP_STATUS', `HTTP status ${status}`);
   }
-  const textLen = s.text.length;
+  const textLen = s.textChars;
   const mdLen = options.markdown?.trim().length;
   const heads = `${s.title} | ${s.h1}`;
   const short = textLen < 1500;
@@ -289,7 +316,7 @@ export function classifyFacts(s: PageFacts, options: DetectOptions = {}): Docume
     add('ERROR_PAGE', `error title/h1 ${JSON.stringify(heads)} on a page of ${textLen} chars`);
 
   // Backstop phrases, only for short pages nothing above explained.
-  if (reasons.length === 0 && textLen < 1200) {
+  if (reasons.length === 0 && textLen < BACKSTOP_MAX_CHARS) {
     for (const [code, re] of BACKSTOP) {
       const m = re.exec(s.text);
       if (m) {
@@ -322,8 +349,13 @@ function findConsentLayer(doc: DomDocument): DomElement | undefined {
   let best: DomElement | undefined;
   let bestLen = 0;
   for (const el of selectAll(doc, body, tagIn('div', 'section', 'aside', 'dialog', 'form'))) {
-    const marker = `${el.id ?? ''} ${classOf(el)} ${el.getAttribute('aria-label') ?? ''}`;
-    if (!CONSENT_ID.test(marker)) continue;
+    // Each attribute on its own: the pattern's words are bounded, so none spans two of them.
+    if (
+      !CONSENT_ID.test(el.id ?? '') &&
+      !CONSENT_ID.test(classOf(el)) &&
+      !CONSENT_ID.test(el.getAttribute('aria-label') ?? '')
+    )
+      continue;
     // A consent layer never holds the page's own heading or main content.
     if (el.querySelector('main, article, h1')) continue;
     if (!/cookie|consent|privacy|partners|personal data|gdpr/i.test(textOf(el))) continue;

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { checkContract, detectNotDocument, extractPage, validateDocument } from '../src/index.js';
+import { parseDocument } from '../src/dom.js';
+import {
+  BACKSTOP_MAX_CHARS,
+  checkContract,
+  collectPageFacts,
+  detectNotDocument,
+  extractPage,
+  validateDocument,
+} from '../src/index.js';
 import { fixture } from './helpers.js';
 
 const codes = (html: string, options = {}) =>
@@ -143,5 +151,33 @@ describe('checkContract', () => {
       { contract: { requiredPhrases: ['worker'] } },
     );
     expect(check.reasons.map((r) => r.code)).toEqual(['SOFT_404', 'CONTRACT_REQUIRED_PHRASE']);
+  });
+});
+
+describe('collectPageFacts', () => {
+  const page = (body: string) =>
+    parseDocument(`<html><head><title>T</title></head><body>${body}</body></html>`);
+
+  it('measures a long body without copying it, and keeps a short one for the phrase backstop', () => {
+    const long = `<p>${'word '.repeat(600)}</p>`;
+    const facts = collectPageFacts(page(long));
+    expect(facts.textChars).toBe('word '.repeat(600).trim().length);
+    expect(facts.textChars).toBeGreaterThanOrEqual(BACKSTOP_MAX_CHARS);
+    expect(facts.text).toBe('');
+    const short = collectPageFacts(page('<p>Please   enable JavaScript to run this app.</p>'));
+    expect(short.text).toBe('Please enable JavaScript to run this app.');
+    expect(short.textChars).toBe(short.text.length);
+  });
+
+  it('takes the first element of each kind in one pass', () => {
+    const facts = collectPageFacts(
+      page(
+        '<h1>First</h1><h1>Second</h1><div id="root"></div><form action="/consent"><input type="password"></form>',
+      ),
+    );
+    expect(facts.h1).toBe('First');
+    expect(facts.emptyRoot).toBe('<div#root>');
+    expect(facts.consentForm).toBeDefined();
+    expect(facts.passwordField).toBe(true);
   });
 });
