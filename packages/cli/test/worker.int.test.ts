@@ -39,6 +39,27 @@ async function dropQueues(redis: ReturnType<typeof connectRedis>, prefix: string
   await redis.quit();
 }
 
+/** A config in `dir` for these tests: hashing embeddings, loopback fetches, the test's queue. */
+function writeConfig(
+  dir: string,
+  prefix: string,
+  { sources, minIntervalMs }: { sources: unknown[]; minIntervalMs: number },
+): string {
+  const config = join(dir, 'ragfresh.config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      userAgent: 'ragfresh-test/0.1 (+https://example.org/bot)',
+      dataDir: join(dir, 'data'),
+      sources,
+      embeddings: { kind: 'hashing', dimensions: 64 },
+      fetch: { minIntervalMs, allowPrivateNetworks: true },
+      queue: { redis: REDIS_URL, prefix },
+    }),
+  );
+  return config;
+}
+
 function start(args: string[], cwd: string) {
   const child = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push(child);
@@ -72,22 +93,14 @@ it('watch --distributed enqueues, a worker publishes every page and serves its q
     pagesPerHost: PAGES_PER_HOST,
     markdownTwins: false,
   });
-  const config = join(dir, 'ragfresh.config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      userAgent: 'ragfresh-test/0.1 (+https://example.org/bot)',
-      dataDir: join(dir, 'data'),
-      sources: sim
-        .hosts()
-        .map((h, i) => ({ id: `h${i}`, sitemaps: [`${sim.origin(h)}/sitemap.xml`] })),
-      embeddings: { kind: 'hashing', dimensions: 64 },
-      // An interval longer than a page's extraction on a loaded machine, so the shared per-host
-      // turn is surely waited for and every host's wait series is non-trivial.
-      fetch: { minIntervalMs: 300, allowPrivateNetworks: true },
-      queue: { redis: REDIS_URL, prefix },
-    }),
-  );
+  const config = writeConfig(dir, prefix, {
+    sources: sim
+      .hosts()
+      .map((h, i) => ({ id: `h${i}`, sitemaps: [`${sim.origin(h)}/sitemap.xml`] })),
+    // An interval longer than a page's extraction on a loaded machine, so the shared per-host
+    // turn is surely waited for and every host's wait series is non-trivial.
+    minIntervalMs: 300,
+  });
   try {
     const worker = start(
       ['worker', '--role', 'both', '--name', 'w1', '--metrics-port', '0', '--config', config],
@@ -195,18 +208,10 @@ interface Hit {
 it('a worker cuts a changed page under the host model a local refresh learned', async () => {
   const { dir, prefix, redis } = scratch('learn');
   const site = await startChromeSite({ pages: 10 });
-  const config = join(dir, 'ragfresh.config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      userAgent: 'ragfresh-test/0.1 (+https://example.org/bot)',
-      dataDir: join(dir, 'data'),
-      sources: [{ id: 'docs', urls: site.urls, every: 1000 }],
-      embeddings: { kind: 'hashing', dimensions: 64 },
-      fetch: { minIntervalMs: 0, allowPrivateNetworks: true },
-      queue: { redis: REDIS_URL, prefix },
-    }),
-  );
+  const config = writeConfig(dir, prefix, {
+    sources: [{ id: 'docs', urls: site.urls, every: 1000 }],
+    minIntervalMs: 0,
+  });
   // Asynchronous: the site answers from this process, so a synchronous spawn would starve it.
   const cli = (...args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((done) => {

@@ -10,7 +10,15 @@ import {
   textOf,
 } from './dom.js';
 import { LANG_ATTR, languageOfPre } from './markdown.js';
-import { collectUnder, invalidateElements, selectAll, tagIn, tagOf } from './select.js';
+import {
+  collectUnder,
+  invalidateElements,
+  isLink,
+  selectAll,
+  tagIn,
+  tagOf,
+  textLengthOf,
+} from './select.js';
 import { isSpace } from './whitespace.js';
 
 /** Marks a heading whose wrapping link to another page was unwrapped (a card's title). */
@@ -303,11 +311,8 @@ function removeScriptMenus(
       if (!panel || !body.contains(panel) || panel === toggle || panel.contains(toggle)) continue;
       if (panel.getAttribute('role') === 'tabpanel') continue;
       if (panel.querySelector('h1, main, article, [role="main"]')) continue;
-      const links = collectUnder(panel, (e) => e.nodeName === 'A');
-      if (links.length < 3) continue;
-      let linkText = 0;
-      for (const a of links) linkText += textLength(a);
-      if (linkText < 0.4 * textLength(panel)) continue;
+      const links = collectUnder(panel, isLink);
+      if (links.length < 3 || textLengthOf(links) < 0.4 * textLength(panel)) continue;
       panel.remove();
       removed++;
       opened = true;

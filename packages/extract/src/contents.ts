@@ -7,6 +7,7 @@ import {
   linkTextLength,
   selectAll,
   tagOf,
+  textLengthOf,
 } from './select.js';
 
 /** Marks a table of contents that lists the pages below this one: content, not chrome. */
@@ -21,8 +22,11 @@ const NAV_ROLES = new Set([
   'menu',
   'menubar',
 ]);
-/** A caption over the list ("Table of Contents", "In this chapter") is short. */
-const CAPTION_MAX_CHARS = 40;
+/**
+ * A caption over a list or a block of navigation ("Table of Contents", "In this chapter",
+ * "On this page") is short.
+ */
+export const CAPTION_MAX_CHARS = 40;
 
 /**
  * The path prefix of the pages below a page: its path without the extension
@@ -46,8 +50,7 @@ function stemOf(path: string): string {
  * chrome; a list of sibling pages (related posts of a blog, a site menu) is not what this
  * page says.
  */
-function listsPagesBelow(list: DomElement, page: URL): boolean {
-  const links = collectUnder(list, isLink);
+function listsPagesBelow(links: readonly DomElement[], page: URL): boolean {
   if (links.length < 3) return false;
   const stem = stemOf(page.pathname);
   // Stops as soon as more than a fifth of the links lead elsewhere: a site menu parses few.
@@ -137,10 +140,9 @@ export function markChildContents(doc: DomDocument, url: string | undefined): Do
     if (inside(list.parentElement)) continue;
     const text = textLength(list);
     if (text === 0) continue;
-    let linkText = 0;
-    for (const a of collectUnder(list, isLink)) linkText += textLength(a);
-    if (linkText < 0.85 * text) continue;
-    if (!listsPagesBelow(list, page) || !besideHeading(list)) continue;
+    const links = collectUnder(list, isLink);
+    if (textLengthOf(links) < 0.85 * text) continue;
+    if (!listsPagesBelow(links, page) || !besideHeading(list)) continue;
     const box = list.parentElement;
     const target =
       box && box !== body && box.children.length <= 2 && textLength(box) - text <= CAPTION_MAX_CHARS

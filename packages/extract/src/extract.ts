@@ -2,7 +2,13 @@ import { Readability } from '@mozilla/readability';
 import { RagfreshError } from '@ragfresh/core';
 import type { BoilerplateModel } from './boilerplate.js';
 import { cleanDocument, normalizeMarkdown, removePostClutter } from './clean.js';
-import { CONTENTS_ATTR, markChildContents, placeContents, restoreContents } from './contents.js';
+import {
+  CAPTION_MAX_CHARS,
+  CONTENTS_ATTR,
+  markChildContents,
+  placeContents,
+  restoreContents,
+} from './contents.js';
 import {
   classifyFacts,
   collectPageFacts,
@@ -344,9 +350,6 @@ function isNavigation(el: DomElement): boolean {
   );
 }
 const TOC_CLASSES = new Set(['toc', 'table-of-contents', 'theme-doc-toc-mobile']);
-
-/** A caption over a menu or table of contents ("Table of contents", "On this page") is a label. */
-const CAPTION_MAX_CHARS = 40;
 
 /**
  * Removes a block of chrome, and, for navigation, the box around it when all that box has left is a short

@@ -188,7 +188,12 @@ export const isChrome: ElementTest = tagIn('nav', 'header', 'footer', 'aside');
 
 /** Characters of link text under `el` (each link's collapsed text). */
 export function linkTextLength(el: DomElement): number {
+  return textLengthOf(collectUnder(el, isLink));
+}
+
+/** Collapsed characters of the given elements together (links already collected, say). */
+export function textLengthOf(els: readonly DomElement[]): number {
   let n = 0;
-  for (const a of collectUnder(el, isLink)) n += textLength(a);
+  for (const el of els) n += textLength(el);
   return n;
 }
