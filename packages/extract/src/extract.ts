@@ -690,7 +690,8 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
     removeDatelines(root);
   }
   if (root) resolveLinks(root, cx.url);
-  let markdown = root ? normalizeMarkdown(toMarkdown(root)) : '';
+  // The root is this call's own (Readability's output, a copy, or a fresh parse's body).
+  let markdown = root ? normalizeMarkdown(toMarkdown(root, { consume: true })) : '';
   let boilerplateRemoved = 0;
   if (options.boilerplate) {
     const stripped = options.boilerplate.strip(markdown);

@@ -85,3 +85,30 @@ describe('orphan table rows', () => {
     expect(toMarkdown(div)).toBe('|  |  |\n| --- | --- |\n| a | 1 |\n| b | 2 |');
   });
 });
+
+describe('converting a root in place', () => {
+  const page = `<html><body><main><div id="c">
+    <h2>Install   the <em>tool</em></h2>
+    <p>Run   it
+      once, then <a href="/x">read   more</a>.</p>
+    <pre><code>  keep
+    these   spaces</code></pre>
+    <ul><li> one </li><li>two</li></ul>
+  </div></main></body></html>`;
+
+  it('gives the same Markdown as converting a copy, and the copy leaves the tree as it was', () => {
+    const doc = parseDocument(page);
+    const el = doc.querySelector('#c')!;
+    const before = el.outerHTML;
+    const copied = toMarkdown(el);
+    expect(el.outerHTML).toBe(before);
+    expect(el.parentNode).not.toBeNull();
+    const consumed = toMarkdown(el, { consume: true });
+    expect(consumed).toBe(copied);
+    expect(consumed).toContain('    these   spaces');
+    // Consumed: detached from its page, and cloning works as usual again.
+    expect(el.parentNode).toBeNull();
+    expect(doc.querySelector('#c')).toBeNull();
+    expect(el.cloneNode(true)).not.toBe(el);
+  });
+});
