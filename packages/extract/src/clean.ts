@@ -5,6 +5,7 @@ import {
   type DomNode,
   elements,
   isElement,
+  shortTextContent,
   TEXT_NODE,
   textLength,
   textOf,
@@ -539,9 +540,9 @@ export function removePostClutter(body: DomElement): number {
   let removed = 0;
   for (const el of collectUnder(body, CLUTTER_TAGS)) {
     if (!el.parentNode) continue;
-    const raw = el.textContent ?? '';
-    if (raw.length > 240) continue;
-    const t = textOf(el);
+    const raw = shortTextContent(el, 240);
+    if (raw === undefined) continue;
+    const t = raw.replace(/\s+/g, ' ').trim();
     if (t === '' || t.length > 200) continue;
     const card = BADGES.test(t);
     if (!card && !POST_LINE.test(t) && !PROMPT.test(t)) continue;

@@ -61,6 +61,7 @@ export interface DomDocument extends DomNode {
 
 export const ELEMENT_NODE = 1;
 export const TEXT_NODE = 3;
+export const CDATA_SECTION_NODE = 4;
 
 /** Parses an HTML string into a linkedom document (no scripts run, no network). */
 export function parseDocument(html: string): DomDocument {
@@ -142,6 +143,35 @@ export function textLength(node: DomNode): number {
     n++;
   }
   return n;
+}
+
+/**
+ * `node.textContent` when that is at most `max` characters long, else undefined: the text
+ * nodes are read in document order and the walk stops once `max` is passed, so a rule that
+ * only looks at short elements never builds the text of a long one (a page's outer boxes).
+ */
+export function shortTextContent(node: DomNode, max: number): string | undefined {
+  let text = '';
+  let n = node.firstChild;
+  while (n !== null) {
+    const type = n.nodeType;
+    if (type === TEXT_NODE || type === CDATA_SECTION_NODE) {
+      text += n.textContent ?? '';
+      if (text.length > max) return undefined;
+    } else if (type === ELEMENT_NODE && n.firstChild !== null) {
+      n = n.firstChild;
+      continue;
+    }
+    // Next in document order without entering n: its sibling, or an ancestor's sibling.
+    let next: DomNode | null = n.nextSibling;
+    for (let up: DomNode | null = n; next === null; ) {
+      up = up.parentNode;
+      if (up === null || up === node) return text;
+      next = up.nextSibling;
+    }
+    n = next;
+  }
+  return text;
 }
 
 /** Whitespace-collapsed text of a node. */

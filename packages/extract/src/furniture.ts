@@ -1,4 +1,4 @@
-import { classOf, type DomDocument, type DomElement, textLength } from './dom.js';
+import { classOf, type DomDocument, type DomElement, shortTextContent, textLength } from './dom.js';
 import { closestWhere, collectUnder, type ElementTest, selectAll, tagIn } from './select.js';
 
 /** Marks a caption found by its class before Readability drops class names. */
@@ -48,7 +48,7 @@ export function markCaptions(doc: DomDocument): number {
   for (const el of selectAll(doc, body, (e) => e.hasAttribute('class'))) {
     if (NOT_CAPTION.has(el.nodeName) || !captionClass(classOf(el))) continue;
     if (el.querySelector('img, picture, video, iframe, table')) continue;
-    if ((el.textContent ?? '').length > 400 || !besideMedia(el)) continue;
+    if (shortTextContent(el, 400) === undefined || !besideMedia(el)) continue;
     el.setAttribute(CAPTION_ATTR, '');
     marked++;
   }
@@ -117,8 +117,8 @@ const DATELINE_TAGS = tagIn('p', 'div', 'span', 'time', 'li', 'small', 'dd', 'he
 export function removeDatelines(root: DomElement): number {
   const found: DomElement[] = [];
   for (const el of collectUnder(root, DATELINE_TAGS)) {
-    const raw = el.textContent ?? '';
-    if (raw.length > 200) continue;
+    const raw = shortTextContent(el, 200);
+    if (raw === undefined) continue;
     const t = raw.replace(/\s+/g, ' ').trim();
     if (t === '' || t.length > 90 || !DATELINE.test(t)) continue;
     if (found.some((f) => f.contains(el))) continue;

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { detectNotDocument, extractPage, parseDocument, textOf } from '../src/index.js';
+import {
+  detectNotDocument,
+  extractPage,
+  parseDocument,
+  shortTextContent,
+  textOf,
+} from '../src/index.js';
 
 const prose =
   'The archive page lists every post of the year with a short summary of each one. '.repeat(8);
@@ -42,5 +48,25 @@ describe('detector false positives seen on the benchmark pages', () => {
   it('an AEM "cmp-container" page that mentions cookies is not a consent wall', () => {
     const html = `<html><head><title>Products</title></head><body><div class="root container-fluid cmp-container"><main><h1>Products</h1><p>${prose}${prose}</p><p>We use cookies to remember your cart.</p></main></div></body></html>`;
     expect(detectNotDocument(html).ok).toBe(true);
+  });
+});
+
+describe('shortTextContent', () => {
+  const doc = parseDocument(
+    '<html><body><p>before</p><div id="d">One <b>two <i>three</i></b><!-- note --><span></span> four<p>five</p></div><p>after</p></body></html>',
+  );
+  const d = doc.querySelector('#d')!;
+
+  it('is textContent when that fits, nested elements in order and comments left out', () => {
+    expect(shortTextContent(d, 100)).toBe(d.textContent);
+    expect(shortTextContent(d, 100)).toBe('One two three fourfive');
+    expect(shortTextContent(d, (d.textContent ?? '').length)).toBe(d.textContent);
+  });
+
+  it('is undefined once the text passes the limit, and never reads past the node', () => {
+    expect(shortTextContent(d, (d.textContent ?? '').length - 1)).toBeUndefined();
+    expect(shortTextContent(d, 3)).toBeUndefined();
+    expect(shortTextContent(doc.querySelector('span')!, 0)).toBe('');
+    expect(shortTextContent(doc.querySelector('i')!, 10)).toBe('three');
   });
 });
