@@ -20,7 +20,7 @@ import {
   tagOf,
   textLengthOf,
 } from './select.js';
-import { isSpace } from './whitespace.js';
+import { collapseSpace, isSpace } from './whitespace.js';
 
 /** Marks a heading whose wrapping link to another page was unwrapped (a card's title). */
 export const CARD_LINK_ATTR = 'data-rf-card';
@@ -542,7 +542,7 @@ export function removePostClutter(body: DomElement): number {
     if (!el.parentNode) continue;
     const raw = shortTextContent(el, 240);
     if (raw === undefined) continue;
-    const t = raw.replace(/\s+/g, ' ').trim();
+    const t = collapseSpace(raw);
     if (t === '' || t.length > 200) continue;
     const card = BADGES.test(t);
     if (!card && !POST_LINE.test(t) && !PROMPT.test(t)) continue;

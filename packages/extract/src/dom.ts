@@ -1,5 +1,5 @@
 import { parseHTML } from 'linkedom';
-import { isSpace } from './whitespace.js';
+import { collapseSpace, isSpace } from './whitespace.js';
 
 /**
  * The slice of the DOM this package touches. linkedom's own typings need the DOM lib, which
@@ -176,5 +176,5 @@ export function shortTextContent(node: DomNode, max: number): string | undefined
 
 /** Whitespace-collapsed text of a node. */
 export function textOf(node: DomNode): string {
-  return (node.textContent ?? '').replace(/\s+/g, ' ').trim();
+  return collapseSpace(node.textContent ?? '');
 }

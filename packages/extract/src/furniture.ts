@@ -1,5 +1,6 @@
 import { classOf, type DomDocument, type DomElement, shortTextContent, textLength } from './dom.js';
 import { closestWhere, collectUnder, type ElementTest, selectAll, tagIn } from './select.js';
+import { collapseSpace } from './whitespace.js';
 
 /** Marks a caption found by its class before Readability drops class names. */
 export const CAPTION_ATTR = 'data-rf-caption';
@@ -119,7 +120,7 @@ export function removeDatelines(root: DomElement): number {
   for (const el of collectUnder(root, DATELINE_TAGS)) {
     const raw = shortTextContent(el, 200);
     if (raw === undefined) continue;
-    const t = raw.replace(/\s+/g, ' ').trim();
+    const t = collapseSpace(raw);
     if (t === '' || t.length > 90 || !DATELINE.test(t)) continue;
     if (found.some((f) => f.contains(el))) continue;
     found.push(el);

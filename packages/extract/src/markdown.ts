@@ -333,9 +333,8 @@ export function markdownService(): TurndownService {
 export interface ToMarkdownOptions {
   /**
    * The element is the caller's own copy, dropped after this call: convert it in place.
-   * turndown otherwise deep-copies its input before collapsing whitespace in it, which on a
-   * large content root costs as much as a tenth of the conversion. The element is detached
-   * and its text nodes rewritten.
+   * turndown otherwise deep-copies its input before collapsing whitespace in it. The element
+   * is detached and its text nodes rewritten.
    */
   readonly consume?: boolean;
 }

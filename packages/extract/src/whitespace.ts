@@ -1,3 +1,8 @@
+/** Every whitespace run one space, trimmed (how rules compare an element's text). */
+export function collapseSpace(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
 /** JavaScript's `\s` (what `/\s/`, `trim()` and selectors' class matching read as whitespace). */
 export function isSpace(c: number): boolean {
   return (
