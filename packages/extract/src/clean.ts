@@ -5,6 +5,7 @@ import {
   type DomNode,
   elements,
   isElement,
+  shortText,
   shortTextContent,
   TEXT_NODE,
   textLength,
@@ -550,8 +551,8 @@ export function removePostClutter(body: DomElement): number {
     let top = el;
     if (card) {
       for (let p = el.parentElement; p && p.nodeName !== 'BODY'; p = p.parentElement) {
-        const pt = textOf(p);
-        if (pt.length > 200 || p.querySelector('p, pre, blockquote, ul, ol, table')) break;
+        if (shortText(p, 200) === undefined || p.querySelector('p, pre, blockquote, ul, ol, table'))
+          break;
         top = p;
       }
     }
@@ -588,16 +589,16 @@ function removeFeedback(doc: DomDocument, body: DomElement): number {
   let removed = 0;
   for (const el of selectAll(doc, body, FEEDBACK_TAGS)) {
     if (!el.parentNode) continue;
-    const text = textOf(el);
-    if (text.length > 200 || !FEEDBACK_TEXT.test(text)) continue;
+    const text = shortText(el, 200);
+    if (text === undefined || !FEEDBACK_TEXT.test(text)) continue;
     let top = el;
     for (
       let p = el.parentElement;
       p && p.nodeName !== 'BODY' && p.nodeName !== 'MAIN' && p.nodeName !== 'ARTICLE';
       p = p.parentElement
     ) {
-      const t = textOf(p);
-      if (t.length > 200 || !FEEDBACK_TEXT.test(t)) break;
+      const t = shortText(p, 200);
+      if (t === undefined || !FEEDBACK_TEXT.test(t)) break;
       top = p;
     }
     top.remove();

@@ -125,11 +125,15 @@ export function classOf(el: DomElement): string {
   return el.getAttributeNode('class')?.value ?? '';
 }
 
-/** `textOf(node).length`, counted without building the collapsed string. */
-export function textLength(node: DomNode): number {
-  const s = node.textContent ?? '';
-  let n = 0;
-  let gap = false;
+/** Where a collapsed-length count stands: characters so far, and a space pending before the next one. */
+interface CollapsedCount {
+  n: number;
+  gap: boolean;
+}
+
+/** Adds `s` to a collapsed-length count (as {@link textOf} would collapse and trim it). */
+function countCollapsed(s: string, at: CollapsedCount): void {
+  let { n, gap } = at;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if ((c <= 32 || c >= 0xa0) && isSpace(c)) {
@@ -142,7 +146,41 @@ export function textLength(node: DomNode): number {
     }
     n++;
   }
-  return n;
+  at.n = n;
+  at.gap = gap;
+}
+
+/** `textOf(node).length`, counted without building the collapsed string. */
+export function textLength(node: DomNode): number {
+  const at = { n: 0, gap: false };
+  countCollapsed(node.textContent ?? '', at);
+  return at.n;
+}
+
+/**
+ * Calls `take` with the text of each text node under `node`, in document order, until it
+ * returns false; true when every text node was taken.
+ */
+function eachText(node: DomNode, take: (text: string) => boolean): boolean {
+  let n = node.firstChild;
+  while (n !== null) {
+    const type = n.nodeType;
+    if (type === TEXT_NODE || type === CDATA_SECTION_NODE) {
+      if (!take(n.textContent ?? '')) return false;
+    } else if (type === ELEMENT_NODE && n.firstChild !== null) {
+      n = n.firstChild;
+      continue;
+    }
+    // Next in document order without entering n: its sibling, or an ancestor's sibling.
+    let next: DomNode | null = n.nextSibling;
+    for (let up: DomNode | null = n; next === null; ) {
+      up = up.parentNode;
+      if (up === null || up === node) return true;
+      next = up.nextSibling;
+    }
+    n = next;
+  }
+  return true;
 }
 
 /**
@@ -152,26 +190,27 @@ export function textLength(node: DomNode): number {
  */
 export function shortTextContent(node: DomNode, max: number): string | undefined {
   let text = '';
-  let n = node.firstChild;
-  while (n !== null) {
-    const type = n.nodeType;
-    if (type === TEXT_NODE || type === CDATA_SECTION_NODE) {
-      text += n.textContent ?? '';
-      if (text.length > max) return undefined;
-    } else if (type === ELEMENT_NODE && n.firstChild !== null) {
-      n = n.firstChild;
-      continue;
-    }
-    // Next in document order without entering n: its sibling, or an ancestor's sibling.
-    let next: DomNode | null = n.nextSibling;
-    for (let up: DomNode | null = n; next === null; ) {
-      up = up.parentNode;
-      if (up === null || up === node) return text;
-      next = up.nextSibling;
-    }
-    n = next;
-  }
-  return text;
+  const whole = eachText(node, (t) => {
+    text += t;
+    return text.length <= max;
+  });
+  return whole ? text : undefined;
+}
+
+/**
+ * `textOf(node)` when that is at most `max` characters long, else undefined, read as
+ * {@link shortTextContent} reads: the limit is on the collapsed text, so indentation in the
+ * source does not count against it, and the walk stops once the collapsed text passes it.
+ */
+export function shortText(node: DomNode, max: number): string | undefined {
+  let raw = '';
+  const at = { n: 0, gap: false };
+  const ok = eachText(node, (t) => {
+    raw += t;
+    countCollapsed(t, at);
+    return at.n <= max;
+  });
+  return ok ? collapseSpace(raw) : undefined;
 }
 
 /** Whitespace-collapsed text of a node. */

@@ -139,8 +139,14 @@ const classTest = (name: string): ElementTest => {
   const names = new Set([name]);
   return (el) => hasAnyClass(el, names);
 };
+/** Every class name a container test looks for (see {@link isContainer}). */
+const CONTAINER_CLASSES = new Set<string>();
+const containerClass = (name: string): ElementTest => {
+  CONTAINER_CLASSES.add(name);
+  return classTest(name);
+};
 const RST_CONTENT = classTest('rst-content');
-const RST_DOCUMENT = classTest('document');
+const RST_DOCUMENT = containerClass('document');
 /**
  * Semantic containers and documentation-theme content wrappers, in order of preference. Each
  * is a test rather than a selector: the page is listed once (select.ts) and every test reads
@@ -150,16 +156,25 @@ const CONTAINER_TESTS: readonly ElementTest[] = [
   (_el, tag) => tag === 'main',
   (el) => el.getAttribute('role') === 'main',
   (_el, tag) => tag === 'article',
-  classTest('theme-doc-markdown'),
+  containerClass('theme-doc-markdown'),
   // `.rst-content .document`
   (el, tag) => RST_DOCUMENT(el, tag) && ancestorWith(el, (p) => RST_CONTENT(p, '')),
-  classTest('md-content'),
-  classTest('devsite-article-body'),
-  classTest('markdown-body'),
+  containerClass('md-content'),
+  containerClass('devsite-article-body'),
+  containerClass('markdown-body'),
   (el) => el.id === 'main-content',
   (el) => el.id === 'content',
 ];
-const isContainer: ElementTest = (el, tag) => CONTAINER_TESTS.some((t) => t(el, tag));
+/**
+ * Any of {@link CONTAINER_TESTS}: the tag and the id and role first, then the class attribute
+ * read once for all the class tests (each test alone would read it again).
+ */
+const isContainer: ElementTest = (el, tag) => {
+  if (tag === 'main' || tag === 'article' || el.getAttribute('role') === 'main') return true;
+  const id = el.id;
+  if (id === 'main-content' || id === 'content') return true;
+  return hasAnyClass(el, CONTAINER_CLASSES) && CONTAINER_TESTS.some((t) => t(el, tag));
+};
 
 function ancestorWith(el: DomElement, test: (p: DomElement) => boolean): boolean {
   for (let p = el.parentElement; p; p = p.parentElement) if (test(p)) return true;

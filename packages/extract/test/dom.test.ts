@@ -3,7 +3,9 @@ import {
   detectNotDocument,
   extractPage,
   parseDocument,
+  shortText,
   shortTextContent,
+  textLength,
   textOf,
 } from '../src/index.js';
 
@@ -68,5 +70,26 @@ describe('shortTextContent', () => {
     expect(shortTextContent(d, 3)).toBeUndefined();
     expect(shortTextContent(doc.querySelector('span')!, 0)).toBe('');
     expect(shortTextContent(doc.querySelector('i')!, 10)).toBe('three');
+  });
+});
+
+describe('shortText', () => {
+  const doc = parseDocument(
+    '<html><body><div id="d">\n      <span>Was   this</span>\n      <b>page\n helpful?</b>  \n    </div><p>after</p></body></html>',
+  );
+  const d = doc.querySelector('#d')!;
+
+  it('is textOf when the collapsed text fits: indentation does not count against the limit', () => {
+    expect(textOf(d)).toBe('Was this page helpful?');
+    expect((d.textContent ?? '').length).toBeGreaterThan(30);
+    expect(shortText(d, 22)).toBe('Was this page helpful?');
+    expect(shortText(d, 100)).toBe(textOf(d));
+  });
+
+  it('is undefined once the collapsed text passes the limit, as textLength counts it', () => {
+    expect(textLength(d)).toBe(22);
+    expect(shortText(d, 21)).toBeUndefined();
+    expect(shortText(d, 3)).toBeUndefined();
+    expect(shortText(doc.querySelector('p')!, 5)).toBe('after');
   });
 });
