@@ -141,12 +141,17 @@ const classTest = (name: string): ElementTest => {
 };
 /** Every class name a container test looks for (see {@link isContainer}). */
 const CONTAINER_CLASSES = new Set<string>();
-const containerClass = (name: string): ElementTest => {
+/** The container tests that pass only on an element with one of those classes. */
+const CLASS_TESTS = new Set<ElementTest>();
+/** A container test on a class name, and on more when `also` is given. */
+const containerClass = (name: string, also?: ElementTest): ElementTest => {
   CONTAINER_CLASSES.add(name);
-  return classTest(name);
+  const has = classTest(name);
+  const test: ElementTest = also ? (el, tag) => has(el, tag) && also(el, tag) : has;
+  CLASS_TESTS.add(test);
+  return test;
 };
 const RST_CONTENT = classTest('rst-content');
-const RST_DOCUMENT = containerClass('document');
 /**
  * Semantic containers and documentation-theme content wrappers, in order of preference. Each
  * is a test rather than a selector: the page is listed once (select.ts) and every test reads
@@ -158,23 +163,22 @@ const CONTAINER_TESTS: readonly ElementTest[] = [
   (_el, tag) => tag === 'article',
   containerClass('theme-doc-markdown'),
   // `.rst-content .document`
-  (el, tag) => RST_DOCUMENT(el, tag) && ancestorWith(el, (p) => RST_CONTENT(p, '')),
+  containerClass('document', (el) => ancestorWith(el, (p) => RST_CONTENT(p, ''))),
   containerClass('md-content'),
   containerClass('devsite-article-body'),
   containerClass('markdown-body'),
   (el) => el.id === 'main-content',
   (el) => el.id === 'content',
 ];
+const OTHER_TESTS = CONTAINER_TESTS.filter((t) => !CLASS_TESTS.has(t));
+const BY_CLASS = CONTAINER_TESTS.filter((t) => CLASS_TESTS.has(t));
 /**
- * Any of {@link CONTAINER_TESTS}: the tag and the id and role first, then the class attribute
- * read once for all the class tests (each test alone would read it again).
+ * Any of {@link CONTAINER_TESTS}, the class attribute read once for all the class tests: they
+ * run only when it holds one of their names.
  */
-const isContainer: ElementTest = (el, tag) => {
-  if (tag === 'main' || tag === 'article' || el.getAttribute('role') === 'main') return true;
-  const id = el.id;
-  if (id === 'main-content' || id === 'content') return true;
-  return hasAnyClass(el, CONTAINER_CLASSES) && CONTAINER_TESTS.some((t) => t(el, tag));
-};
+const isContainer: ElementTest = (el, tag) =>
+  OTHER_TESTS.some((t) => t(el, tag)) ||
+  (hasAnyClass(el, CONTAINER_CLASSES) && BY_CLASS.some((t) => t(el, tag)));
 
 function ancestorWith(el: DomElement, test: (p: DomElement) => boolean): boolean {
   for (let p = el.parentElement; p; p = p.parentElement) if (test(p)) return true;

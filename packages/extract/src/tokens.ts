@@ -2,6 +2,7 @@ import { Buffer } from 'node:buffer';
 import { createRequire } from 'node:module';
 import { RagfreshError } from '@ragfresh/core';
 import type { TiktokenBPE } from 'js-tiktoken/lite';
+import { isSpace } from './whitespace.js';
 
 /** Counts tokens the way the embedder will; plug another one in for non-OpenAI embedders. */
 export interface TokenCounter {
@@ -130,9 +131,9 @@ const bmpClasses = new Uint8Array(0x10000);
 const astralClasses = new Map<number, number>();
 
 function classifyCodePoint(cp: number): number {
-  const ch = String.fromCodePoint(cp);
   if (cp === 10 || cp === 13) return BREAK;
-  if (/\s/u.test(ch)) return SPACE;
+  if (isSpace(cp)) return SPACE;
+  const ch = String.fromCodePoint(cp);
   if (/\p{L}/u.test(ch)) return LETTER;
   if (/\p{N}/u.test(ch)) return NUMBER;
   return OTHER;
