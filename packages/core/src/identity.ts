@@ -87,9 +87,13 @@ export function parseHttpUrl(input: string): URL {
   try {
     url = new URL(input.trim());
   } catch (cause) {
+    const shown = JSON.stringify(input.slice(0, 200));
+    const hasScheme = /^\s*[a-z][a-z0-9+.-]*:\/\//i.test(input);
     throw new RagfreshError(
       'INVALID_URL',
-      `not an absolute URL: ${JSON.stringify(input.slice(0, 200))}; give an absolute http(s) URL.`,
+      hasScheme
+        ? `not a valid URL: ${shown}; check the host name (a label starting "xn--" must be valid punycode) and the characters after the scheme.`
+        : `not an absolute URL: ${shown}; give an absolute http(s) URL.`,
       { cause },
     );
   }
