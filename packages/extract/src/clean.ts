@@ -33,6 +33,18 @@ const ANCHOR_CLASS =
   /(?:^|\s)(?:headerlink|hash-link|anchor|anchorjs-link|anchor-link|header-anchor|heading-anchor|headinganchor|permalink|heading-link|autolink-headings?|title-link|deep-link|sl-anchor-link)(?:\s|$)/i;
 const PERMALINK_CLASS = /(?:^|\s)(?:headerlink|hash-link)(?:\s|$)/;
 const GUTTER_CLASS = /(?:^|\s)(?:linenos|gutter)(?:\s|$)/;
+/**
+ * Text for screen readers only: the utility every CSS framework ships under one of these names
+ * (Tailwind and Bootstrap 3-4 `sr-only`, Bootstrap 5 and most design systems `visually-hidden`,
+ * WordPress `screen-reader-text`, HTML5 Boilerplate `visuallyhidden`). Removed only inside a
+ * link or button, where it names the control ("(opens in a new tab)", "Section titled …",
+ * "Twitter" on an icon): elsewhere it is often the only text form of what an icon shows, such
+ * as the Yes / No of a plan-comparison table's check marks, and stays.
+ */
+const SCREEN_READER_CLASS =
+  /(?:^|\s)(?:sr-only|visually-hidden|visuallyhidden|screen-reader-text|screen-reader-only|screenreader-only)(?:\s|$)/i;
+/** Longest screen-reader-only text removed: a label, never a whole block someone hid by mistake. */
+const SCREEN_READER_MAX_CHARS = 200;
 const SKIP_LINK = /^(?:skip|jump) (?:to|navigation)\b|^skip to (?:main )?content$/i;
 const SKIP_CLASS =
   /(?:^|\s)(?:skip-link|skip-links|skip-to-content|skiplink|skip-nav|skipnav|visually-hidden-focusable)(?:\s|$)/i;
@@ -65,11 +77,13 @@ export interface CleanStats {
   pagination: number;
   /** Drop-down menus a script opens (language, topic, version pickers). */
   menus: number;
+  /** Screen-reader-only labels (`sr-only`, `visually-hidden`, …). */
+  screenReaderOnly: number;
 }
 
 /**
  * Removes page furniture that is never content, in place, before any extraction: heading
- * permalinks, skip links, "Edit this page", breadcrumbs, share bars, scripts and styles; and
+ * permalinks (inside or beside their heading), screen-reader labels of links and buttons, skip links, "Edit this page", breadcrumbs, share bars, scripts and styles; and
  * pins each code block's language on the `<pre>` so it survives Readability's class cleanup.
  */
 export interface CleanOptions {
@@ -88,6 +102,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     share: 0,
     pagination: 0,
     menus: 0,
+    screenReaderOnly: 0,
   };
   let moved = false;
   for (const el of selectAll(
@@ -125,6 +140,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
   // reads every element's class list): headings, links and table cells.
   const headings: DomElement[] = [];
   const anchors: DomElement[] = [];
+  const besideHeading: DomElement[] = [];
   const open: DomElement[] = [];
   for (const el of selectAll(
     doc,
@@ -135,6 +151,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     const tag = el.nodeName;
     if (tag === 'A') {
       if (open.length > 0 || PERMALINK_CLASS.test(classOf(el))) anchors.push(el);
+      else if (besideOwnHeading(el)) besideHeading.push(el);
     } else if (tag === 'TD') {
       if (GUTTER_CLASS.test(classOf(el))) el.remove();
     } else {
@@ -143,6 +160,10 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     }
   }
   for (const h of headings) separateBoxedParts(doc, h);
+  for (const a of besideHeading) {
+    a.remove();
+    stats.anchors++;
+  }
   for (const a of anchors) {
     const text = textOf(a);
     const cls = classOf(a);
@@ -183,6 +204,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
   stats.feedback = removeFeedback(doc, body);
   const sequenceLinks: DomElement[] = [];
   const toggles: DomElement[] = [];
+  const screenReaderOnly: DomElement[] = [];
   // The body's elements by id (the first of each), read in the same walk: menus are found by it.
   const byId = new Map<string, DomElement>();
   for (const el of selectAll(doc, body, () => true)) {
@@ -215,6 +237,18 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     if (SKIP_CLASS.test(cls)) {
       el.remove();
       stats.skipLinks++;
+      continue;
+    }
+    if (
+      SCREEN_READER_CLASS.test(cls) &&
+      tag !== 'BODY' &&
+      tag !== 'MAIN' &&
+      tag !== 'ARTICLE' &&
+      el.closest('a, button') !== null &&
+      shortText(el, SCREEN_READER_MAX_CHARS) !== undefined
+    ) {
+      // Removed after the menu and sequence rules, which recognise a control by its label.
+      screenReaderOnly.push(el);
       continue;
     }
     if (
@@ -255,6 +289,11 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
   }
   stats.pagination += removeSequenceBars(sequenceLinks);
   stats.menus = removeScriptMenus(body, toggles, byId);
+  for (const el of screenReaderOnly) {
+    if (!body.contains(el)) continue;
+    el.remove();
+    stats.screenReaderOnly++;
+  }
   return stats;
 }
 
@@ -605,6 +644,30 @@ function removeFeedback(doc: DomDocument, body: DomElement): number {
     removed++;
   }
   return removed;
+}
+
+/**
+ * A permalink set beside its heading rather than inside it (`<h2 id="x">…</h2><a href="#x">`,
+ * Starlight, many static-site themes): an in-page link whose target is the heading right next
+ * to it, with no more text than the heading's own plus a label ("Section titled …").
+ */
+function besideOwnHeading(a: DomElement): boolean {
+  const href = a.getAttribute('href');
+  if (href === null || href.length < 2 || href[0] !== '#') return false;
+  let target: string;
+  try {
+    target = decodeURIComponent(href.slice(1));
+  } catch {
+    target = href.slice(1);
+  }
+  let before: DomNode | null = a.previousSibling;
+  while (before && !isElement(before)) before = before.previousSibling;
+  for (const sib of [before, a.nextElementSibling]) {
+    if (!sib || !isElement(sib) || !/^H[1-6]$/.test(sib.nodeName) || sib.id !== target) continue;
+    const heading = textLength(sib);
+    return shortText(a, heading + 40) !== undefined;
+  }
+  return false;
 }
 
 function enclosingLink(el: DomElement): DomElement | null {

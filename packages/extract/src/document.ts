@@ -20,7 +20,7 @@ import { chunkHash, normalizedTextHash, simhash64 } from './hashes.js';
 import { type TokenCounter, tiktokenCounter } from './tokens.js';
 
 /** Bump when extraction output for the same HTML may change (it is part of every versionId). */
-export const EXTRACTOR_VERSION = '7';
+export const EXTRACTOR_VERSION = '8';
 /** Bump when chunk boundaries for the same Markdown may change (it is part of every versionId). */
 export const CHUNKER_VERSION = '4';
 

@@ -5,6 +5,7 @@ import {
   type ElementTest,
   invalidateElements,
   isChrome,
+  linkTextLength,
   selectAll,
   tagIn,
 } from './select.js';
@@ -130,6 +131,76 @@ export interface ProtectStats {
   utilityTokens: number;
   contentElements: number;
   panels: number;
+  /** In-text `<aside>` boxes (notes, tips, warnings) kept as content. */
+  callouts: number;
+}
+
+/** Elements of running text: an `<aside>` beside one of them sits in the flow of the text. */
+const FLOW_TAGS = new Set([
+  'P',
+  'PRE',
+  'UL',
+  'OL',
+  'DL',
+  'TABLE',
+  'BLOCKQUOTE',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+]);
+const NOT_CALLOUT_PARTS =
+  'nav, form, iframe, input, select, textarea, aside, blockquote, article, header, footer, img, picture, video, figure';
+const CALLOUT_MIN_CHARS = 20;
+const CALLOUT_MAX_CHARS = 1500;
+const CALLOUT_MAX_LINK_SHARE = 0.3;
+
+/**
+ * An `<aside>` in the flow of the text: a note, tip or warning box between paragraphs
+ * (Starlight, many themes). Readability deletes every `<aside>` and the chrome rules treat it as
+ * a sidebar; in documentation it often holds the one sentence that matters ("this deletes your
+ * data"). Kept when it stands among paragraphs, code or lists, outside the page's landmarks, and
+ * is short written text (a paragraph, list or code inside; no quote, link preview, form or
+ * nested navigation; links under a third of its text; no explicit `complementary` role). The page's own sidebars are beside the content, not inside it.
+ */
+function isCallout(aside: DomElement): boolean {
+  const parent = aside.parentElement;
+  if (!parent || closestWhere(parent, isChrome)) return false;
+  const role = aside.getAttribute('role');
+  if (role !== null && role !== 'note') return false;
+  let inFlow = false;
+  for (let sib = parent.firstElementChild; sib; sib = sib.nextElementSibling)
+    if (sib !== aside && FLOW_TAGS.has(sib.nodeName)) {
+      inFlow = true;
+      break;
+    }
+  if (!inFlow) return false;
+  // A quote of another post (a blockquote inside), a link preview (a header, an article or an
+  // image: forum software's "onebox"), a form or a menu is not a note.
+  if (aside.querySelector(NOT_CALLOUT_PARTS)) return false;
+  // A box of written text holds a paragraph, a list or code; a bare "Last update: …" line does not.
+  if (!aside.querySelector('p, li, pre')) return false;
+  const text = textLength(aside);
+  if (text < CALLOUT_MIN_CHARS || text > CALLOUT_MAX_CHARS) return false;
+  return linkTextLength(aside) <= CALLOUT_MAX_LINK_SHARE * text;
+}
+
+/** Renames in-text callout `<aside>`s to `<div role="note">` (see {@link isCallout}). */
+function keepCallouts(doc: DomDocument, body: DomElement): number {
+  let kept = 0;
+  for (const aside of selectAll(doc, body, tagIn('aside'))) {
+    if (!isCallout(aside)) continue;
+    const box = doc.createElement('div');
+    for (const { name, value } of Array.from(aside.attributes))
+      if (name !== 'role') box.setAttribute(name, value);
+    box.setAttribute('role', 'note');
+    while (aside.firstChild) box.appendChild(aside.firstChild);
+    aside.replaceWith(box);
+    kept++;
+  }
+  if (kept > 0) invalidateElements(doc);
+  return kept;
 }
 
 /**
@@ -144,9 +215,15 @@ export interface ProtectStats {
  * - each heading's level is pinned as `data-rf-level`.
  */
 export function protectContent(doc: DomDocument): ProtectStats {
-  const stats: ProtectStats = { utilityTokens: 0, contentElements: 0, panels: 0 };
+  const stats: ProtectStats = {
+    utilityTokens: 0,
+    contentElements: 0,
+    panels: 0,
+    callouts: 0,
+  };
   const body = doc.body;
   if (!body) return stats;
+  stats.callouts = keepCallouts(doc, body);
   // One walk for every id a toggle names, not one whole-tree query per toggle.
   let byId: Map<string, DomElement> | undefined;
   for (const toggle of selectAll(doc, body, (el) => el.hasAttribute('aria-controls'))) {

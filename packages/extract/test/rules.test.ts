@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
+  cleanDocument,
   detectNotDocument,
   extractPage,
   learnTitleAffixes,
+  parseDocument,
   parsePage,
   stripTitleAffixes,
+  textOf,
   titleRoot,
 } from '../src/index.js';
 
@@ -589,5 +592,101 @@ ${prose('Body', 4)}<div><p>Price: 5 credits a month</p><footer><a href="/terms">
     expect(md).toContain('Body paragraph 3');
     // Only navigation takes its caption along: a short line beside a removed footer stays.
     expect(md).toContain('Price: 5 credits a month');
+  });
+});
+
+describe('G: permalinks set beside their heading', () => {
+  const page = (anchor: (id: string, title: string) => string) =>
+    shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Intro', 3)}
+<div class="heading-wrapper"><h2 id="repair">Repair</h2>${anchor('repair', 'Repair')}</div>
+${prose('Repair', 3)}
+<div class="heading-wrapper"><h2 id="replicas">Replicas</h2>${anchor('replicas', 'Replicas')}</div>
+${prose('Replica', 3)}</main>`,
+    );
+
+  it('drops an in-page link to the heading next to it, label and all, and keeps the heading', () => {
+    const md = extractPage(
+      page(
+        (id, t) =>
+          `<a class="link-icon" href="#${id}"><span aria-hidden="true">#</span><span>Section titled “${t}”</span></a>`,
+      ),
+    ).markdown;
+    expect(md).toMatch(/^## Repair$/m);
+    expect(md).toMatch(/^## Replicas$/m);
+    expect(md).not.toContain('Section titled');
+    expect(md).toContain('Replica paragraph 2');
+  });
+
+  it('keeps a link beside a heading that points elsewhere, or carries a sentence of its own', () => {
+    const doc = parseDocument(
+      page((id) =>
+        id === 'repair'
+          ? '<a href="#replicas">How replicas are placed</a>'
+          : `<a href="#${id}">Replicas are copies kept on three machines in different racks, read in turn and repaired when their checksums disagree</a>`,
+      ),
+    );
+    const stats = cleanDocument(doc);
+    expect(stats.anchors).toBe(0);
+    const links = Array.from(doc.querySelectorAll('.heading-wrapper a')).map((a) => textOf(a));
+    expect(links).toEqual([
+      'How replicas are placed',
+      expect.stringContaining('Replicas are copies kept on three machines'),
+    ]);
+  });
+});
+
+describe('D: screen-reader-only labels', () => {
+  it('drops the label of a link or button, keeps the text an icon stands for elsewhere', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage plans</h1>${prose('Plans', 3)}
+<p>Read the <a href="https://status.example.com/">status page<span class="sr-only"> (opens in a new tab)</span></a> before you migrate.</p>
+<table><thead><tr><th>Feature</th><th>Basic</th><th>Pro</th></tr></thead><tbody>
+<tr><th>Replication</th><td><i class="icon-check"></i><span class="sr-only">Included</span></td><td><i class="icon-check"></i><span class="visually-hidden">Included</span></td></tr>
+<tr><th>Point-in-time restore</th><td><i class="icon-x"></i><span class="screen-reader-text">Not included</span></td><td><i class="icon-check"></i><span class="sr-only">Included</span></td></tr>
+</tbody></table>${prose('More', 2)}</main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).not.toContain('opens in a new tab');
+    expect(md).toContain('[status page](https://status.example.com/)');
+    expect(md).toMatch(/\| Point-in-time restore \| Not included \| Included \|/);
+  });
+});
+
+describe('A: note boxes written as <aside>', () => {
+  const page = (box: string) =>
+    shell(
+      '<meta property="og:type" content="article">',
+      `<div class="layout"><aside class="sidebar"><ul>${Array.from({ length: 8 }, (_, i) => `<li><a href="/docs/${i}">Guide ${i}</a></li>`).join('')}</ul></aside>
+<main><article><h1>Storage guide</h1>${prose('Intro', 3)}
+${box}
+${prose('Outro', 3)}</article></main></div>`,
+    );
+
+  it('keeps a warning between paragraphs, and still drops the page sidebar', () => {
+    const md = extractPage(
+      page(
+        '<aside aria-label="Caution" class="callout callout--caution"><p class="callout__title">Caution</p><div><p>Repairing a replica overwrites its local changes; take a snapshot first.</p></div></aside>',
+      ),
+    ).markdown;
+    expect(md).toContain(
+      'Repairing a replica overwrites its local changes; take a snapshot first.',
+    );
+    expect(md).toContain('Outro paragraph 2');
+    expect(md).not.toContain('Guide 3');
+  });
+
+  it('leaves out a quoted post, a link preview and a bare date line written as <aside>', () => {
+    for (const box of [
+      '<aside class="quote"><div class="title">ana wrote:</div><blockquote><p>Repair never finished on my cluster after the upgrade to version two.</p></blockquote></aside>',
+      '<aside class="preview"><header><a href="https://elsewhere.example/">elsewhere.example</a></header><article><h3><a href="https://elsewhere.example/post">A post somewhere else</a></h3><p>What another site says about repairing replicas at scale.</p></article></aside>',
+      '<aside class="source-file"><span>Last update: November 3, 2026 by the storage team</span></aside>',
+    ]) {
+      const md = extractPage(page(box)).markdown;
+      expect(md).toContain('Outro paragraph 2');
+      expect(md).not.toMatch(/Repair never finished|another site says|Last update/);
+    }
   });
 });
