@@ -135,6 +135,7 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
       junk.remove();
     removeLineNumbers(pre);
     unrenderTerminalMarkup(pre, lang);
+    stats.actions += removeCopyLabels(pre);
   }
   // One tag-only walk instead of class and descendant selectors (each a whole-tree walk that
   // reads every element's class list): headings, links and table cells.
@@ -642,6 +643,46 @@ function removeFeedback(doc: DomDocument, body: DomElement): number {
     }
     top.remove();
     removed++;
+  }
+  return removed;
+}
+
+/** What a code block's copy control says, as a button label or the tooltip beside it. */
+const COPY_TEXT = /^(?:copy|copied!?|copy code|copy to clipboard|copied to clipboard!?)$/i;
+/** How far up from a `<pre>` its copy control may sit (the code frame's own boxes). */
+const COPY_LABEL_LEVELS = 3;
+/** Most text a code frame's toolbar holds (a language name, "Copy", "Copied!"). */
+const COPY_TOOLBAR_MAX_CHARS = 60;
+
+/**
+ * The copy control of a code block drawn outside the `<pre>` (a toolbar or tooltip in the code
+ * frame: `<div class="frame"><pre>…</pre><div><button/><div>Copy</div></div></div>`): in the
+ * short boxes within {@link COPY_LABEL_LEVELS} levels of the block, beside it rather than
+ * around it, every element whose whole text is a copy label. Readability drops the button and
+ * keeps the tooltip's word.
+ */
+function removeCopyLabels(pre: DomElement): number {
+  let removed = 0;
+  let inner: DomElement = pre;
+  for (let level = 0; level < COPY_LABEL_LEVELS; level++) {
+    const box = inner.parentElement;
+    if (!box || box.nodeName === 'BODY') break;
+    for (let el = box.firstElementChild; el; ) {
+      const next = el.nextElementSibling;
+      // A short box beside the block: the control itself, or a toolbar holding it.
+      if (el !== inner && el.nodeName !== 'PRE' && shortText(el, COPY_TOOLBAR_MAX_CHARS)) {
+        for (const part of [el, ...collectUnder(el, () => true)]) {
+          if (!el.parentNode || !part.parentNode) continue;
+          const text = shortText(part, 24);
+          if (text !== undefined && COPY_TEXT.test(text)) {
+            part.remove();
+            removed++;
+          }
+        }
+      }
+      el = next;
+    }
+    inner = box;
   }
   return removed;
 }

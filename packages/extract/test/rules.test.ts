@@ -690,3 +690,19 @@ ${prose('Outro', 3)}</article></main></div>`,
     }
   });
 });
+
+describe('A: a code block keeps its code, not the copy control drawn beside it', () => {
+  it('drops a "Copy" tooltip next to the block, keeps a sentence that mentions copying', () => {
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Intro', 3)}
+<div class="code-frame"><div class="code-body"><pre><code>store.repair('replica-2')</code></pre></div>
+<div class="toolbar"><button aria-label="Copy the code"></button><div class="tooltip">Copied!</div><div class="tooltip">Copy</div></div></div>
+<p>Copy the snippet above into your shell.</p>${prose('Outro', 3)}</main>`,
+    );
+    const md = extractPage(html).markdown;
+    expect(md).toContain("store.repair('replica-2')");
+    expect(md).not.toMatch(/^Copy$|^Copied!$/m);
+    expect(md).toContain('Copy the snippet above into your shell.');
+  });
+});
