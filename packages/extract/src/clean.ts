@@ -15,6 +15,7 @@ import { LANG_ATTR, languageOfPre } from './markdown.js';
 import {
   collectUnder,
   invalidateElements,
+  isHeading,
   isLink,
   selectAll,
   tagIn,
@@ -83,8 +84,10 @@ export interface CleanStats {
 
 /**
  * Removes page furniture that is never content, in place, before any extraction: heading
- * permalinks (inside or beside their heading), screen-reader labels of links and buttons, skip links, "Edit this page", breadcrumbs, share bars, scripts and styles; and
- * pins each code block's language on the `<pre>` so it survives Readability's class cleanup.
+ * permalinks (inside or beside their heading), screen-reader labels of links and buttons, copy
+ * labels beside code, skip links, "Edit this page", breadcrumbs, share bars, scripts and
+ * styles; and pins each code block's language on the `<pre>` so it survives Readability's
+ * class cleanup.
  */
 export interface CleanOptions {
   /** Also unwrap links to other pages that hold a heading (cards). Default false. */
@@ -242,9 +245,6 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     }
     if (
       SCREEN_READER_CLASS.test(cls) &&
-      tag !== 'BODY' &&
-      tag !== 'MAIN' &&
-      tag !== 'ARTICLE' &&
       el.closest('a, button') !== null &&
       shortText(el, SCREEN_READER_MAX_CHARS) !== undefined
     ) {
@@ -670,19 +670,31 @@ function removeCopyLabels(pre: DomElement): number {
     for (let el = box.firstElementChild; el; ) {
       const next = el.nextElementSibling;
       // A short box beside the block: the control itself, or a toolbar holding it.
-      if (el !== inner && el.nodeName !== 'PRE' && shortText(el, COPY_TOOLBAR_MAX_CHARS)) {
-        for (const part of [el, ...collectUnder(el, () => true)]) {
-          if (!el.parentNode || !part.parentNode) continue;
-          const text = shortText(part, 24);
-          if (text !== undefined && COPY_TEXT.test(text)) {
-            part.remove();
-            removed++;
-          }
-        }
-      }
+      if (
+        el !== inner &&
+        el.nodeName !== 'PRE' &&
+        shortText(el, COPY_TOOLBAR_MAX_CHARS) !== undefined
+      )
+        removed += removeCopyLabelsIn(el);
       el = next;
     }
     inner = box;
+  }
+  return removed;
+}
+
+/** Removes `el` when its whole text is a copy label, else the outermost such boxes inside it. */
+function removeCopyLabelsIn(el: DomElement): number {
+  const text = shortText(el, 24);
+  if (text !== undefined && COPY_TEXT.test(text)) {
+    el.remove();
+    return 1;
+  }
+  let removed = 0;
+  for (let child = el.firstElementChild; child; ) {
+    const next = child.nextElementSibling;
+    removed += removeCopyLabelsIn(child);
+    child = next;
   }
   return removed;
 }
@@ -704,7 +716,7 @@ function besideOwnHeading(a: DomElement): boolean {
   let before: DomNode | null = a.previousSibling;
   while (before && !isElement(before)) before = before.previousSibling;
   for (const sib of [before, a.nextElementSibling]) {
-    if (!sib || !isElement(sib) || !/^H[1-6]$/.test(sib.nodeName) || sib.id !== target) continue;
+    if (!isElement(sib) || !isHeading(sib, tagOf(sib)) || sib.id !== target) continue;
     const heading = textLength(sib);
     return shortText(a, heading + 40) !== undefined;
   }

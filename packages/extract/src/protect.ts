@@ -162,7 +162,8 @@ const CALLOUT_MAX_LINK_SHARE = 0.3;
  * a sidebar; in documentation it often holds the one sentence that matters ("this deletes your
  * data"). Kept when it stands among paragraphs, code or lists, outside the page's landmarks, and
  * is short written text (a paragraph, list or code inside; no quote, link preview, form or
- * nested navigation; links under a third of its text; no explicit `complementary` role). The page's own sidebars are beside the content, not inside it.
+ * nested navigation; links under a third of its text; no explicit `complementary` role). The
+ * page's own sidebars are beside the content, not inside it.
  */
 function isCallout(aside: DomElement): boolean {
   const parent = aside.parentElement;
