@@ -8,7 +8,9 @@
  * Layouts, chosen by the first character that is not whitespace:
  * - `[`: a JSON array; each element is a record (`line` = its 1-based position).
  * - `{`: JSON lines (or one pretty-printed object, or concatenated objects); each top-level
- *   value is a record (`line` = the line it starts on). If the first value has a `data` key
+ *   value is a record (`line` = the line it starts on). When the first value ends on its own
+ *   line the input is JSON lines, and a line that ends inside an unclosed record is that
+ *   record's alone (unreadable); the next line is read. If the first value has a `data` key
  *   holding an array or an object, it is a vendor envelope (Firecrawl's crawl answer): the
  *   elements of `data` are the records, and its other fields are the envelope (with `data`
  *   empty).
@@ -139,6 +141,8 @@ class JsonScanner {
   envelope: Record<string, unknown> | undefined;
   #envelopeSeen = false;
   #sawUrlKey = false;
+  /** Known once the first top-level value ends: true for JSON lines (one value per line). */
+  #lines: boolean | undefined;
 
   constructor(limits: ReaderLimits, array: boolean) {
     this.#limits = limits;
@@ -264,6 +268,8 @@ class JsonScanner {
     this.#top = undefined;
     this.#tracking = false;
     if (top === undefined) return;
+    // A first value that ends on the line it began on: the input is JSON lines.
+    this.#lines ??= top.line === this.#line;
     if (!this.#envelopeSeen) {
       this.#emit(top.finish());
       return;
@@ -381,6 +387,17 @@ class JsonScanner {
         // A top-level scalar (JSON lines junk) ends with its line.
         if (this.#elementDepth === 0 && this.#depth === 0 && this.#top !== undefined) {
           this.#endTop();
+          return;
+        }
+        if (this.#lines === true && this.#depth > 0) {
+          // JSON lines: a record still open at its line's end is broken; the next line is read.
+          this.#emit({
+            kind: 'unreadable',
+            line: this.#top?.line ?? this.#line - 1,
+            reason: `not JSON (line ${this.#line - 1} ends inside an unclosed object or array)`,
+          });
+          this.#top = undefined;
+          this.#depth = 0;
           return;
         }
       }
