@@ -517,6 +517,8 @@ export async function importRows(
   const byContent: ContentMembers = new Map();
   for await (const entry of options.rows) {
     ir.counts.rows++;
+    // Refused rows fill no batch: the event list is bounded here, not only per batch.
+    ir.trimEvents();
     const item: ImportItem = isItem(entry) ? entry : { kind: 'row', row: entry };
     if (item.kind === 'unreadable') {
       ir.unreadableRecord(item.line, item.reason);
