@@ -94,6 +94,57 @@ describe('ragfresh import: hostile rows through the real CLI (LanceDB)', () => {
     });
   }, 300_000);
 
+  it.each([
+    {
+      format: 'apify-wcc',
+      args: [],
+      // A JSON array: wrong types, a 9 MB item, invalid UTF-8, cut off inside an item.
+      bytes: Buffer.concat([
+        Buffer.from(
+          `[{"url": 42, "markdown": {"no": "string"}}, {"url":"${ORIGIN}/h","markdown":"${'x '.repeat(4_500_000)}"}, {"url":"${ORIGIN}/u","crawl":{"loadedTime":"${ago(HOUR)}"},"markdown":"caf`,
+        ),
+        Buffer.from([0xc3, 0x28, 0xff]),
+        Buffer.from('"}, {"url":"'),
+      ]),
+    },
+    {
+      format: 'firecrawl',
+      args: ['--fetched-at', ago(HOUR)],
+      // An envelope whose data holds a deep element and a wrong-typed one, and never closes.
+      bytes: Buffer.from(
+        `{"status":"completed","total":3,"data":[${'['.repeat(20_000)}${']'.repeat(20_000)}, {"metadata":"not an object","markdown":7}, {"metadata":{"sourceURL":"${ORIGIN}/f"},"markdown":"# F\n\nText`,
+      ),
+    },
+    {
+      format: 'webscraper',
+      args: ['--map', 'url=page', '--map', 'text=body', '--fetched-at', ago(HOUR)],
+      // CSV: a 9 MB field, a row of the wrong shape, a quote never closed.
+      bytes: Buffer.from(
+        `page,body\n${ORIGIN}/w1,"${'y '.repeat(4_500_000)}"\n,,,,\n${ORIGIN}/w2,"never closed\n`,
+      ),
+    },
+  ])(
+    '$format: a hostile export does not crash the process or keep the lease',
+    ({ format, args, bytes }) => {
+      const file = `hostile-${format}`;
+      writeFileSync(join(dir, file), bytes);
+      const r = cli(
+        ['import', '--source', 'docs', '--format', format, ...args, file, '--config', config],
+        dir,
+      );
+      expect(r.stderr).not.toMatch(/heap out of memory|FATAL ERROR|LEASE_HELD| {4}at /);
+      expect(r.code).toBe(EXIT.rowsRefused);
+      writeFileSync(join(dir, `good-${format}.jsonl`), jsonl([page(`/after-${format}`)]));
+      const good = cli(
+        ['import', '--source', 'docs', `good-${format}.jsonl`, '--config', config],
+        dir,
+      );
+      expect(good.code).toBe(EXIT.ok);
+      expect(good.stdout).toMatch(/1 published/);
+    },
+    300_000,
+  );
+
   it('the text report names each refusal and its count; a file with nothing readable exits 2 with one line', () => {
     writeFileSync(
       join(dir, 'mixed.jsonl'),
