@@ -116,6 +116,10 @@ describe('the streaming export reader', () => {
       'a "quoted" \\ back\nslash',
     );
     expect(readAll(oneCharChunks(text)).items).toEqual(whole);
+    // Blank lines before the first record count, whole or in blank chunks.
+    const later = readAll(['\n', ' \n', `\n${text}`]).items;
+    expect(later.map((i) => i.line)).toEqual([4, 5, 7]);
+    expect(readAll([`\n \n\n${text}`]).items).toEqual(later);
   });
 
   it('a JSON array and an envelope stream element by element; the envelope keeps its own fields wherever data sits', () => {

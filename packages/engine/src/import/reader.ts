@@ -144,10 +144,11 @@ class JsonScanner {
   /** Known once the first top-level value ends: true for JSON lines (one value per line). */
   #lines: boolean | undefined;
 
-  constructor(limits: ReaderLimits, array: boolean) {
+  constructor(limits: ReaderLimits, array: boolean, line: number) {
     this.#limits = limits;
     this.#array = array;
     this.#elementDepth = array ? 1 : 0;
+    this.#line = line;
   }
 
   /** Where text goes now: the element being read, else the top-level value. */
@@ -454,8 +455,10 @@ class CsvScanner {
   /** A `"` or `\r` at the end of a chunk, decided by the next chunk's first character. */
   #carry = '';
 
-  constructor(limits: ReaderLimits) {
+  constructor(limits: ReaderLimits, line: number) {
     this.#limits = limits;
+    this.#line = line;
+    this.#rowLine = line;
   }
 
   #addField(text: string): void {
@@ -580,6 +583,7 @@ export class ExportReader {
   readonly #options: ExportReaderOptions;
   #scanner: JsonScanner | CsvScanner | undefined;
   #first = true;
+  #blankLines = 0;
 
   constructor(options: ExportReaderOptions) {
     this.#options = options;
@@ -598,15 +602,19 @@ export class ExportReader {
     }
     if (this.#scanner === undefined) {
       const start = t.search(/\S/);
+      // Leading blank chunks: only their lines are kept, so line numbers stay right.
+      this.#blankLines += (start < 0 ? t : t.slice(0, start)).split('\n').length - 1;
       if (start < 0) return [];
-      const c = t[start];
+      t = t.slice(start);
+      const c = t[0];
       const { limits, csv } = this.#options;
+      const line = 1 + this.#blankLines;
       this.#scanner =
         c === '['
-          ? new JsonScanner(limits, true)
+          ? new JsonScanner(limits, true, line)
           : c === '{' || !csv
-            ? new JsonScanner(limits, false)
-            : new CsvScanner(limits);
+            ? new JsonScanner(limits, false, line)
+            : new CsvScanner(limits, line);
     }
     return this.#scanner.write(t);
   }
