@@ -10,8 +10,10 @@ import {
   type ExportCoverage,
   type ExportFormat,
   FileCheckpointStore,
+  futureRefusal,
   type ImportReport,
   importRows,
+  MAX_FUTURE_SKEW_MS,
   type ParsedExport,
   parseExport,
   readExport,
@@ -229,6 +231,14 @@ async function importCommand(
     throw new UsageError(
       `--checkpoint ${String(v.checkpoint)} is unknown; use never or complete-coverage.`,
     );
+  const fetchedAt = v['fetched-at'];
+  if (fetchedAt !== undefined && Number.isFinite(Date.parse(fetchedAt))) {
+    // Every row without a time of its own would be refused: say it once, before anything runs.
+    if (futureRefusal(new Date(Date.parse(fetchedAt)).toISOString(), new Date()) !== undefined)
+      throw new UsageError(
+        `--fetched-at ${fetchedAt} is more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead of this machine's clock; give the time the crawl fetched the pages.`,
+      );
+  }
   const format = formatOf(v.format);
   const stream = readExport(await openInput(file), {
     format,

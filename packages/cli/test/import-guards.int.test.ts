@@ -156,6 +156,24 @@ describe('ragfresh import: hostile rows through the real CLI (LanceDB)', () => {
     expect(mixed.stdout).toMatch(/^refused: off-source-host 1$/m);
     expect(mixed.stdout).toMatch(/unreadable +row 3 +\(not JSON/);
 
+    const future = cli(
+      [
+        'import',
+        '--source',
+        'docs',
+        'mixed.jsonl',
+        '--fetched-at',
+        '2030-01-01T00:00:00Z',
+        '--config',
+        config,
+      ],
+      dir,
+    );
+    expect(future.code).toBe(EXIT.usage);
+    expect(future.stderr).toMatch(
+      /^ragfresh: --fetched-at 2030-01-01T00:00:00Z is more than 5 minutes ahead/,
+    );
+
     writeFileSync(join(dir, 'junk.jsonl'), '{"no":"url field"}\n{"url": broken\n[1, 2\n');
     const junk = cli(['import', '--source', 'docs', 'junk.jsonl', '--config', config], dir);
     expect(junk.code).toBe(EXIT.usage);

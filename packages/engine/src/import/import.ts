@@ -144,12 +144,13 @@ class ImportRun {
     this.counts = emptyImportCounts();
     this.run = new SourceRun(options.source, ctx.nowIso());
     this.queue = new PublishQueue(ctx);
-    // The engine tests build contexts without a fetcher: the default policy then applies.
+    // A context without a fetcher (tests, offline tools) has no DNS: names are judged by name.
     const fetcher = ctx.deps.fetcher as EngineContext['deps']['fetcher'] | undefined;
     this.hosts = new RowHostPolicy(
       options.source,
       options.network?.policy ?? fetcher?.options.network,
-      options.network?.resolver ?? fetcher?.options.resolver,
+      options.network?.resolver ??
+        (fetcher === undefined ? async () => [] : fetcher.options.resolver),
     );
   }
 
