@@ -16,6 +16,7 @@ import {
   importRows,
   MAX_FUTURE_SKEW_MS,
   type PageLimits,
+  type PagePipeline,
   type ParseExportOptions,
   parseExport,
   readExport,
@@ -40,7 +41,11 @@ const row = (path: string, extra: Record<string, unknown> = {}) => ({
 });
 const jsonl = (rows: readonly object[]) => rows.map((r) => JSON.stringify(r)).join('\n');
 
-async function setup(pageLimits: Partial<PageLimits> = {}, sources = [site]) {
+async function setup(
+  pageLimits: Partial<PageLimits> = {},
+  sources = [site],
+  pipeline: PagePipeline = new ExtractPipeline({ maxTokens: 64 }),
+) {
   const connector = createMemoryConnector();
   await connector.open({ dimensions: 64 });
   const state = new InMemoryStateStore();
@@ -51,7 +56,7 @@ async function setup(pageLimits: Partial<PageLimits> = {}, sources = [site]) {
     state,
     publisher,
     fetcher: undefined as never,
-    pipeline: new ExtractPipeline({ maxTokens: 64 }),
+    pipeline,
     embeddings: new CountingEmbeddings(),
     snapshots: new MemoryRawSnapshotStore(),
     batchSize: 3,
@@ -274,6 +279,21 @@ describe('row guards: the limits, host policy and clock skew of fetched pages', 
     expect(r.counts).toMatchObject({ rows: 5, refused: 4, published: 1, review: 0 });
     expect(await s.state.getDocument(docId('/fine'))).toBeDefined();
     expect(await s.state.getDocument(docId('/big'))).toBeUndefined();
+    await s.publisher.close();
+  });
+
+  it('a row the pipeline throws on is refused (extract-failed), the import goes on', async () => {
+    const inner = new ExtractPipeline({ maxTokens: 64 });
+    const s = await setup({}, [site], {
+      pipelineKey: inner.pipelineKey,
+      process: (input, context) => {
+        if (input.url.endsWith('/boom')) throw new RangeError('Maximum call stack size exceeded');
+        return inner.process(input, context);
+      },
+    });
+    const r = await importText(s, jsonl([row('/boom'), row('/fine')]));
+    expect(r.refusedBy).toEqual({ 'extract-failed': 1 });
+    expect(r.counts).toMatchObject({ refused: 1, review: 0, published: 1 });
     await s.publisher.close();
   });
 

@@ -42,6 +42,8 @@ export interface ImportOptions {
   readonly rowBatch?: number;
 }
 
+const REFUSED_OUTCOMES: ReadonlySet<string> = new Set([...PAGE_LIMIT_CODES, 'extract-failed']);
+
 /** Rows listed in a report (events, unreadable records); the counts stay exact beyond it. */
 export const MAX_REPORTED_ROWS = 10_000;
 
@@ -314,7 +316,8 @@ async function newestOf(ir: ImportRun, rows: Accepted[]): Promise<Decided | unde
       ir.options.chunking ?? 'provided',
     );
     if (version.kind === 'not-the-document') {
-      if (version.reasons.some((r) => PAGE_LIMIT_CODES.has(refusalCode(r)))) {
+      // Over a limit, or the pipeline threw on it: refused with that reason, not "empty content".
+      if (version.reasons.some((r) => REFUSED_OUTCOMES.has(refusalCode(r)))) {
         ir.refuse(accepted.row, version.reasons.join('; '), accepted.documentId);
         continue;
       }
