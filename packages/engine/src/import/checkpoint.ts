@@ -51,7 +51,7 @@ export function decideCheckpoint(input: CheckpointInput): CheckpointDecision {
     reasons.push(...input.coverage.reasons.map((r) => `partial export: ${r}`));
   if ((input.notImported ?? 0) > 0)
     reasons.push(
-      `${input.notImported} rows were refused or unreadable; the next crawl must ask for them again`,
+      `${input.notImported} ${input.notImported === 1 ? 'row was' : 'rows were'} refused or unreadable; the next crawl must ask for them again`,
     );
   if (input.crawlStartedAt === undefined)
     reasons.push(

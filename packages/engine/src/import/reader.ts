@@ -68,16 +68,21 @@ class Collected {
   add(text: string, limits: ReaderLimits): void {
     if (this.refused !== undefined) return;
     this.#chars += text.length;
-    if (this.#prefix.length < PREFIX_CHARS) this.#prefix += text.slice(0, PREFIX_CHARS);
-    if (this.#chars > limits.maxRecordChars) {
-      this.refused = tooLarge(limits);
-      this.#parts = [];
-    } else this.#parts.push(text);
+    if (this.#chars > limits.maxRecordChars) this.#refuse(tooLarge(limits), text);
+    else this.#parts.push(text);
   }
 
   tooDeep(depth: number, limits: ReaderLimits): void {
     if (this.refused !== undefined) return;
-    this.refused = `record-too-deep: nested ${depth} levels, over the ${limits.maxDepth}-level limit`;
+    this.#refuse(
+      `record-too-deep: nested ${depth} levels, over the ${limits.maxDepth}-level limit`,
+    );
+  }
+
+  /** Drops the text, keeping only its start (where the record's URL usually is). */
+  #refuse(reason: string, more = ''): void {
+    this.refused = reason;
+    this.#prefix = `${this.#parts.join('')}${more.slice(0, PREFIX_CHARS)}`.slice(0, PREFIX_CHARS);
     this.#parts = [];
   }
 
