@@ -18,4 +18,10 @@ export const EXIT = Object.freeze({
   reviewPending: 5,
   /** Another run holds the publish lease: nothing was done; retry after the time printed. */
   busy: 6,
+  /**
+   * `import`: the export held rows that were not imported: refused by a guard (page limits,
+   * host policy, a fetch time in the future) or unreadable. Every other row was imported; the
+   * report lists each refused row with its reason.
+   */
+  rowsRefused: 7,
 });
