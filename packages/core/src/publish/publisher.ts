@@ -808,6 +808,7 @@ export class Publisher {
         ].slice(-HISTORY_LIMIT),
       };
     }
+    if (d.repair === true && record !== undefined) return repairedRecord(record, d, epoch, now);
     const changed = record?.contentHash !== d.contentHash;
     const timestamps = {
       ...(record?.timestamps ?? {}),
@@ -989,4 +990,35 @@ export class Publisher {
         });
     }
   }
+}
+
+/**
+ * The record after a repair: the store had lost the current version and got it back, written
+ * again at `epoch`. Nothing was observed, so the lifecycle stays as it was: status and its
+ * reasons (a STALE label), gone evidence, validators, last good copy and timestamps. A pending
+ * deletion keeps its evidence; `verify --repair` never makes a gone page healthy.
+ */
+function repairedRecord(
+  record: DocumentRecord,
+  d: JournalDocument,
+  epoch: number,
+  now: IsoTime,
+): DocumentRecord {
+  return {
+    ...record,
+    currentVersionId: d.versionId,
+    currentChunkIds: d.chunkIds,
+    ...(d.chunkHashes === undefined ? {} : { chunkHashes: d.chunkHashes }),
+    publishedEpoch: epoch,
+    history: [
+      ...(record.history ?? []),
+      {
+        at: now,
+        versionId: d.versionId,
+        event: 'repaired',
+        reasons: ['the store had lost the current version; written again'],
+        epoch,
+      },
+    ].slice(-HISTORY_LIMIT),
+  };
 }
