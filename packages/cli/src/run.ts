@@ -32,6 +32,8 @@ const usage = (line: string): number => {
 /**
  * `status` reads; it never creates files. A SQLite state file that does not exist yet is an
  * empty state (every source "never indexed", exit 3), not a reason to create `.ragfresh/`.
+ * (The store is opened only once the state recorded an epoch; a deleted LanceDB folder is then
+ * created again, empty, by opening it, and reported STORE_LOST.)
  */
 async function openStateForReading(spec: string): Promise<StateStore> {
   const sqlite = /^sqlite:(?:\/\/)?(.*)$/.exec(spec);

@@ -21,7 +21,7 @@ export function storeLostError(
   );
 }
 
-/** Highest epoch recorded on a document: what the store's published epoch must have reached. */
+/** The epoch one document recorded: the store's published epoch must have reached it. */
 export function recordedEpoch(record: { readonly publishedEpoch?: number }): number {
   return record.publishedEpoch ?? 0;
 }
