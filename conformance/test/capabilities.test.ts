@@ -14,6 +14,7 @@ describe('capability defaults (the base class fills what a connector leaves out)
         maxWriteBatch: undefined as never,
         epochInStore: undefined as never,
         idForm: undefined as never,
+        scan: undefined as never,
       },
     });
     expect(c.capabilities).toEqual({
@@ -25,6 +26,7 @@ describe('capability defaults (the base class fills what a connector leaves out)
       epochInStore: false,
       idForm: 'chunk-id',
       epochClaim: 'exclusive',
+      scan: false,
     });
     expect(CAPABILITY_DEFAULTS).toEqual({
       visibility: { mode: 'immediate' },
@@ -32,6 +34,7 @@ describe('capability defaults (the base class fills what a connector leaves out)
       epochInStore: false,
       idForm: 'chunk-id',
       epochClaim: 'exclusive',
+      scan: false,
     });
     expect(Object.isFrozen(c.capabilities)).toBe(true);
     expect(Object.isFrozen(c.capabilities.visibility)).toBe(true);

@@ -46,6 +46,7 @@ export const MEMORY_CAPABILITIES: ConnectorCapabilities = {
   maxWriteBatch: 500,
   epochInStore: true,
   idForm: 'chunk-id',
+  scan: true,
 };
 
 /** Epoch claim files kept beside a persisted index; older ones are removed as the epoch moves. */

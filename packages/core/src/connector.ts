@@ -53,6 +53,13 @@ export interface ConnectorCapabilities {
    */
   readonly epochClaim?: 'exclusive' | 'lease-only';
   /**
+   * Whether the connector can enumerate every stored chunk page by page (`_scan`, behind
+   * `scanChunks`). `verify` looks for orphans and `recover` rebuilds a lost state only on a
+   * connector that declares it; without it `scanChunks` throws NOT_SUPPORTED and `verify` says
+   * orphans were not checked. Filled in as `false` when absent.
+   */
+  readonly scan?: boolean;
+  /**
    * The LangChain vector store class that reads this connector's stored layout, when there is
    * one (absent by default: no claim). Declaring it makes the conformance case
    * `langchain-reader` run: the fixture's target must then supply `langchainReader(namespace)`
@@ -99,6 +106,8 @@ export interface ConnectorCapabilitiesInput {
   readonly idForm?: 'chunk-id' | 'uuid';
   /** Default `exclusive` (`epoch-race` holds the connector to it when `epochInStore`). */
   readonly epochClaim?: 'exclusive' | 'lease-only';
+  /** Default `false`: declare `true` together with a `_scan` hook. */
+  readonly scan?: boolean;
   /** Default: absent (no LangChain class is claimed; `langchain-reader` does not apply). */
   readonly langchain?: LangChainReaderCapability;
 }
@@ -110,12 +119,14 @@ export const CAPABILITY_DEFAULTS: Readonly<{
   epochInStore: boolean;
   idForm: 'chunk-id' | 'uuid';
   epochClaim: 'exclusive' | 'lease-only';
+  scan: boolean;
 }> = Object.freeze({
   visibility: Object.freeze({ mode: 'immediate' as const }),
   maxWriteBatch: 100,
   epochInStore: false,
   idForm: 'chunk-id' as const,
   epochClaim: 'exclusive' as const,
+  scan: false,
 });
 
 /** Which chunks a query may return. */
@@ -189,6 +200,7 @@ function freezeCapabilities(input: ConnectorCapabilitiesInput): ConnectorCapabil
     epochInStore: input.epochInStore ?? CAPABILITY_DEFAULTS.epochInStore,
     idForm: input.idForm ?? CAPABILITY_DEFAULTS.idForm,
     epochClaim: input.epochClaim ?? CAPABILITY_DEFAULTS.epochClaim,
+    scan: input.scan ?? CAPABILITY_DEFAULTS.scan,
   };
   if (
     !PROMOTIONS.includes(c.promotion) ||
@@ -423,10 +435,16 @@ export abstract class Connector {
 
   /**
    * Every stored chunk (any validity, no vectors), page by page: what reconciliation and
-   * state recovery read. Optional verb: connectors that cannot enumerate throw NOT_SUPPORTED.
+   * state recovery read. Optional verb: a connector whose manifest does not declare `scan`
+   * throws NOT_SUPPORTED (before any hook runs).
    */
   async *scanChunks(options: { pageSize?: number } = {}): AsyncGenerator<ListedChunk[]> {
     this.ensureOpen();
+    if (this.capabilities.scan !== true)
+      throw this.error(
+        'NOT_SUPPORTED',
+        `${this.store} cannot enumerate its chunks (its manifest does not declare scan); reconciliation cannot look for orphans and recovery needs another way to list documents.`,
+      );
     const pageSize = options.pageSize ?? 1_000;
     if (!Number.isSafeInteger(pageSize) || pageSize < 1)
       throw this.error('INVALID_ARGUMENT', `pageSize must be a positive integer, got ${pageSize}.`);
