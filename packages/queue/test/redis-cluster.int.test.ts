@@ -14,6 +14,7 @@ import { Queue } from 'bullmq';
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  assertQueueRedis,
   connectRedis,
   FINISH_QUEUE,
   type FinishJob,
@@ -85,6 +86,19 @@ describe('on a real Redis Cluster (three masters)', () => {
       process.env.RAGFRESH_TEST_REDIS ?? 'redis://127.0.0.1:6379',
     );
     await single.close();
+  });
+
+  it('assertQueueRedis reads every master: one evicting master refuses the cluster, naming it', async () => {
+    await expect(assertQueueRedis(redis)).resolves.toBeUndefined();
+    const last = redis.nodes('master').at(-1)!;
+    await last.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    try {
+      await expect(assertQueueRedis(redis)).rejects.toThrow(
+        `Redis at 127.0.0.1:${last.options.port} has maxmemory-policy allkeys-lru`,
+      );
+    } finally {
+      await last.config('SET', 'maxmemory-policy', 'noeviction');
+    }
   });
 
   it('control: one script over two keys of different slots is refused (CROSSSLOT), as the old politeness keys were', async () => {
