@@ -268,7 +268,7 @@ export async function queueSection(
   options: { readonly connectTimeoutMs?: number } = {},
 ): Promise<QueueSection | undefined> {
   if (config.queue === undefined) return undefined;
-  const prefix = config.queue.prefix ?? 'ragfresh';
+  const prefix = config.queue.prefix ?? (config.queue.cluster === true ? '{ragfresh}' : 'ragfresh');
   const redisUrl = redactUrl(config.queue.redis);
   const base = { redis: redisUrl, prefix };
   const { loadQueuePackage } = await import('./queue-package.js');
