@@ -1,5 +1,4 @@
 import type { Connector, ListedChunk, VersionRef } from './connector.js';
-import { isRagfreshError } from './errors.js';
 import { DocumentLedger } from './ledger.js';
 import { FIELDS, OPEN_EPOCH } from './metadata.js';
 import type { IsoTime } from './model.js';

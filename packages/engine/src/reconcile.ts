@@ -2,7 +2,6 @@ import {
   type Connector,
   checkStoreAgainstState,
   type DocumentRecord,
-  isRagfreshError,
   type ListedChunk,
   type MissingDocument,
   RagfreshError,
