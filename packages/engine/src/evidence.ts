@@ -74,23 +74,29 @@ export async function recordGood(
   });
 }
 
-/** Never overwrite: the last good version stays current; readers are told it is stale. */
+/**
+ * Never overwrite: the last good version stays current; readers are told it is stale. A page
+ * judged not the document carries the version it would have been (`wouldBe`) in its history
+ * entry, so runs with the same verdict on unchanged content can be counted.
+ */
 export async function recordDegraded(
   ctx: EvidenceContext,
   base: DocumentRecord,
   reasons: readonly string[],
-): Promise<void> {
+  wouldBe?: string,
+): Promise<DocumentRecord> {
   const at = ctx.nowIso();
   const status =
     base.status === 'quarantined' || base.status === 'tombstoned' ? base.status : 'degraded';
-  await ctx.deps.state.putDocument(
-    addHistory(
-      { ...base, status, statusReasons: [...reasons], lastAttemptAt: at },
-      at,
-      'degraded',
-      reasons,
-    ),
+  const record = addHistory(
+    { ...base, status, statusReasons: [...reasons], lastAttemptAt: at },
+    at,
+    'degraded',
+    reasons,
+    wouldBe,
   );
+  await ctx.deps.state.putDocument(record);
+  return record;
 }
 
 export interface GoneEvidence {
