@@ -46,6 +46,20 @@ const wordsOf = (markdown: string): Set<string> =>
       .match(/[\p{L}\p{N}_]+/gu) ?? [],
   );
 
+function pathWords(url: string): Set<string> {
+  const path = new URL(url).pathname;
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // A malformed escape: the words as they are.
+  }
+  return new Set(decoded.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []);
+}
+
+const without = (words: ReadonlySet<string>, drop: ReadonlySet<string>): Set<string> =>
+  new Set([...words].filter((w) => !drop.has(w)));
+
 function plainMarkdown(html: string, url: string): string {
   try {
     return extractPage(html, { url }).markdown;
@@ -66,7 +80,7 @@ export function probeUrlFor(url: string): string {
   const u = new URL(url);
   const folder = u.pathname.slice(0, u.pathname.lastIndexOf('/') + 1) || '/';
   const token = sha256Hex(`${u.origin}${folder}`).slice(0, 12);
-  return `${u.origin}${folder}ragfresh-probe-${token}-does-not-exist`;
+  return `${u.origin}${folder}ragfresh-probe-${token}`;
 }
 
 /**
@@ -135,8 +149,11 @@ export class HostEvidence {
     if (a.outcome === 'server-error' && page.code === 'error_page')
       return `the host answers ${a.url} (a URL that cannot exist) with HTTP ${a.status} too`;
     if (a.words === undefined) return undefined;
-    // Both cut by the plain extractor: the page's own text may have lost learned chrome.
-    const share = jaccard(a.words, wordsOf(plainMarkdown(page.result.text, page.result.finalUrl)));
+    // Both cut by the plain extractor (the page's own text may have lost learned chrome), and
+    // the words of both paths left out: a catch-all page echoes the path it was asked for.
+    const echoed = new Set([...pathWords(page.url), ...pathWords(a.url)]);
+    const own = wordsOf(plainMarkdown(page.result.text, page.result.finalUrl));
+    const share = jaccard(without(a.words, echoed), without(own, echoed));
     return share >= PROBE_SIMILARITY
       ? `the host answers ${a.url} (a URL that cannot exist) with this page (${Math.round(share * 100)}% of the words shared)`
       : undefined;

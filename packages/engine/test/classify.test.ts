@@ -99,7 +99,7 @@ describe('classify stage: status phrases need evidence', () => {
     }
     const probes = site.requests.filter((p) => p.includes('ragfresh-probe-'));
     expect(probes).toHaveLength(1);
-    expect(probes[0]).toMatch(/^\/docs\/errors\/ragfresh-probe-[0-9a-f]{12}-does-not-exist$/);
+    expect(probes[0]).toMatch(/^\/docs\/errors\/ragfresh-probe-[0-9a-f]{12}$/);
     // Published and unchanged: the next run asks the host nothing more.
     site.requests.length = 0;
     await h.engine([source('docs', urls)]).refresh({ all: true });
