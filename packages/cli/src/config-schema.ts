@@ -1,6 +1,10 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import { type Connector, RagfreshError, suggestKey } from '@ragfresh/core';
-import type { SectionSplitter, SplitterPreparation } from '@ragfresh/extract';
+import {
+  NOT_DOCUMENT_CODES,
+  type SectionSplitter,
+  type SplitterPreparation,
+} from '@ragfresh/extract';
 import { z } from 'zod';
 import type { ConfigConnectorFactory } from './connectors.js';
 import { isConnector, STORE_NAME } from './connectors.js';
@@ -88,6 +92,19 @@ const sourceSchema = z.strictObject({
   proxy: z.strictObject({ url: z.string().min(1), region: z.string().optional() }).optional(),
   identity: identitySchema.optional(),
   canaries: z.array(canarySchema).readonly().optional(),
+  /** Verdict codes that never block this source's pages (still labelled in the run's events). */
+  classify: z
+    .strictObject({
+      ignore: z
+        .array(
+          z.enum(NOT_DOCUMENT_CODES, {
+            error: `is not a classification code; use one of ${NOT_DOCUMENT_CODES.join(', ')}`,
+          }),
+        )
+        .readonly()
+        .optional(),
+    })
+    .optional(),
 });
 
 /** `{ store: 'x', ...options }`: the package `@ragfresh/connector-x` (or `ragfresh-connector-x`). */

@@ -74,6 +74,14 @@ describe('config schema: one line per problem, with the fix', () => {
       ],
     ],
     [
+      'a classification code that is none, and a typo beside it',
+      src({ classify: { ignore: ['soft404'], ignor: [] } }),
+      [
+        'config sources[0].classify.ignore[0]: "soft404" is not a classification code; use one of http_status, consent_wall, bot_challenge, login_wall, soft_404, error_page, rate_limited, empty_app_shell, empty.',
+        'config sources[0].classify.ignor: is not a known key; did you mean sources[0].classify.ignore?',
+      ],
+    ],
+    [
       'a queue without its Redis URL',
       { ...ok, queue: { prefix: 'rf' } },
       ['config queue.redis: is missing; set it to a Redis URL such as "redis://127.0.0.1:6379".'],
@@ -95,7 +103,12 @@ describe('config schema: one line per problem, with the fix', () => {
     expect(configProblems(ok)).toEqual([]);
     expect(
       configProblems({
-        ...src({ every: '6h', contract: { minChars: 200, maxShrink: 0.5 }, markdownTwin: true }),
+        ...src({
+          every: '6h',
+          contract: { minChars: 200, maxShrink: 0.5 },
+          markdownTwin: true,
+          classify: { ignore: ['soft_404', 'login_wall'] },
+        }),
         connector: { store: 'libsql', url: 'file:index.db' },
         fetch: { allow: ['127.0.0.1:8080'], minIntervalMs: 0 },
         deletion: { goneChecks: 3, minGoneAge: '48h', autoApprove: false },

@@ -31,6 +31,7 @@ import { reextractSource } from './reextract.js';
 import {
   type ApprovalReport,
   approveMany,
+  heldDocument,
   proposeInventoryDiff,
   reject,
   settleProposals,
@@ -292,7 +293,7 @@ export class RefreshEngine {
     });
   }
 
-  /** Publishes a quarantined candidate a reviewer approved; returns why not, if it could not. */
+  /** Publishes a held version (quarantined, or accepted as the document) a reviewer approved; returns why not, if it could not. */
   async #publishHeld(item: ReviewItem): Promise<string | undefined> {
     const ctx = this.#ctx;
     const source = ctx.deps.sources.find((s) => s.id === item.sourceId);
@@ -313,23 +314,24 @@ export class RefreshEngine {
       },
       ctx.pageLimits,
     );
-    if (outcome.kind !== 'document') return `not extractable: ${outcome.reasons.join('; ')}`;
+    const doc = heldDocument(item, outcome);
+    if (typeof doc === 'string') return doc;
     // An approval interrupted after its publication: the version is already current.
-    if (record?.currentVersionId === outcome.versionId) return undefined;
+    if (record?.currentVersionId === doc.versionId) return undefined;
     const run = new SourceRun(source, ctx.nowIso());
     const queue = new PublishQueue(ctx);
-    const chunks = await embedNewChunks(ctx, outcome, record, run.counts);
+    const chunks = await embedNewChunks(ctx, doc, record, run.counts);
     await queue.add({
       run,
       mode: 'accept',
       candidate: {
         documentId: item.documentId,
-        versionId: outcome.versionId,
+        versionId: doc.versionId,
         sourceId: source.id,
         url: item.url,
-        contentHash: outcome.contentHash,
-        textChars: outcome.text.length,
-        text: outcome.text,
+        contentHash: doc.contentHash,
+        textChars: doc.text.length,
+        text: doc.text,
         chunks,
         retrievedAt,
         rawDigest: item.rawDigest!,

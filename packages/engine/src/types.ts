@@ -29,6 +29,18 @@ export interface EngineSource {
   readonly contract?: PublishContract;
   /** Queries that must keep finding what they expect, checked around each publication. */
   readonly canaries?: readonly Canary[];
+  /** How "not the document" verdicts act on this source's pages. */
+  readonly classify?: ClassifySettings;
+}
+
+/** A source's say over classification (config `sources[].classify`). */
+export interface ClassifySettings {
+  /**
+   * Verdict codes (`soft_404`, `rate_limited`, …; extract's `NOT_DOCUMENT_CODES`) that do not
+   * block indexing: a page whose every reason is listed is indexed, its run event labelled
+   * `indexed-despite` with the reasons.
+   */
+  readonly ignore?: readonly string[];
 }
 
 /** When gone evidence becomes a deletion proposal, and whether proposals skip review. */
