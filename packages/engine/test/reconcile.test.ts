@@ -7,8 +7,8 @@ import {
   Publisher,
 } from '@ragfresh/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExtractPipeline, RefreshEngine } from '../src/index.js';
 import { type Harness, harness, source } from './harness.js';
+import { ExtractPipeline, RefreshEngine } from './internals.js';
 
 /** Documents whose current view holds exactly one version, and those holding two or none. */
 async function viewShape(h: Harness, ids: readonly string[]) {

@@ -17,16 +17,18 @@ import {
   type UrlIdentityPolicy,
 } from '@ragfresh/core';
 import {
-  acquirePage,
-  type Chunking,
-  chunkingFor,
   DEFAULT_DELETION_POLICY,
   type DeletionPolicy,
   type EngineLogger,
-  type EvidenceContext,
   silentLogger,
-  splitterPipelineKey,
 } from '@ragfresh/engine';
+import {
+  acquirePage,
+  type Chunking,
+  chunkingFor,
+  type EvidenceContext,
+  splitterPipelineKey,
+} from '@ragfresh/engine/stages';
 import {
   asSplitterPreparation,
   type PreparedPage,
