@@ -49,7 +49,10 @@ export interface SourceDefinition {
 export interface ChunkProvenance {
   readonly url: string;
   readonly finalUrl: string;
+  /** The page's canonical, when the source's `canonical` policy accepted it (see `canonical.ts`). */
   readonly canonicalUrl?: string;
+  /** A canonical the page claimed that the policy did not accept: never cited (additive). */
+  readonly canonicalClaim?: string;
   readonly title: string;
   readonly retrievedAt: IsoTime;
   readonly contentChangedAt: IsoTime;

@@ -15,6 +15,7 @@ export {
   usableValidators,
   validatorsFrom,
 } from './conditional.js';
+export { describeFetchFailure } from './describe.js';
 export {
   type DiscoveryCache,
   type DiscoveryCacheEntry,
@@ -66,6 +67,7 @@ export {
   type RawSnapshotStore,
 } from './snapshots.js';
 export {
+  allowEntryProblem,
   classifyAddress,
   type NetworkPolicy,
   parseIp,

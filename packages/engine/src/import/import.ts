@@ -5,10 +5,11 @@ import { embedNewChunks } from '../embed.js';
 import { addHistory, recordGood } from '../evidence.js';
 import { PublishQueue } from '../publish.js';
 import { proposeDeletion } from '../review.js';
+import { sourceProvenance } from '../snapshot.js';
 import type { EngineSource } from '../types.js';
 import type { ExportCoverage, ImportRow } from './row.js';
 import { fetchTimeOf, IMPORT_REVIEW, identityOf, reviewRow } from './rules.js';
-import { type ImportChunking, type RowVersion, rowBody, versionOfRow } from './version.js';
+import { type ImportChunking, type RowVersion, rowBody, rowUrls, versionOfRow } from './version.js';
 
 export interface ImportOptions {
   readonly source: EngineSource;
@@ -219,9 +220,7 @@ async function newestOf(ir: ImportRun, rows: Accepted[]): Promise<Decided | unde
         documentId: accepted.documentId,
         sourceId: ir.sourceId,
         retrievedAt: accepted.at,
-        ...(ir.options.source.authority === undefined
-          ? {}
-          : { authority: ir.options.source.authority }),
+        ...sourceProvenance(ir.options.source),
       },
       ir.options.chunking ?? 'provided',
     );
@@ -310,7 +309,7 @@ async function settle(
   );
   const rawDigest = await ctx.deps.snapshots?.put(new TextEncoder().encode(d.version.body), {
     url: row.url,
-    finalUrl: row.loadedUrl ?? row.url,
+    finalUrl: rowUrls(row).finalUrl,
     status: 200,
     fetchedAt: at,
     headers: {},
