@@ -17,7 +17,7 @@ export function describeFetchFailure(r: FetchResult): string {
     case 'network-error':
       return `network-error: ${r.error.code}`;
     case 'robots-disallowed':
-      return `robots-disallowed: ${r.basis}`;
+      return `robots-disallowed: ${r.basis}${r.detail === undefined ? '' : ` (${r.detail})`}`;
     case 'unsupported-type':
       return `unsupported-type: ${r.contentType || 'none'}`;
     case 'too-large':
