@@ -37,7 +37,7 @@ import {
   settleProposals,
 } from './review.js';
 import { checkShape } from './shape.js';
-import { extractSnapshot } from './snapshot.js';
+import { extractSnapshot, sourceProvenance } from './snapshot.js';
 import type { EngineSource } from './types.js';
 
 export interface RefreshOptions {
@@ -137,7 +137,7 @@ export class RefreshEngine {
     if (storeCheck.verdict !== 'ok' && storeCheck.verdict !== 'empty') {
       for (const run of runs)
         run.alerts.push(
-          `store-${storeCheck.verdict}: ${storeCheck.problems.join('; ')}; ${storeCheck.repaired} documents republished from raw snapshots, ${storeCheck.refetch} to fetch in full`,
+          `${storeCheck.verdict.startsWith('store-') ? '' : 'store-'}${storeCheck.verdict}: ${storeCheck.problems.join('; ')}; ${storeCheck.repaired} documents republished from raw snapshots, ${storeCheck.refetch} to fetch in full`,
         );
     }
     // A new extractor/chunker: re-extract from raw snapshots and publish first, so the
@@ -310,7 +310,7 @@ export class RefreshEngine {
         documentId: item.documentId,
         sourceId: source.id,
         url: item.url,
-        ...(source.authority === undefined ? {} : { authority: source.authority }),
+        ...sourceProvenance(source),
       },
       ctx.pageLimits,
     );

@@ -3,7 +3,7 @@
  * the LangChain loader): the same pipeline, not a fork of it. Each takes the `EngineContext`
  * (`ComposedEngine.context()` gives one wired from the settings) or an `EvidenceContext`.
  */
-export { type AcquireDeps, type Acquisition, acquirePage, describeFailure } from './acquire.js';
+export { type AcquireDeps, type Acquisition, acquirePage } from './acquire.js';
 export { learnedViewPipeline } from './boilerplate.js';
 export { type HostSampleJson, learnedModelOf } from './boilerplate-sample.js';
 export { type Chunking, chunkingFor, splitterPipelineKey } from './chunk.js';
