@@ -7,7 +7,10 @@
  * `{ status: { error }, time }`. It is a test double, not Qdrant: no HNSW, no persistence,
  * exact cosine scoring.
  */
+
+import { parseOrdering, ReplicaSet } from './qdrant-replicas.js';
 import {
+  type EmulatorHandlers,
   type EmulatorRequest,
   Faults,
   HttpError,
@@ -32,7 +35,9 @@ interface Collection {
   name: string;
   size: number;
   distance: Distance;
-  points: Map<string, Point>;
+  /** The points of the replica serving the current request (or applying a write). */
+  readonly points: Map<string, Point>;
+  readonly replicas: ReplicaSet<Point>;
   indexes: Map<string, Json>;
   log: LaggedLog;
   strict: StrictMode | undefined;
@@ -66,6 +71,16 @@ export interface QdrantEmulatorOptions {
    * Qdrant Cloud does (`CLOUD_STRICT_MODE`). Default: none (a self-hosted server's default).
    */
   readonly strictMode?: StrictMode;
+  /**
+   * Replicas of every collection's one shard (a cluster with `replication_factor` = this), one
+   * node (URL in `nodes`) per replica, each node holding one replica. Default 1. With more, a
+   * write's `ordering` decides in which order replicas apply it and a read's `consistency` how
+   * many replicas answer (see `qdrant-replicas.ts`); the visibility lag of `faults` is not
+   * applied.
+   */
+  readonly replicas?: number;
+  /** How long a write takes to reach a replica other than the first to apply it (default 20). */
+  readonly replicaDelayMs?: number;
 }
 
 /** A scripted answer for the next matching requests (`inject`). */
@@ -91,7 +106,10 @@ export type QdrantInjection =
     };
 
 export interface QdrantEmulator {
+  /** URL of node 0. */
   readonly url: string;
+  /** URL of every node; node i serves reads from replica i (one node without `replicas`). */
+  readonly nodes: readonly string[];
   readonly faults: Faults;
   /** Number of requests served per `METHOD path-template`, for tests. */
   readonly requests: Map<string, number>;
@@ -535,11 +553,14 @@ function setAtPath(target: JsonObject, path: string | null | undefined, value: J
 class QdrantState {
   readonly collections = new Map<string, Collection>();
   readonly aliases = new Map<string, string>();
+  /** Node serving the current request. */
+  node = 0;
 
   resolve(name: string): Collection {
     const c = this.collections.get(this.aliases.get(name) ?? name);
     if (!c) throw notFound(`Collection \`${name}\` doesn't exist!`);
     c.log.settle();
+    c.replicas.active = this.node % c.replicas.count;
     return c;
   }
 }
@@ -599,6 +620,13 @@ export async function startQdrantEmulator(
   /** Applies a write now when `wait=true`, else after the injected visibility lag. */
   function write(c: Collection, req: EmulatorRequest, run: () => void): unknown {
     const waited = req.query.get('wait') === 'true';
+    const ordering = parseOrdering(req.query.get('ordering'));
+    if (c.replicas.count > 1) {
+      operationId += 1;
+      const id = operationId;
+      const applied = c.replicas.write(state.node, ordering, run);
+      return waited ? applied.then(() => updateResult(id, true)) : updateResult(id, false);
+    }
     const slow = waited ? takeInjection('slow') : undefined;
     operationId += 1;
     if (waited && (slow !== undefined || c.log.pending > 0)) {
@@ -650,8 +678,15 @@ export async function startQdrantEmulator(
     );
   }
 
-  function ok(result: unknown, t0: number) {
+  function ok(result: unknown, t0: number): unknown {
+    if (result instanceof Promise) return result.then((r: unknown) => ok(r, t0));
     return { result, status: 'ok', time: (Date.now() - t0) / 1000 };
+  }
+
+  /** Reads other than retrieve answer from the serving node's replica only. */
+  function localRead(c: Collection, req: EmulatorRequest): void {
+    if (c.replicas.count > 1 && req.query.get('consistency') !== null)
+      throw wrongInput('the ragfresh emulator resolves read consistency for retrieve only');
   }
 
   function route(req: EmulatorRequest): unknown {
@@ -756,11 +791,17 @@ export async function startQdrantEmulator(
       if (!Array.isArray(b.ids)) throw format('missing field `ids`');
       validateWithPayload(b.with_payload);
       validateWithVector(b.with_vector);
-      const out = b.ids
-        .map(parsePointId)
-        .map((id) => c.points.get(idKey(id)))
-        .filter((p): p is Point => p !== undefined)
-        .map((p) => record(p, b.with_payload, b.with_vector, true));
+      const ids = b.ids.map(parsePointId);
+      const plan = c.replicas.plan(state.node, req.query.get('consistency'));
+      const out = c.replicas.resolve(
+        plan,
+        () =>
+          ids
+            .map((id) => c.points.get(idKey(id)))
+            .filter((p): p is Point => p !== undefined)
+            .map((p) => record(p, b.with_payload, b.with_vector, true)),
+        (r) => JSON.stringify(r.id),
+      );
       return ok(out, t0);
     }
     if (sub === 'payload' && m === 'POST') {
@@ -783,11 +824,13 @@ export async function startQdrantEmulator(
     if (sub === 'scroll' && m === 'POST') {
       count('/collections/{name}/points/scroll');
       checkQuery(req, READ_QUERY);
+      localRead(c, req);
       return ok(scroll(c, req.body ?? {}), t0);
     }
     if (sub === 'count' && m === 'POST') {
       count('/collections/{name}/points/count');
       checkQuery(req, READ_QUERY);
+      localRead(c, req);
       const b = fields(req.body ?? {}, ['shard_key', 'filter', 'exact'], 'CountRequest');
       validateFilter(b.filter);
       checkStrict(c, b.filter, 'retrieve');
@@ -801,6 +844,7 @@ export async function startQdrantEmulator(
     if (sub === 'query' && m === 'POST') {
       count('/collections/{name}/points/query');
       checkQuery(req, READ_QUERY);
+      localRead(c, req);
       return ok(query(c, req.body), t0);
     }
     throw new HttpError(404, body(`Not found: ${req.path}`));
@@ -901,11 +945,15 @@ export async function startQdrantEmulator(
         `unknown variant \`${String(v.distance)}\`, expected one of \`Cosine\`, \`Euclid\`, \`Dot\`, \`Manhattan\``,
       );
     }
+    const replicas = new ReplicaSet<Point>(options.replicas ?? 1, options.replicaDelayMs ?? 20);
     state.collections.set(name, {
       name,
       size: v.size as number,
       distance: v.distance as Distance,
-      points: new Map(),
+      replicas,
+      get points() {
+        return replicas.points;
+      },
       indexes: new Map(),
       log: new LaggedLog(),
       strict: (isObject(b.strict_mode_config) ? b.strict_mode_config : options.strictMode) as
@@ -1010,7 +1058,8 @@ export async function startQdrantEmulator(
         } else if (mode === 'update_only') {
           continue;
         }
-        c.points.set(key, p);
+        // Each replica holds its own copy (payload updates mutate points in place).
+        c.points.set(key, c.replicas.count > 1 ? structuredClone(p) : p);
       }
     });
   }
@@ -1161,31 +1210,46 @@ export async function startQdrantEmulator(
     };
   }
 
-  const running: RunningServer = await startJsonServer(
-    {
-      maxBodyBytes: 32 * 1024 * 1024,
-      parseError: (msg) => format(msg),
-      tooLarge: (size) =>
-        new HttpError(413, body(`Payload too large: ${size} bytes, the limit is 33554432 bytes`)),
-      faultBody: (status) =>
-        body(
-          status === 429
-            ? 'Too many requests: rate limit exceeded'
-            : 'Service internal error: injected by the ragfresh emulator',
-        ),
-      handle,
-    },
-    faults,
-    options.port,
-  );
+  const handlers: EmulatorHandlers = {
+    maxBodyBytes: 32 * 1024 * 1024,
+    parseError: (msg) => format(msg),
+    tooLarge: (size) =>
+      new HttpError(413, body(`Payload too large: ${size} bytes, the limit is 33554432 bytes`)),
+    faultBody: (status) =>
+      body(
+        status === 429
+          ? 'Too many requests: rate limit exceeded'
+          : 'Service internal error: injected by the ragfresh emulator',
+      ),
+    handle,
+  };
+  const nodes: RunningServer[] = [];
+  for (let i = 0; i < Math.max(1, options.replicas ?? 1); i++) {
+    nodes.push(
+      await startJsonServer(
+        {
+          ...handlers,
+          handle: (req: EmulatorRequest) => {
+            state.node = i;
+            return handle(req);
+          },
+        },
+        faults,
+        i === 0 ? options.port : 0,
+      ),
+    );
+  }
   return {
-    url: running.url,
+    url: nodes[0]!.url,
+    nodes: nodes.map((n) => n.url),
     faults,
     requests,
     ignoredFields,
     inject(injection) {
       injections.push({ ...injection, left: injection.times ?? 1 });
     },
-    close: () => running.close(),
+    close: async () => {
+      for (const n of nodes) await n.close();
+    },
   };
 }

@@ -16,14 +16,17 @@ const collectionName = (ns: string) => `rf_${ns.replace(/[^A-Za-z0-9_-]/g, '_')}
 function target(
   kind: StoreTarget['kind'],
   description: string,
-  url: string,
+  url: string | readonly string[],
   extra: Partial<QdrantConnectorOptions>,
   stop: () => Promise<void>,
   faults?: StoreTarget['faults'],
 ): StoreTarget {
+  // Several URLs: nodes of one cluster; each new connector talks to the next node.
+  const urls = typeof url === 'string' ? [url] : url;
+  let turn = 0;
   const options = (ns: string): QdrantConnectorOptions => ({
     ...extra,
-    url,
+    url: urls[turn++ % urls.length]!,
     collection: collectionName(ns),
   });
   return {
@@ -90,11 +93,14 @@ export function qdrantFixture(emulator: QdrantEmulatorOptions = {}): StoreFixtur
       const modes = [
         `version ${emulator.version ?? '1.19.0'}`,
         emulator.strictMode?.enabled ? 'strict mode' : 'no strict mode',
+        ...((emulator.replicas ?? 1) > 1
+          ? [`${emulator.replicas} replicas on ${emulator.replicas} nodes, connectors round-robin`]
+          : []),
       ];
       return target(
         'emulator',
         `ragfresh Qdrant wire emulator at ${running.url} (${modes.join(', ')}; no Qdrant engine, see docs/connectors/qdrant.md)`,
-        running.url,
+        running.nodes,
         // Injected timeouts hang until the client gives up: keep that short on the emulator.
         { timeoutMs: 2_000, retry: { attempts: 8, baseDelayMs: 20, maxDelayMs: 2_000 } },
         () => running.close(),
