@@ -1,12 +1,24 @@
-import type { JsonValue, StoreFixture, StoreTarget } from '@ragfresh/core';
-import {
-  CLOUD_STRICT_MODE,
-  containerEngineAvailable,
-  type QdrantEmulatorOptions,
-  startContainer,
-  startQdrantEmulator,
-} from '@ragfresh/emulators';
+import { type JsonValue, RagfreshError, type StoreFixture, type StoreTarget } from '@ragfresh/core';
+// An optional peer: only the container and emulator targets load it, at start.
+import type { QdrantEmulatorOptions } from '@ragfresh/emulators';
 import { createQdrantConnector, type QdrantConnectorOptions } from './connector.js';
+
+/** Qdrant Cloud's strict mode for new collections (`CLOUD_STRICT_MODE` of the emulators). */
+const CLOUD_STRICT_MODE = Object.freeze({
+  enabled: true,
+  unindexed_filtering_retrieve: false,
+  unindexed_filtering_update: false,
+});
+
+/** The optional peer, or one line saying how to get it. */
+const emulators = () =>
+  import('@ragfresh/emulators').catch((err: unknown) => {
+    if (!String(err).includes("package '@ragfresh/emulators'")) throw err;
+    throw new RagfreshError(
+      'NOT_SUPPORTED',
+      '@ragfresh/connector-qdrant/fixture starts a container or the emulator with @ragfresh/emulators, which is not installed; install it (npm install -D @ragfresh/emulators) or give a running server with --url.',
+    );
+  });
 
 /** Image the container target runs (`docker run -p 6333:6333 qdrant/qdrant:<tag>`). */
 export const QDRANT_IMAGE = 'qdrant/qdrant:v1.19.0';
@@ -74,6 +86,7 @@ export function qdrantFixture(emulator: QdrantEmulatorOptions = {}): StoreFixtur
           async () => {},
         );
       }
+      const { containerEngineAvailable, startContainer, startQdrantEmulator } = await emulators();
       if (await containerEngineAvailable()) {
         const c = await startContainer({
           image: QDRANT_IMAGE,
