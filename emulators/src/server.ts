@@ -29,13 +29,13 @@ export interface FaultRequest {
 }
 
 /**
- * A fault chosen by a test for one request. `holdMs` delays the handling (a request that arrives
- * late: a paused client's write in flight). `afterApply` runs once the handler has applied the
+ * A fault chosen by a test for one request. `hold` delays the handling, by ms or until a promise
+ * settles (a request that arrives late: a paused client's write in flight). `afterApply` runs once the handler has applied the
  * request (whatever the decision does to the answer): a test kills its client process there to
  * model a crash after the write landed.
  */
 export type ScriptedFault = FaultDecision & {
-  readonly holdMs?: number;
+  readonly hold?: number | Promise<unknown>;
   readonly afterApply?: () => void;
 };
 
@@ -269,7 +269,9 @@ async function serve(
   try {
     const raw = await readBody(req, h.maxBodyBytes);
     if (typeof raw === 'number') throw h.tooLarge(raw);
-    if (decision.holdMs !== undefined) await new Promise((r) => setTimeout(r, decision.holdMs));
+    const hold = decision.hold;
+    if (typeof hold === 'number') await new Promise((r) => setTimeout(r, hold));
+    else if (hold !== undefined) await hold.catch(() => undefined);
     const url = new URL(req.url ?? '/', 'http://emulator');
     let body: unknown;
     if (raw.length > 0) {

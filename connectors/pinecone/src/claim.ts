@@ -86,13 +86,26 @@ export class EpochClaims {
    * 1. wait until no live claim on `expected` is visible (dead ones are deleted);
    * 2. write a claim, then publish its LSN in it, within a deadline of `expiryMs / 2`;
    * 3. once queries reflect both writes, the live claim with the smallest LSN wins; a claim
-   *    whose LSN is unknown is waited for (it is live, or it expires);
+   *    whose LSN is unknown is waited for a while (it is about to publish it, or dead);
    * 4. the winner moves the pointer with an update conditional on it still holding `expected`,
    *    reads it back with its own token, and deletes the claims it decided among.
+   * A claim that loses to a rival (a smaller LSN, or one unknown for too long) is withdrawn and
+   * the move starts over at 1, which waits for that rival to move the pointer or to expire.
    */
   async advance(expected: number, next: number): Promise<void> {
     for (const [id, seen] of this.#firstSeen) if (seen.from < expected) this.#firstSeen.delete(id);
-    await this.#clearTheWay(expected);
+    const patience = 2 * this.expiryMs + 2 * this.port.maxLagMs + 1_000;
+    const start = performance.now();
+    for (;;) {
+      await this.#clearTheWay(expected);
+      if ((await this.#attempt(expected, next)) === 'done') return;
+      if (performance.now() - start > patience)
+        throw this.port.conflict(expected, `rival claims kept it for ${patience} ms`);
+    }
+  }
+
+  /** Steps 2–4 once; 'blocked' when a rival claim stands in the way (this claim is withdrawn). */
+  async #attempt(expected: number, next: number): Promise<'done' | 'blocked'> {
     const token = randomUUID();
     const id = `${EPOCH_CLAIM_PREFIX}${expected}-${token}`;
     const budget = Math.floor(this.expiryMs / 2);
@@ -129,20 +142,17 @@ export class EpochClaims {
           ),
       );
       const barrier = this.port.noteLsn(published.lsn) ?? claimLsn!;
-      const decided = await this.#decide(expected, id, claimLsn!, barrier, signal);
+      const decided = await this.#decide(expected, id, claimLsn!, barrier, budget, signal);
       if (decided.outcome !== 'won') {
         await this.#remove([id]);
-        throw this.port.conflict(
-          expected,
-          decided.outcome === 'moved'
-            ? `the store moved to ${decided.pointer}`
-            : `another publisher claimed the move to ${next} first`,
-        );
+        if (decided.outcome === 'blocked') return 'blocked';
+        throw this.port.conflict(expected, `the store moved to ${decided.pointer}`);
       }
       pointerSent = true;
       const lsn = await this.#writePointer(expected, next, token, signal);
       await this.#confirm(expected, next, token, lsn);
       await this.#remove([...decided.ids, id]);
+      return 'done';
     } catch (err) {
       if (!signal.aborted) throw err;
       // Past the deadline nothing more is sent. The claim stays until it expires unless the
@@ -246,12 +256,16 @@ export class EpochClaims {
     own: string,
     ownLsn: number,
     barrier: number,
+    budget: number,
     signal: AbortSignal,
   ): Promise<
     | { outcome: 'won'; ids: string[] }
-    | { outcome: 'lost' }
+    | { outcome: 'blocked' }
     | { outcome: 'moved'; pointer: number | undefined }
   > {
+    // A live claimant publishes its LSN right after writing its claim; one that has not after
+    // half this attempt's budget is probably dead: step back and let it expire.
+    const grace = budget / 2;
     for (let delay = 25; ; delay = Math.min(delay * 2, 1_000)) {
       const look = await this.#look(expected, barrier, { signal });
       if (look !== undefined) {
@@ -267,11 +281,13 @@ export class EpochClaims {
             continue;
           }
           if (this.#dead(c, expected, now)) continue;
-          if (c.lsn === undefined) unknown = true;
-          else if (c.lsn < ownLsn) return { outcome: 'lost' };
+          if (c.lsn === undefined) {
+            if (now - this.#firstSeen.get(c.id)!.at > grace) return { outcome: 'blocked' };
+            unknown = true;
+          } else if (c.lsn < ownLsn) return { outcome: 'blocked' };
         }
-        // Our claim deleted by a rival that judged it dead: we are past our deadline anyway.
-        if (!present) return { outcome: 'lost' };
+        // Our claim deleted by a rival that judged it dead: step back.
+        if (!present) return { outcome: 'blocked' };
         if (!unknown) return { outcome: 'won', ids };
       }
       await sleep(delay, undefined, { signal });
@@ -311,8 +327,9 @@ export class EpochClaims {
             options,
           ),
         );
-        if (r.matchedRecords === 0)
-          throw this.port.conflict(expected, 'the pointer no longer holds it');
+        // No match: another claimant's move, or this call's own earlier attempt whose answer
+        // was lost (a retry after a timeout). The read-back by token tells them apart.
+        if (r.matchedRecords === 0) return undefined;
         return this.port.noteLsn(r.lsn);
       } catch (err) {
         if (!isUnsupported(err)) throw err;

@@ -31,7 +31,7 @@ import { DIMS } from './support.js';
 /** Short bounds so a dead claim expires in a fraction of a second. */
 const FAST = {
   maxLagMs: 100,
-  claimExpiryMs: 1_000,
+  claimExpiryMs: 1_600,
   timeoutMs: 400,
   retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 5 },
 } as const;
@@ -297,13 +297,13 @@ describe('Pinecone epoch claims: expiry never hands the move to two publishers',
     await e.emu.close();
   });
 
-  /** Holds the n-th POST /vectors/update (A's pointer write: after its LSN publish) for `ms`. */
-  function holdPointerWrite(ms: number, after?: () => void) {
+  /** Holds the 2nd POST /vectors/update (A's pointer write, after its LSN publish). */
+  function holdPointerWrite(hold: number | Promise<unknown>) {
     let updates = 0;
     e.emu.faults.intercept((r) => {
       if (r.method !== 'POST' || r.path !== '/vectors/update' || ++updates !== 2) return undefined;
       e.emu.faults.intercept(undefined);
-      return { kind: 'none', holdMs: ms, ...(after === undefined ? {} : { afterApply: after }) };
+      return { kind: 'none', hold };
     });
   }
 
@@ -319,14 +319,18 @@ describe('Pinecone epoch claims: expiry never hands the move to two publishers',
   });
 
   it('a claimant past its expiry whose pointer write lands late matches nothing (conditional write); the by-id write the old code sent would have moved the pointer under the superseder', async () => {
-    const a = await e.open('late', { claimExpiryMs: 4_000 });
-    // B judges claims dead after 300 ms: shorter than A's in-flight write (a misconfiguration
-    // or a paused A), so B supersedes A while A's pointer write is still on its way.
-    const b = await e.open('late', { claimExpiryMs: 300 });
-    holdPointerWrite(1_200);
+    // A's own timeout outlasts the hold, so A does not retry the held write meanwhile.
+    const a = await e.open('late', { claimExpiryMs: 10_000, timeoutMs: 10_000 });
+    // B judges claims dead after 1 s: shorter than A's in-flight write (a misconfiguration or a
+    // paused A), so B supersedes A while A's pointer write is still on its way.
+    const b = await e.open('late', { claimExpiryMs: 1_000 });
+    let bDone: () => void = () => {};
+    holdPointerWrite(new Promise<void>((r) => (bDone = r)));
     const first = outcome(a.advanceEpoch(0, 1));
     await new Promise((r) => setTimeout(r, 150));
-    expect(await outcome(b.advanceEpoch(0, 1))).toBe('ok');
+    const bOutcome = await outcome(b.advanceEpoch(0, 1));
+    bDone(); // A's write arrives only now, after B's move is indexed
+    expect(bOutcome).toBe('ok');
     const bToken = (await pointerOf(b, 'late'))[EPOCH_TOKEN_KEY];
     expect(await first).toBe('EPOCH_CONFLICT');
     const after = await pointerOf(b, 'late');
@@ -340,15 +344,15 @@ describe('Pinecone epoch claims: expiry never hands the move to two publishers',
   });
 
   it('a dead claim holds the move only for its expiry: the next publisher waits at least that long, then advances', async () => {
-    const a = await e.open('dead', { claimExpiryMs: 600 });
+    const a = await e.open('dead', { claimExpiryMs: 2_000 });
     // W2: the claim lands, the LSN publish never does (the process is gone).
     e.emu.faults.intercept((r) => (r.path === '/vectors/update' ? { kind: 'drop' } : undefined));
     expect(await outcome(a.advanceEpoch(0, 1))).not.toBe('ok');
     e.emu.faults.intercept(undefined);
-    const b = await e.open('dead', { claimExpiryMs: 600 });
+    const b = await e.open('dead', { claimExpiryMs: 2_000 });
     const t0 = performance.now();
     await b.advanceEpoch(0, 1);
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(600);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(2_000);
     expect(await b.readEpoch()).toBe(1);
   });
 });
