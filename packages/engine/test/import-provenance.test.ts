@@ -28,8 +28,9 @@ const source: EngineSource = {
 const rows = [
   {
     url: 'https://x.org/pricing',
+    // An off-site loadedUrl is refused as a whole row (an off-host redirect, as for fetched
+    // pages: import-guards.test.ts); an off-site canonical is the page's claim only.
     canonicalUrl: 'https://docs.other-company.example/official/pricing',
-    loadedUrl: 'https://docs.other-company.example/official/pricing',
     markdown:
       '# Pricing\n\nThe zephyr plan costs forty two credits. [Console](javascript:alert(1)).',
   },
@@ -85,7 +86,7 @@ async function imported(canonical?: EngineSource['canonical']) {
 }
 
 describe('import rows follow the citation rule of fetched pages', () => {
-  it('an off-site canonical and loadedUrl never become the citation; a same-site pair does (control)', async () => {
+  it('an off-site canonical never becomes the citation; a same-site pair does (control)', async () => {
     const { pricing, limits, old } = await imported();
     expect(pricing.length).toBeGreaterThan(0);
     for (const c of pricing) {
