@@ -3,6 +3,7 @@
  * (the `@ragfresh/queue` workers): the same pipeline, not a fork of it.
  */
 export { Mutex, mapLimit } from './concurrency.js';
+export { InFlightPages } from './heartbeat.js';
 export { type PageTask, refreshPage } from './page.js';
 /** A source run's shape checks, for the queue's end-of-window job (as `RefreshEngine` runs them). */
 export { checkShape } from './shape.js';
