@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util';
+import { type ParsedArgs, parse } from './args.js';
 import { EXIT } from './exit.js';
 
 // This file imports nothing but node:util: `--help` and argument errors answer before any
@@ -63,32 +63,6 @@ export const COMMANDS = [
   'eval',
   'ui',
 ] as const;
-
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      config: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      quiet: { type: 'boolean', default: false },
-      all: { type: 'boolean', default: false },
-      source: { type: 'string', multiple: true },
-      k: { type: 'string', short: 'k', default: '5' },
-      by: { type: 'string', default: process.env.USER ?? 'cli' },
-      'metrics-port': { type: 'string' },
-      repair: { type: 'boolean', default: false },
-      'no-collapse': { type: 'boolean', default: false },
-      reason: { type: 'string' },
-      'all-withdrawn': { type: 'boolean', default: false },
-      questions: { type: 'string' },
-      against: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-}
-
-export type ParsedArgs = ReturnType<typeof parse>;
 
 /**
  * The oldest Node the CLI runs on: type stripping on by default (a `.ts` config), module

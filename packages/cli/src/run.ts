@@ -7,7 +7,7 @@ import {
   openStateStore,
   type StateStore,
 } from '@ragfresh/core';
-import type { ParsedArgs } from './bin.js';
+import type { ParsedArgs } from './args.js';
 import {
   initCommand,
   inspectCommand,

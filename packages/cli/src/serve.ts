@@ -3,10 +3,10 @@ import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { errorMessage } from '@ragfresh/core';
-import { type ExportCoverage, importRows, parseExport } from '@ragfresh/engine';
+import { type ExportCoverage, importRows, parseExport } from '@ragfresh/engine/import';
 import type { ResolvedConfig, ResolvedSource } from './config.js';
 import { EXIT } from './exit.js';
-import { type ImportArgs, ImportUsageError, mappingOf, sourceOf } from './import.js';
+import { type ImportArgs, ImportUsageError, mappingOf, sourceOf } from './import-args.js';
 import type { Logger } from './log.js';
 import type { Runtime } from './runtime.js';
 

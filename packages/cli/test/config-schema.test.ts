@@ -82,6 +82,26 @@ describe('config schema: one line per problem, with the fix', () => {
       ],
     ],
     [
+      'a canonical policy',
+      src({ canonical: 'always' }),
+      [
+        'config sources[0].canonical: "always" is not allowed; use "same-site" or "trust" or "ignore".',
+      ],
+    ],
+    [
+      // The fetcher's own check: `status` refuses what `refresh` would (control: a good entry passes).
+      'allow-list entries the fetcher would refuse',
+      {
+        ...ok,
+        fetch: { allow: ['127.0.0.1:8080', '10.0.0.0/33', 'http://docs.internal/', '10.0.0.0/'] },
+      },
+      [
+        'config fetch.allow[1]: "10.0.0.0/33" has a bad prefix length; use a CIDR like 10.0.0.0/8.',
+        'config fetch.allow[2]: "http://docs.internal/" is neither a CIDR, an address, a host name nor host:port; use e.g. 10.1.2.0/24, 127.0.0.1:8080 or docs.internal.',
+        'config fetch.allow[3]: "10.0.0.0/" has a bad prefix length; use a CIDR like 10.0.0.0/8.',
+      ],
+    ],
+    [
       'a queue without its Redis URL',
       { ...ok, queue: { prefix: 'rf' } },
       ['config queue.redis: is missing; set it to a Redis URL such as "redis://127.0.0.1:6379".'],

@@ -1,5 +1,3 @@
-import type { CanaryResult } from './publish/canary.js';
-
 /** ISO-8601 UTC timestamp string, e.g. `2026-11-30T03:18:35.000Z`. */
 export type IsoTime = string;
 
@@ -37,7 +35,10 @@ export interface PublishContract {
 export interface ChunkProvenance {
   readonly url: string;
   readonly finalUrl: string;
+  /** The page's canonical, when the source's `canonical` policy accepted it (see `canonical.ts`). */
   readonly canonicalUrl?: string;
+  /** A canonical the page claimed that the policy did not accept: never cited (additive). */
+  readonly canonicalClaim?: string;
   readonly title: string;
   readonly retrievedAt: IsoTime;
   readonly contentChangedAt: IsoTime;
@@ -160,4 +161,44 @@ export interface PublishReport {
   readonly timingsMs: Readonly<Record<string, number>>;
   /** Publication canaries that ran for this batch (staged, then current), if any. */
   readonly canaries?: readonly CanaryResult[];
+}
+
+/**
+ * A publication canary: a real question whose answer must stay retrievable. Before a batch is
+ * promoted, every canary whose expected document is in the batch runs against the view the
+ * batch would publish; if the expected passage is not in the top `k`, the document is held
+ * (quarantined `canary-failed`) and the old version stays current. After promotion it runs
+ * again against the current view, and the result is reported with the epoch.
+ */
+export interface Canary {
+  readonly query: string;
+  readonly expect: {
+    /** A phrase the retrieved chunk must contain (case and whitespace insensitive). */
+    readonly phrase?: string;
+    /** The page the retrieved chunk must come from (its identity URL). */
+    readonly url?: string;
+    /** A heading the retrieved chunk must sit under (case insensitive, any level). */
+    readonly section?: string;
+  };
+  /** The document the canary guards; without it the canary runs for any document of its source. */
+  readonly documentId?: string;
+  /** How deep the expected passage may be. Default 5. */
+  readonly k?: number;
+}
+
+export interface CanaryResult {
+  readonly sourceId: string;
+  readonly query: string;
+  readonly phase: 'staged' | 'current';
+  readonly ok: boolean;
+  /** 1-based rank of the first chunk meeting the expectation, if any. */
+  readonly rank?: number;
+  /** Epoch of the view it ran against (the target epoch for `staged`). */
+  readonly epoch: number;
+  readonly at: IsoTime;
+  /** Document and version of the chunk that met it, if any. */
+  readonly documentId?: string;
+  readonly versionId?: string;
+  /** Why it failed, one line. */
+  readonly reason?: string;
 }

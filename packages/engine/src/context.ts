@@ -7,7 +7,7 @@ import {
   type StateStore,
 } from '@ragfresh/core';
 import type { Fetcher, RawSnapshotStore } from '@ragfresh/fetch';
-import type { BoilerplateLearningOptions } from './boilerplate.js';
+import type { BoilerplateLearningOptions } from './boilerplate-sample.js';
 import { DEFAULT_PAGE_LIMITS, type PageLimits } from './bounds.js';
 import { Mutex } from './concurrency.js';
 import { coverageOf, emptyCounts, type RefreshCounts, type SourceReport } from './counts.js';

@@ -1,3 +1,4 @@
+import type { StoreCheck } from '@ragfresh/core';
 /** Counts of one refresh, per source and in total. Every number is counted, never estimated. */
 export interface RefreshCounts {
   /** Pages due this run (the inventory's entries). */
@@ -107,5 +108,15 @@ export interface RefreshReport {
   /** Over every source of the run: pages answered definitively / pages due (1 with none due). */
   readonly coverage: number;
   /** The state/store check the refresh started with. */
-  readonly storeCheck?: import('./reconcile.js').StoreCheckReport;
+  readonly storeCheck?: StoreCheckReport;
+}
+
+/** What the check of state against store found before a refresh, and what it repaired. */
+export interface StoreCheckReport {
+  readonly verdict: StoreCheck['verdict'];
+  readonly problems: readonly string[];
+  /** Documents republished from raw snapshots (no refetch). */
+  readonly repaired: number;
+  /** Missing documents without a raw snapshot: fetched in full and republished in this run. */
+  readonly refetch: number;
 }

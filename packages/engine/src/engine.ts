@@ -39,7 +39,7 @@ import {
   settleProposals,
 } from './review.js';
 import { checkShape } from './shape.js';
-import { extractSnapshot } from './snapshot.js';
+import { extractSnapshot, sourceProvenance } from './snapshot.js';
 import type { EngineSource } from './types.js';
 
 /** One page of one source's run, as the page pool takes it. */
@@ -142,7 +142,7 @@ export class RefreshEngine {
     if (storeCheck.verdict !== 'ok' && storeCheck.verdict !== 'empty') {
       for (const run of runs)
         run.alerts.push(
-          `store-${storeCheck.verdict}: ${storeCheck.problems.join('; ')}; ${storeCheck.repaired} documents republished from raw snapshots, ${storeCheck.refetch} to fetch in full`,
+          `${storeCheck.verdict.startsWith('store-') ? '' : 'store-'}${storeCheck.verdict}: ${storeCheck.problems.join('; ')}; ${storeCheck.repaired} documents republished from raw snapshots, ${storeCheck.refetch} to fetch in full`,
         );
     }
     // A new extractor/chunker: re-extract from raw snapshots and publish first, so the
@@ -346,7 +346,7 @@ export class RefreshEngine {
         documentId: item.documentId,
         sourceId: source.id,
         url: item.url,
-        ...(source.authority === undefined ? {} : { authority: source.authority }),
+        ...sourceProvenance(source),
       },
       ctx.pageLimits,
     );

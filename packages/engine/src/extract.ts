@@ -27,7 +27,9 @@ export interface ExtractedDocument {
   readonly text: string;
   readonly contentHash: string;
   readonly versionId: string;
+  /** The page's canonical, accepted by its source's policy; `canonicalClaim` when refused. */
   readonly canonicalUrl?: string;
+  readonly canonicalClaim?: string;
   /** Chunks without vectors; `provenance.contentChangedAt` is this observation's time. */
   readonly chunks: readonly Chunk[];
   /** What the page showed the per-host learner (set by `processLearned` only). */
@@ -210,6 +212,7 @@ function documentOf(page: PreparedPage): ExtractedDocument {
     contentHash: page.prepared.contentHash,
     versionId: page.prepared.versionId,
     ...(page.canonicalUrl === undefined ? {} : { canonicalUrl: page.canonicalUrl }),
+    ...(page.canonicalClaim === undefined ? {} : { canonicalClaim: page.canonicalClaim }),
     chunks: page.prepared.chunks,
     ...(page.suspected === undefined ? {} : { suspected: page.suspected }),
   };

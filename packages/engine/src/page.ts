@@ -10,6 +10,7 @@ import type { ExtractedDocument, PageOutcome } from './extract.js';
 import type { InventoryEntry } from './inventory.js';
 import type { PublishQueue } from './publish.js';
 import { acceptedVersion, heldVersion, observeResurrection, proposePersistent } from './review.js';
+import { sourceProvenance } from './snapshot.js';
 
 /** One page of one source's run, with what the state already knows about it. */
 export interface PageTask {
@@ -41,7 +42,7 @@ function process(ctx: EngineContext, task: PageTask) {
         sourceId: source.id,
         retrievedAt: fetched.fetchedAt,
         ...(fetched.region === undefined ? {} : { region: fetched.region }),
-        ...(source.authority === undefined ? {} : { authority: source.authority }),
+        ...sourceProvenance(source),
         ...(fetched.lastModifiedAt === undefined
           ? {}
           : { sourceModifiedAt: fetched.lastModifiedAt }),

@@ -9,22 +9,15 @@ import {
   reconcile,
   recoverStateFromStore,
   type StateRecoveryReport,
-  type StoreCheck,
 } from '@ragfresh/core';
 import { type EngineContext, SourceRun } from './context.js';
+/** What the start of a refresh found and did. */
+import type { StoreCheckReport } from './counts.js';
 import { embedNewChunks } from './embed.js';
 import type { PublishQueue } from './publish.js';
-import { extractSnapshot } from './snapshot.js';
+import { extractSnapshot, sourceProvenance } from './snapshot.js';
 
-/** What the start of a refresh found and did. */
-export interface StoreCheckReport {
-  readonly verdict: StoreCheck['verdict'];
-  readonly problems: readonly string[];
-  /** Documents republished from raw snapshots (no refetch). */
-  readonly repaired: number;
-  /** Missing documents without a raw snapshot: fetched in full and republished in this run. */
-  readonly refetch: number;
-}
+export type { StoreCheckReport } from './counts.js';
 
 /**
  * Republishes documents the store lost from their raw snapshots, without network, as repairs
@@ -58,7 +51,7 @@ export async function republishFromSnapshots(
         documentId: record.documentId,
         sourceId: source.id,
         url: record.url,
-        ...(source.authority === undefined ? {} : { authority: source.authority }),
+        ...sourceProvenance(source),
         ...(record.timestamps.retrievedAt === undefined
           ? {}
           : { retrievedAt: record.timestamps.retrievedAt }),

@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { documentId } from '@ragfresh/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PERSISTENT_NOT_DOCUMENT_RUNS } from '../src/index.js';
 import { type Harness, harness, source } from './harness.js';
+import { PERSISTENT_NOT_DOCUMENT_RUNS } from './internals.js';
 
 /** A short API-docs page about one error code: the title names the status, the text explains it. */
 const errorDoc = (title: string, topic: string) =>

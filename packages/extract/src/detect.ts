@@ -314,12 +314,27 @@ export function detectNotDocument(html: string, options: DetectOptions = {}): Do
  * counts. A documentation page about an error code has the phrase; an interstitial also has
  * the status, or the challenge machinery that serves it.
  */
-function pageEvidence(s: PageFacts, status: number | undefined): string | undefined {
+function pageEvidence(
+  s: PageFacts,
+  status: number | undefined,
+  mdLen: number | undefined,
+): string | undefined {
   if (status !== undefined && (status < 200 || status >= 300)) return `HTTP status ${status}`;
   if (s.challengeWidget) return `challenge element ${s.challengeWidget}`;
   if (s.challengeScript) return `challenge script ${s.challengeScript}`;
+  // Nothing but the phrase, a "go home" link and a footer: the page is the status page itself,
+  // with no explanation to index (an error-code doc page explains in a few hundred characters).
+  // Under 40 chars the page is EMPTY anyway, which says more.
+  const chars = mdLen ?? s.textChars;
+  if (chars >= 40 && chars < (mdLen === undefined ? STATUS_PAGE_MIN_CHARS : STATUS_PAGE_MIN_MD))
+    return `only ${chars} chars of text beside it`;
   return undefined;
 }
+
+/** Visible text below which a page with a status phrase holds nothing but the status. */
+const STATUS_PAGE_MIN_CHARS = 120;
+/** Extracted Markdown below which the same holds. */
+const STATUS_PAGE_MIN_MD = 60;
 
 /** The decision of {@link detectNotDocument} on facts already collected. Pure. */
 export function classifyFacts(s: PageFacts, options: DetectOptions = {}): DocumentCheck {
@@ -329,7 +344,7 @@ export function classifyFacts(s: PageFacts, options: DetectOptions = {}): Docume
     if (!reasons.some((r) => r.code === code)) reasons.push({ code, detail });
   };
   const { status } = options;
-  const evidence = pageEvidence(s, status);
+  const evidence = pageEvidence(s, status, options.markdown?.trim().length);
   // A status phrase blocks only with evidence beside it; without, it is reported, not acted on.
   const statusPhrase = (code: NotDocumentCode, detail: string) => {
     if (evidence !== undefined) add(code, `${detail}; ${evidence}`);

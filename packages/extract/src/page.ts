@@ -1,7 +1,13 @@
-import type { AcquisitionMode } from '@ragfresh/core';
+import {
+  type AcquisitionMode,
+  type CanonicalJudgement,
+  type CanonicalPolicy,
+  judgeCanonical,
+} from '@ragfresh/core';
 import type { BoilerplateModel } from './boilerplate.js';
 import { type PreparedDocument, pipelineVersions, prepareDocument } from './document.js';
 import { parsePage } from './extract.js';
+import { unlinkUnsafeMarkdown } from './href.js';
 import type { TitleAffixes } from './title.js';
 import { type TiktokenEncodingName, type TokenCounter, tiktokenCounter } from './tokens.js';
 
@@ -26,6 +32,8 @@ export interface PageContext {
   readonly region?: string;
   readonly authority?: string;
   readonly sourceModifiedAt?: string;
+  /** Whose word the page's `<link rel="canonical">` is (the source's setting; default `same-site`). */
+  readonly canonical?: CanonicalPolicy;
 }
 
 export interface PagePreparationOptions {
@@ -45,7 +53,10 @@ export interface PreparedPage {
   readonly title: string;
   /** The title heading paths were rooted at (the title without the site's name). */
   readonly rootTitle: string;
+  /** The page's canonical, accepted by the source's policy (it is then what chunks are cited by). */
   readonly canonicalUrl?: string;
+  /** A canonical the page claimed that the policy refused (another site): provenance only. */
+  readonly canonicalClaim?: string;
   readonly prepared: PreparedDocument;
   /**
    * Status phrases the page shows with no interstitial evidence on it (`soft_404: not-found
@@ -112,12 +123,12 @@ export function preparePage(
   let markdown: string;
   let title: string;
   let rootTitle: string;
-  let canonicalUrl: string | undefined;
+  let canonical: CanonicalJudgement = {};
   let normalized = false;
   let reasons: string[] = [];
   let suspected: string[] = [];
   if (input.acquisition === 'markdown-twin' || MARKDOWN_TYPES.includes(essence)) {
-    markdown = input.text;
+    markdown = unlinkUnsafeMarkdown(input.text);
     title = firstHeading(markdown);
     rootTitle = title;
   } else {
@@ -137,7 +148,7 @@ export function preparePage(
     markdown = page.markdown;
     title = page.title;
     rootTitle = page.rootTitle;
-    canonicalUrl = page.canonicalUrl;
+    canonical = judgeCanonical(page.canonicalUrl, input.finalUrl, context.canonical);
     normalized = true;
   }
   if (markdown.trim() === '')
@@ -154,7 +165,7 @@ export function preparePage(
     provenance: {
       url: input.url,
       finalUrl: input.finalUrl,
-      ...(canonicalUrl === undefined ? {} : { canonicalUrl }),
+      ...canonical,
       title: resolvedTitle,
       retrievedAt: context.retrievedAt,
       contentChangedAt: context.contentChangedAt ?? context.retrievedAt,
@@ -175,7 +186,7 @@ export function preparePage(
     kind: 'document',
     title: resolvedTitle,
     rootTitle: rootTitle || resolvedTitle,
-    ...(canonicalUrl === undefined ? {} : { canonicalUrl }),
+    ...canonical,
     prepared,
   };
   if (reasons.length > 0) return { kind: 'not-the-document', reasons, asDocument: document };

@@ -1,46 +1,8 @@
 import type { Connector, QueryHit } from '../connector.js';
 import { FIELDS } from '../metadata.js';
-import type { IsoTime } from '../model.js';
+import type { Canary, CanaryResult } from '../model.js';
 
-/**
- * A publication canary: a real question whose answer must stay retrievable. Before a batch is
- * promoted, every canary whose expected document is in the batch runs against the view the
- * batch would publish; if the expected passage is not in the top `k`, the document is held
- * (quarantined `canary-failed`) and the old version stays current. After promotion it runs
- * again against the current view, and the result is reported with the epoch.
- */
-export interface Canary {
-  readonly query: string;
-  readonly expect: {
-    /** A phrase the retrieved chunk must contain (case and whitespace insensitive). */
-    readonly phrase?: string;
-    /** The page the retrieved chunk must come from (its identity URL). */
-    readonly url?: string;
-    /** A heading the retrieved chunk must sit under (case insensitive, any level). */
-    readonly section?: string;
-  };
-  /** The document the canary guards; without it the canary runs for any document of its source. */
-  readonly documentId?: string;
-  /** How deep the expected passage may be. Default 5. */
-  readonly k?: number;
-}
-
-export interface CanaryResult {
-  readonly sourceId: string;
-  readonly query: string;
-  readonly phase: 'staged' | 'current';
-  readonly ok: boolean;
-  /** 1-based rank of the first chunk meeting the expectation, if any. */
-  readonly rank?: number;
-  /** Epoch of the view it ran against (the target epoch for `staged`). */
-  readonly epoch: number;
-  readonly at: IsoTime;
-  /** Document and version of the chunk that met it, if any. */
-  readonly documentId?: string;
-  readonly versionId?: string;
-  /** Why it failed, one line. */
-  readonly reason?: string;
-}
+export type { Canary, CanaryResult } from '../model.js';
 
 const norm = (s: string) => s.normalize('NFC').toLowerCase().replace(/\s+/g, ' ').trim();
 
