@@ -40,7 +40,9 @@ options: --config <file>  --json  --quiet
 
 exit codes: 0 healthy, 1 failure (also STORE_LOST: the store is behind the state; STATE_CORRUPT:
 run \`ragfresh recover\`), 2 usage/config error, 3 objective violated (also a source never
-indexed, an empty index), 4 quarantined, 5 review pending, 6 another run holds the lease`;
+indexed, an empty index), 4 quarantined, 5 review pending, 6 another run holds the lease,
+7 import rows refused, 8 refresh coverage below gates.minCoverage (default 0.9; wins over 3-5).
+A closed pipe (\`| head -1\`) ends quietly with the command's own code.`;
 
 export const COMMANDS = [
   'init',
@@ -165,6 +167,21 @@ async function report(err: unknown): Promise<void> {
   );
   process.exitCode = EXIT.failure;
 }
+
+/**
+ * A reader that went away (`ragfresh inspect … | head -1`) is not a failure: the first EPIPE
+ * on stdout or stderr mutes that stream, and the command finishes what it was doing (a
+ * publication, a lease release) and exits with its own code — 0 for a read — with no trace.
+ */
+function quietOnEpipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    stream.write = (() => true) as typeof stream.write;
+  });
+}
+
+quietOnEpipe(process.stdout);
+quietOnEpipe(process.stderr);
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { canonicalKey, documentId, FIELDS, provenanceHeader, provenanceOf } from '@ragfresh/core';
 import { type Citation, collapseDuplicateHits, type RefreshReport } from '@ragfresh/engine';
 import type { ResolvedConfig } from './config.js';
+import { coverageShortfall } from './coverage-gate.js';
 import type { Runtime } from './runtime.js';
 import {
   EXIT,
@@ -58,7 +59,7 @@ export function initCommand(cwd: string, print: Print): number {
 export function renderRefresh(report: RefreshReport): string {
   const rows = report.sources.map((s) => [
     s.sourceId,
-    s.complete ? 'complete' : 'partial',
+    s.complete ? 'complete' : `partial ${Math.floor(s.coverage * 100)}%`,
     String(s.counts.urls),
     String(s.counts.fetched200),
     // Pages answered 304, then listings (sitemaps, llms.txt) answered 304.
@@ -123,7 +124,11 @@ export async function refreshCommand(
     print('');
     print(renderStatus(statuses));
   }
-  return statusExitCode(statuses);
+  // Below the gate, the status above rests on old observations: the run's own verdict wins.
+  const short = coverageShortfall(report, rt.config.gates.minCoverage);
+  if (short === undefined) return statusExitCode(statuses);
+  process.stderr.write(`${short}\n`);
+  return EXIT.coverageBelowGate;
 }
 
 export async function statusCommand(

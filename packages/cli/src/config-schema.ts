@@ -182,7 +182,13 @@ export const configSchema = z.strictObject({
   connector: connectorSchema.optional(),
   embeddings: embeddingsSchema.optional(),
   state: z.string().min(1).optional(),
-  gates: z.strictObject({ maxRetireShare: z.number().gt(0).max(1).optional() }).optional(),
+  gates: z
+    .strictObject({
+      maxRetireShare: z.number().gt(0).max(1).optional(),
+      /** A refresh answering fewer of its due pages than this share exits 8 (docs/cli.md). */
+      minCoverage: z.number().min(0).max(1).optional(),
+    })
+    .optional(),
   deletion: z
     .strictObject({
       goneChecks: count(1).optional(),

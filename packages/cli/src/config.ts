@@ -68,6 +68,8 @@ export interface ResolvedConfig {
   readonly queue?: RagfreshConfig['queue'];
   readonly metricsPort?: number;
   readonly staleReaders: 'label' | 'exclude';
+  /** What the CLI's exit code judges a run on (the engine never reads these). */
+  readonly gates: { readonly minCoverage: number };
   /** Everything the engine runs with, in every role. */
   readonly settings: EngineSettings;
 }
@@ -78,6 +80,12 @@ export interface ResolvedConfig {
  * version it started with, even when batched publishing moves the epoch several times meanwhile.
  */
 export const DEFAULT_RETIRE_GRACE_MS = 30_000;
+
+/**
+ * The share of its due pages a refresh must answer definitively (per source and overall) to
+ * exit on the sources' status; below it, exit 8. A run of 20 pages may miss 2.
+ */
+export const DEFAULT_MIN_COVERAGE = 0.9;
 
 function bad(field: string, problem: string, fix: string): RagfreshError {
   return new RagfreshError('INVALID_CONFIG', `config ${field}: ${problem}; ${fix}.`, {
@@ -224,6 +232,7 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
     ...(c.queue === undefined ? {} : { queue: c.queue }),
     ...(c.metricsPort === undefined ? {} : { metricsPort: c.metricsPort }),
     staleReaders: c.staleReaders ?? 'label',
+    gates: { minCoverage: c.gates?.minCoverage ?? DEFAULT_MIN_COVERAGE },
     settings,
   };
 }

@@ -1,7 +1,9 @@
 /**
- * Process exit codes of every command (the table in docs/cli.md). When several hold, the
- * lowest-numbered status code above 2 wins in this order: quarantined (4), objective violated
- * (3), review pending (5).
+ * Process exit codes of every command (the table in docs/cli.md). When several hold: a run that
+ * did not happen or broke (1, 2, 6) says so first; then `refresh`'s own verdict on the run it
+ * just made, coverage below the gate (8), because the sources' status after a run that answered
+ * too few pages rests on old observations; then the sources' status: quarantined (4), objective
+ * violated (3), review pending (5).
  */
 export const EXIT = Object.freeze({
   /** Every source met its objective, nothing quarantined, nothing waits for review. */
@@ -28,4 +30,10 @@ export const EXIT = Object.freeze({
    * report lists each refused row with its reason.
    */
   rowsRefused: 7,
+  /**
+   * `refresh`: the run answered fewer of its due pages definitively than `gates.minCoverage`
+   * (default 0.9), for a source or overall (fetch errors, timeouts, a site down, an unreadable
+   * sitemap); one line names each such source, its coverage and the gate.
+   */
+  coverageBelowGate: 8,
 });

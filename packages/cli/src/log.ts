@@ -1,4 +1,5 @@
-import type { EngineLogger } from '@ragfresh/engine';
+import type { EngineLogger, Heartbeat } from '@ragfresh/engine';
+import { formatDuration } from './duration.js';
 
 /** What a progress report may carry beyond pages done (the engine's per-source counts). */
 export interface ProgressCounts {
@@ -10,10 +11,14 @@ export interface ProgressCounts {
 /** Human progress on a TTY, JSON lines otherwise (cron, CI, log shippers). */
 export interface Logger extends EngineLogger {
   progress(label: string, done: number, total: number, counts?: ProgressCounts): void;
+  heartbeat(beat: Heartbeat): void;
+  readonly heartbeatMs: number;
 }
 
 /** Non-TTY progress lines come at most this often (ms); `RAGFRESH_PROGRESS_INTERVAL_MS` overrides. */
 export const PROGRESS_INTERVAL_MS = 10_000;
+/** While pages are in flight, the slowest is named this often (ms); `RAGFRESH_HEARTBEAT_MS` overrides. */
+export const HEARTBEAT_MS = 10_000;
 /** A TTY line is redrawn at most this often (ms). */
 const TTY_REDRAW_MS = 100;
 
@@ -23,6 +28,8 @@ export interface LoggerOptions {
   readonly stream?: NodeJS.WriteStream;
   /** Non-TTY progress interval; default `RAGFRESH_PROGRESS_INTERVAL_MS` or 10 s. */
   readonly progressIntervalMs?: number;
+  /** Heartbeat period; default `RAGFRESH_HEARTBEAT_MS` or 10 s; 0 turns it off. */
+  readonly heartbeatMs?: number;
   readonly now?: () => number;
 }
 
@@ -32,9 +39,9 @@ interface SourceProgress {
   counts: ProgressCounts | undefined;
 }
 
-function intervalFromEnv(): number {
-  const v = Number(process.env.RAGFRESH_PROGRESS_INTERVAL_MS);
-  return Number.isFinite(v) && v >= 0 ? v : PROGRESS_INTERVAL_MS;
+function msFromEnv(name: string, fallback: number): number {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v >= 0 ? v : fallback;
 }
 
 /** `docs 12/40 · blog 3/9 · 304 10 · published 2 · errors 1`, the totals first. */
@@ -71,7 +78,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const stream = options.stream ?? process.stderr;
   const json = options.json ?? !stream.isTTY;
   const now = options.now ?? Date.now;
-  const interval = options.progressIntervalMs ?? intervalFromEnv();
+  const interval =
+    options.progressIntervalMs ?? msFromEnv('RAGFRESH_PROGRESS_INTERVAL_MS', PROGRESS_INTERVAL_MS);
+  const heartbeatMs = options.heartbeatMs ?? msFromEnv('RAGFRESH_HEARTBEAT_MS', HEARTBEAT_MS);
   const sources = new Map<string, SourceProgress>();
   let lastLine = now();
   let lastDraw = 0;
@@ -115,6 +124,18 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       stream.write(`\r\x1b[2K  ${summary(sources).text}`);
       progressShown = true;
     },
+    heartbeatMs,
+    heartbeat(beat) {
+      if (options.quiet) return;
+      if (json) {
+        emit('info', 'heartbeat', { ...beat });
+        return;
+      }
+      stream.write(
+        `\r\x1b[2K  ${summary(sources).text} · ${beat.inFlight} in flight, slowest ${beat.slowestUrl} ${formatDuration(beat.slowestMs)}`,
+      );
+      progressShown = true;
+    },
     done: () => {
       clear();
       sources.clear();
@@ -122,4 +143,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   };
 }
 
-export const silentLogger: Logger = { info() {}, warn() {}, progress() {}, done() {} };
+export const silentLogger: Logger = {
+  info() {},
+  warn() {},
+  progress() {},
+  heartbeat() {},
+  heartbeatMs: 0,
+  done() {},
+};

@@ -17,7 +17,14 @@ export interface SourceStatus {
   readonly sourceId: string;
   readonly state: DocumentStatus | 'empty';
   readonly documents: number;
+  /**
+   * Documents by status. `healthy` and `degraded` count only documents with a published
+   * version; a URL never published (not yet fetched well, not the document, gone before its
+   * first publication) is counted in `unpublished` instead, never as healthy.
+   */
   readonly counts: Readonly<Record<DocumentStatus, number>>;
+  /** Known URLs (not tombstoned, not quarantined) with no version ever published. */
+  readonly unpublished: number;
   /** Oldest last-good observation among live documents: what the objective is judged on. */
   readonly retrievedAt?: string;
   readonly sourceModifiedAt?: string;
@@ -75,6 +82,13 @@ export function goneWaitLine(
   return `${r.url}: gone ${n} of ${deletion.goneChecks} checks since ${since}; waits for ${waits.join(' and ') || 'the next run'}${next}`;
 }
 
+/** A known URL with no published version: neither healthy nor degraded, whatever it says. */
+function isUnpublished(r: DocumentRecord): boolean {
+  return (
+    r.currentVersionId === undefined && r.status !== 'tombstoned' && r.status !== 'quarantined'
+  );
+}
+
 export async function sourceStatuses(
   config: ResolvedConfig,
   state: StateStore,
@@ -105,10 +119,12 @@ export async function sourceStatuses(
     let latestChange: DocumentRecord | undefined;
     const reasons: string[] = [];
     let documents = 0;
+    let unpublished = 0;
     let publishedEpoch = 0;
     for await (const r of state.listDocuments({ sourceId: source.id })) {
       documents++;
-      counts[r.status]++;
+      if (isUnpublished(r)) unpublished++;
+      else counts[r.status]++;
       publishedEpoch = Math.max(publishedEpoch, recordedEpoch(r));
       if (r.status === 'tombstoned') continue;
       if ((r.goneCount ?? 0) > 0 && pendingItems.every((i) => i.documentId !== r.documentId))
@@ -154,6 +170,7 @@ export async function sourceStatuses(
       state: worst,
       documents,
       counts,
+      unpublished,
       ...(retrieved === undefined ? {} : { retrievedAt: retrieved }),
       ...(modified === undefined ? {} : { sourceModifiedAt: modified }),
       ...(changed === undefined ? {} : { contentChangedAt: changed }),
@@ -196,6 +213,7 @@ export function renderStatus(statuses: readonly SourceStatus[]): string {
     s.sourceId,
     s.state,
     `${s.documents - s.counts.tombstoned}/${s.documents}`,
+    String(s.unpublished),
     short(s.sourceModifiedAt),
     short(s.retrievedAt),
     short(s.contentChangedAt),
@@ -210,6 +228,7 @@ export function renderStatus(statuses: readonly SourceStatus[]): string {
       'source',
       'state',
       'docs',
+      'unpublished',
       'source-modified',
       'retrieved',
       'content-changed',

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { renderRefresh } from './commands.js';
+import { coverageShortfall } from './coverage-gate.js';
 import type { Logger } from './log.js';
 import type { Runtime } from './runtime.js';
 import { sourceStatuses } from './status.js';
@@ -40,7 +41,16 @@ export async function watch(
       // the engine only stops starting new pages.
       const report = await rt.engine.refresh({ signal: stop.signal });
       if (report.sources.length > 0) opts.print(renderRefresh(report));
+      // watch keeps going below the gate: the line is a warning, the gauge is what alerts.
+      const short = coverageShortfall(report, rt.config.gates.minCoverage);
+      if (short !== undefined) opts.log.warn('coverage-below-gate', { detail: short });
       for (const s of report.sources) {
+        rt.metrics.set(
+          'ragfresh_run_coverage',
+          'Pages answered definitively over pages due in the last run (gates.minCoverage).',
+          { source: s.sourceId },
+          s.coverage,
+        );
         const answered = s.counts.fetched200 + s.counts.notModified;
         if (answered > 0) {
           rt.metrics.set(

@@ -52,6 +52,32 @@ describe('progress logger', () => {
     expect(chunks.join('')).not.toContain('\n');
   });
 
+  it('a heartbeat: a JSON line off a TTY, the progress line with the slowest page on one', () => {
+    const beat = {
+      inFlight: 2,
+      slowestUrl: 'https://docs.example.org/hung',
+      slowestSource: 'docs',
+      slowestMs: 31_800,
+      done: 4,
+      total: 6,
+    };
+    const off = sink(false);
+    createLogger({ stream: off.stream, heartbeatMs: 50 }).heartbeat(beat);
+    expect(off.chunks.map((c) => JSON.parse(c) as Record<string, unknown>)).toMatchObject([
+      { event: 'heartbeat', ...beat },
+    ]);
+    const on = sink(true);
+    const tty = createLogger({ stream: on.stream, now: () => 0 });
+    tty.progress('docs', 4, 6);
+    tty.heartbeat(beat);
+    expect(on.chunks.at(-1)).toBe(
+      '\r\x1b[2K  pages 4/6 · 2 in flight, slowest https://docs.example.org/hung 31.8s',
+    );
+    const quiet = sink(false);
+    createLogger({ stream: quiet.stream, quiet: true }).heartbeat(beat);
+    expect(quiet.chunks).toEqual([]);
+  });
+
   it('--quiet silences progress on a TTY and off it', () => {
     for (const tty of [true, false]) {
       const { stream, chunks } = sink(tty);

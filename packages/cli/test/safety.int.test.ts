@@ -152,9 +152,12 @@ describe('ragfresh CLI: fault isolation, reconciliation, deletion safety and exi
     expect(r.out).toMatch(/page-too-large/);
     const report = JSON.parse((await cli(dir, 'status', '--json')).out) as Array<{
       counts: Record<string, number>;
+      unpublished: number;
     }>;
     expect(report[0]!.counts.healthy).toBe(urls.length);
-    expect(report[0]!.counts.degraded).toBe(hostile.length);
+    // Degraded before their first publication: never published, counted apart.
+    expect(report[0]!.unpublished).toBe(hostile.length);
+    expect(report[0]!.counts.degraded).toBe(0);
   });
 
   it('a refusal by the SSRF guard names fetch.allow', async () => {
@@ -164,7 +167,10 @@ describe('ragfresh CLI: fault isolation, reconciliation, deletion safety and exi
       JSON.stringify({ ...config, dataDir: join(other, 'data'), fetch: { minIntervalMs: 0 } }),
     );
     const r = await cli(other, 'refresh', '--all');
-    expect(r.code).toBe(3);
+    // Every page refused: coverage 0 % is the run's verdict (8), before "never indexed" (3).
+    expect(r.code).toBe(8);
+    expect(r.err).toMatch(/coverage below the gate gates\.minCoverage 90%: docs 0%/);
+    expect((await cli(other, 'status')).code).toBe(3);
     expect(r.out).toMatch(/ssrf-refused: .*fetch\.allow/);
     expect(r.out).not.toMatch(/ssrf-refused: HTTP 0/);
     rmSync(other, { recursive: true, force: true });

@@ -10,7 +10,7 @@ import type { Fetcher, RawSnapshotStore } from '@ragfresh/fetch';
 import type { BoilerplateLearningOptions } from './boilerplate-sample.js';
 import { DEFAULT_PAGE_LIMITS, type PageLimits } from './bounds.js';
 import { Mutex } from './concurrency.js';
-import { emptyCounts, type RefreshCounts, type SourceReport } from './counts.js';
+import { coverageOf, emptyCounts, type RefreshCounts, type SourceReport } from './counts.js';
 import type { PagePipeline } from './extract.js';
 import { HostEvidence } from './interstitial-evidence.js';
 import { RecordSnapshot } from './records.js';
@@ -160,6 +160,8 @@ export class SourceRun {
   readonly events: { url: string; documentId: string; event: string; reasons: string[] }[] = [];
   /** Coverage: stays true only while every listing was read and every page answered definitively. */
   complete = true;
+  /** Every listing (sitemap, llms.txt) was read whole: what coverage means when no page is due. */
+  listingsComplete = true;
   /** Documents whose page answered 200 or 304 in this run (withdraws gone-based proposals). */
   readonly answered = new Set<string>();
   /** Deletion proposals of this run, written (or held as one alert) when the source finishes. */
@@ -180,6 +182,7 @@ export class SourceRun {
     return {
       sourceId: this.source.id,
       complete: this.complete,
+      coverage: coverageOf(this.counts, this.listingsComplete),
       counts: this.counts,
       alerts: this.alerts,
       events: this.events,

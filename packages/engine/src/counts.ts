@@ -1,7 +1,14 @@
 import type { StoreCheck } from '@ragfresh/core';
 /** Counts of one refresh, per source and in total. Every number is counted, never estimated. */
 export interface RefreshCounts {
+  /** Pages due this run (the inventory's entries). */
   urls: number;
+  /**
+   * Pages answered definitively: 200 (a document or not), 304, 404/410, a tombstoned page
+   * observed. Not counted: fetch errors, timeouts, refusals, a redirect into a 404, pages an
+   * abort left unobserved. `definitive / urls` is the run's coverage (`coverageOf`).
+   */
+  definitive: number;
   fetched200: number;
   notModified: number;
   gone: number;
@@ -34,6 +41,7 @@ export interface RefreshCounts {
 export function emptyCounts(): RefreshCounts {
   return {
     urls: 0,
+    definitive: 0,
     fetched200: 0,
     notModified: 0,
     gone: 0,
@@ -65,6 +73,16 @@ export function addCounts(into: RefreshCounts, from: Readonly<RefreshCounts>): R
   return into;
 }
 
+/**
+ * Pages answered definitively over pages due, in [0, 1]. With no page due it is 1 when the
+ * listings were read whole (nothing to answer) and 0 when they were not (a sitemap that did not
+ * answer says nothing about what is due: nothing was covered).
+ */
+export function coverageOf(counts: Readonly<RefreshCounts>, listingsComplete: boolean): number {
+  if (counts.urls === 0) return listingsComplete ? 1 : 0;
+  return Math.min(1, counts.definitive / counts.urls);
+}
+
 export interface DocumentEvent {
   readonly url: string;
   readonly documentId: string;
@@ -75,6 +93,8 @@ export interface DocumentEvent {
 export interface SourceReport {
   readonly sourceId: string;
   readonly complete: boolean;
+  /** Pages answered definitively / pages due (`coverageOf`). */
+  readonly coverage: number;
   readonly counts: RefreshCounts;
   readonly alerts: readonly string[];
   readonly events: readonly DocumentEvent[];
@@ -85,6 +105,8 @@ export interface RefreshReport {
   readonly finishedAt: string;
   readonly sources: readonly SourceReport[];
   readonly totals: RefreshCounts;
+  /** Over every source of the run: pages answered definitively / pages due (1 with none due). */
+  readonly coverage: number;
   /** The state/store check the refresh started with. */
   readonly storeCheck?: StoreCheckReport;
 }

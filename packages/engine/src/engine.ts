@@ -10,6 +10,7 @@ import { mapLimit } from './concurrency.js';
 import { EngineContext, type EngineDeps, SourceRun } from './context.js';
 import {
   addCounts,
+  coverageOf,
   emptyCounts,
   type RefreshCounts,
   type RefreshReport,
@@ -17,6 +18,7 @@ import {
 } from './counts.js';
 import { embedNewChunks } from './embed.js';
 import type { PagePipeline } from './extract.js';
+import { InFlightPages } from './heartbeat.js';
 import { type Inventory, type InventoryEntry, takeInventory } from './inventory.js';
 import { refreshPage } from './page.js';
 import { PublishQueue } from './publish.js';
@@ -39,6 +41,9 @@ import {
 import { checkShape } from './shape.js';
 import { extractSnapshot, sourceProvenance } from './snapshot.js';
 import type { EngineSource } from './types.js';
+
+/** One page of one source's run, as the page pool takes it. */
+type PageWork = { readonly run: SourceRun; readonly entry: InventoryEntry };
 
 export interface RefreshOptions {
   /** Every source, due or not. */
@@ -152,6 +157,7 @@ export class RefreshEngine {
       const inv = await takeInventory(ctx, run.source, signal);
       run.alerts.push(...inv.problems);
       run.complete = inv.complete;
+      run.listingsComplete = inv.complete;
       run.counts.urls = inv.entries.length;
       run.counts.listingsNotModified = inv.listingsNotModified;
       inventories.set(run, inv);
@@ -166,7 +172,17 @@ export class RefreshEngine {
     }
     const totals = emptyCounts();
     for (const r of reports) addCounts(totals, r.counts);
-    return { startedAt, finishedAt: ctx.nowIso(), sources: reports, totals, storeCheck };
+    return {
+      startedAt,
+      finishedAt: ctx.nowIso(),
+      sources: reports,
+      totals,
+      coverage: coverageOf(
+        totals,
+        runs.every((r) => r.listingsComplete),
+      ),
+      storeCheck,
+    };
   }
 
   /** Every page of every due source through one bounded pool and one publish queue. */
@@ -176,18 +192,23 @@ export class RefreshEngine {
     signal: AbortSignal | undefined,
   ): Promise<void> {
     const ctx = this.#ctx;
-    const work: { run: SourceRun; entry: InventoryEntry }[] = [];
+    const work: PageWork[] = [];
     for (const [run, inv] of inventories)
       for (const entry of inv.entries) work.push({ run, entry });
     const done = new Map<SourceRun, number>();
-    const observe = async (page: (typeof work)[number]) => {
+    let finished = 0;
+    const inFlight = new InFlightPages(ctx.log, () => ({ done: finished, total: work.length }));
+    const observe = async (page: PageWork) => {
       const { run } = page;
       if (signal?.aborted) {
         run.complete = false;
         return;
       }
       try {
-        if (!(await refreshPage(ctx, queue, page, signal))) run.complete = false;
+        const definitive = await inFlight.track(page.entry.url, run.source.id, () =>
+          refreshPage(ctx, queue, page, signal),
+        );
+        if (!definitive) run.complete = false;
       } catch (err) {
         // Stopping (SIGTERM, a caller's abort) interrupts in-flight requests: those pages are
         // simply not observed this run. Anything else is a real failure.
@@ -197,8 +218,25 @@ export class RefreshEngine {
       }
       const n = (done.get(run) ?? 0) + 1;
       done.set(run, n);
+      finished++;
       ctx.log.progress(run.source.id, n, run.counts.urls, run.counts);
     };
+    inFlight.start();
+    try {
+      await this.#runPool(work, observe);
+    } finally {
+      inFlight.stop();
+    }
+    await queue.drain();
+    ctx.log.done();
+  }
+
+  /** The bounded page pool: each host's boilerplate warm-up first when learning is on. */
+  async #runPool(
+    work: readonly PageWork[],
+    observe: (page: PageWork) => Promise<void>,
+  ): Promise<void> {
+    const ctx = this.#ctx;
     const learner = this.#boilerplate;
     if (learner === undefined) await mapLimit(work, ctx.concurrency, observe);
     else {
@@ -216,8 +254,6 @@ export class RefreshEngine {
       learner.endWarmUp();
       await mapLimit(rest, ctx.concurrency, observe);
     }
-    await queue.drain();
-    ctx.log.done();
   }
 
   /** Recomputes learned host models; re-extracts what a change touches; stores the learning. */

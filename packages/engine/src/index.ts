@@ -54,6 +54,7 @@ export {
   type EngineLogger,
   type EngineMetrics,
   type EngineSource,
+  type Heartbeat,
   type PageRenderer,
   silentLogger,
   type TombstoneMirror,

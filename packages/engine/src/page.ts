@@ -74,7 +74,22 @@ export async function refreshPage(
     base: record ?? DocumentLedger.fresh(entry.documentId, run.source.id, entry.url),
     known: record !== undefined,
   };
-  if (tombstone !== undefined) return observeTombstoned(ctx, task, tombstone, signal);
+  const definitive =
+    tombstone !== undefined
+      ? await observeTombstoned(ctx, task, tombstone, signal)
+      : await observeLive(ctx, queue, task, signal);
+  if (definitive) run.counts.definitive++;
+  return definitive;
+}
+
+async function observeLive(
+  ctx: EngineContext,
+  queue: PublishQueue,
+  task: PageTask,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  const { run, entry } = task;
+  const record = entry.record;
   const { source } = run;
   const acquired = await acquirePage(
     acquireDeps(ctx, run),

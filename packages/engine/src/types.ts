@@ -72,12 +72,32 @@ export const DEFAULT_DELETION_POLICY: DeletionPolicy = Object.freeze({
 
 type Fields = Readonly<Record<string, unknown>>;
 
+/** The page pool's pulse while pages are in flight: the one it has waited on longest. */
+export interface Heartbeat {
+  /** Pages in flight now. */
+  readonly inFlight: number;
+  readonly slowestUrl: string;
+  readonly slowestSource: string;
+  /** How long the slowest page has been in flight. */
+  readonly slowestMs: number;
+  /** Pages done and due over every source of the refresh. */
+  readonly done: number;
+  readonly total: number;
+}
+
 /** Where the engine reports progress; the CLI's logger satisfies it. */
 export interface EngineLogger {
   info(event: string, fields?: Fields): void;
   warn(event: string, fields?: Fields): void;
   /** `counts`: the source's counts so far (304s, published, errors), for a richer line. */
   progress(label: string, done: number, total: number, counts?: Readonly<RefreshCounts>): void;
+  /**
+   * Called every `heartbeatMs` (default 10 s) while a refresh has pages in flight, whether or
+   * not any finished meanwhile. Optional: a logger without it gets no timer.
+   */
+  heartbeat?(beat: Heartbeat): void;
+  /** The heartbeat's period; 0 turns it off. */
+  readonly heartbeatMs?: number;
   done(): void;
 }
 

@@ -2,6 +2,7 @@ import type { DocumentRecord } from '@ragfresh/core';
 import {
   EngineContext,
   type EngineDeps,
+  InFlightPages,
   mapLimit,
   type PendingCandidate,
   PublishQueue,
@@ -162,11 +163,22 @@ export class PageWorker {
     const records = new Map<string, DocumentRecord | undefined>();
     for (const p of pages)
       records.set(p.documentId, await ctx.deps.state.getDocument(p.documentId));
-    await mapLimit(pages, ctx.concurrency, async (p) => {
-      const entry = { ...p, record: records.get(p.documentId) };
-      if (!(await refreshPage(ctx, collector, { run, entry }, this.#abort.signal)))
-        run.complete = false;
-    });
+    let done = 0;
+    const inFlight = new InFlightPages(ctx.log, () => ({ done, total: pages.length }));
+    inFlight.start();
+    try {
+      await mapLimit(pages, ctx.concurrency, async (p) => {
+        const entry = { ...p, record: records.get(p.documentId) };
+        const page = { run, entry };
+        const definitive = await inFlight.track(p.url, sourceId, () =>
+          refreshPage(ctx, collector, page, this.#abort.signal),
+        );
+        if (!definitive) run.complete = false;
+        done++;
+      });
+    } finally {
+      inFlight.stop();
+    }
     if (this.#abort.signal.aborted)
       throw new Error('worker stopping; the batch goes back to the queue');
     if (collector.collected.length > 0) {

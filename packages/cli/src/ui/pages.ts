@@ -62,7 +62,7 @@ export async function sourcesPage(ctx: PageContext): Promise<Html> {
       as(html`<section class="card" data-source="${s.sourceId}">
 <h2>${s.sourceId} ${stateCell(s.state)}</h2>
 <table class="source-summary">
-<tr><th>documents</th><td class="num">${s.documents}</td><th>healthy / degraded / quarantined / tombstoned</th><td>${s.counts.healthy} / ${s.counts.degraded} / ${s.counts.quarantined} / ${s.counts.tombstoned}</td></tr>
+<tr><th>documents</th><td class="num">${s.documents}</td><th>healthy / degraded / quarantined / tombstoned / never published</th><td>${s.counts.healthy} / ${s.counts.degraded} / ${s.counts.quarantined} / ${s.counts.tombstoned} / ${s.unpublished}</td></tr>
 <tr><th>obs-age</th><td class="num" data-metric="obs-age">${duration(s.observationAgeMs)}</td><th>objective</th><td class="${s.objectiveMet ? 'ok' : 'bad'}" data-metric="objective">${s.objectiveMet ? 'met' : 'VIOLATED'} (${duration(s.objectiveMs)})</td></tr>
 <tr><th>prop-lag</th><td class="num" data-metric="prop-lag">${duration(s.propagationLagMs)}</td><th>last run</th><td>${when(s.lastRunAt)} ${s.lastRunComplete === false ? '(partial coverage)' : ''}</td></tr>
 <tr><th>retrieved (oldest)</th><td>${when(s.retrievedAt)}</td><th>content changed / queryable (latest)</th><td>${when(s.contentChangedAt)} / ${when(s.queryableAt)}</td></tr>
