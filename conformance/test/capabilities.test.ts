@@ -14,6 +14,8 @@ describe('capability defaults (the base class fills what a connector leaves out)
         maxWriteBatch: undefined as never,
         epochInStore: undefined as never,
         idForm: undefined as never,
+        fencing: undefined as never,
+        scan: undefined as never,
       },
     });
     expect(c.capabilities).toEqual({
@@ -25,6 +27,9 @@ describe('capability defaults (the base class fills what a connector leaves out)
       epochInStore: false,
       idForm: 'chunk-id',
       epochClaim: 'exclusive',
+      // Derived from the hooks the connector implements (_readFence/_raiseFence, _scan).
+      fencing: 'client',
+      scan: true,
     });
     expect(CAPABILITY_DEFAULTS).toEqual({
       visibility: { mode: 'immediate' },
