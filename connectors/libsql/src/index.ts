@@ -70,6 +70,7 @@ export const LIBSQL_CAPABILITIES: ConnectorCapabilities = {
   // The epoch row holds the newest fence; a fenced write transaction opens with a guard that
   // fails it when the fence is stale (one BEGIN IMMEDIATE: no raise can come in between).
   fencing: 'store',
+  scan: true,
 };
 
 /**
@@ -530,6 +531,19 @@ export class LibSqlConnector extends Connector {
   #columnsFor(withEmbeddings: boolean): string {
     // The raw blob, not vector_extract(): its text form keeps only 6 significant digits.
     return `id, content, metadata${withEmbeddings ? ', embedding AS vec' : ''}`;
+  }
+
+  /** Keyset pages in primary-key order: the cursor is the last id of the previous page. */
+  protected override async _scan(
+    cursor: string | undefined,
+    pageSize: number,
+  ): Promise<{ chunks: ListedChunk[]; next?: string }> {
+    const rows = await this.#run('scanning chunks', {
+      sql: `SELECT ${this.#columnsFor(false)} FROM ${this.#t}${cursor === undefined ? '' : ' WHERE id > ?'} ORDER BY id LIMIT ?`,
+      args: cursor === undefined ? [pageSize] : [cursor, pageSize],
+    });
+    const chunks = rows.map((r) => this.#listed(r, false));
+    return chunks.length < pageSize ? { chunks } : { chunks, next: chunks.at(-1)!.id };
   }
 
   protected async _list(

@@ -69,6 +69,7 @@ export const PGVECTOR_CAPABILITIES: ConnectorCapabilities = {
   // The epoch row holds the newest fence; a fenced write locks it (FOR SHARE) and checks it in
   // the write's own transaction, so a raise commits before or after the write, never between.
   fencing: 'store',
+  scan: true,
 };
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -694,6 +695,21 @@ export class PgVectorConnector extends Connector {
     return row.embedding === undefined
       ? base
       : { ...base, embedding: JSON.parse(row.embedding) as number[] };
+  }
+
+  /** Keyset pages in primary-key order: the cursor is the last id of the previous page. */
+  protected override async _scan(
+    cursor: string | undefined,
+    pageSize: number,
+  ): Promise<{ chunks: ListedChunk[]; next?: string }> {
+    const res = await this.#query<ChunkRow>(
+      'scanning chunks',
+      `SELECT id::text AS id, text, metadata FROM ${this.#t}
+        WHERE $1::uuid IS NULL OR id > $1::uuid ORDER BY id LIMIT $2`,
+      [cursor ?? null, pageSize],
+    );
+    const chunks = res.rows.map((r) => this.#listed(r));
+    return chunks.length < pageSize ? { chunks } : { chunks, next: chunks.at(-1)!.id };
   }
 
   protected async _list(
