@@ -8,6 +8,7 @@ import {
   type ConnectorFactoryContext,
   checkConnectorOptions,
   chunkUuid,
+  cosineSimilarity,
   FIELDS,
   type FlatMetadata,
   type FlatValue,
@@ -100,18 +101,6 @@ function decodeVector(s: unknown): number[] | undefined {
   if (typeof s !== 'string') return undefined;
   const bytes = Buffer.from(s, 'base64');
   return Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, Math.floor(bytes.length / 4)));
-}
-
-function cosine(a: readonly number[], b: readonly number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * (b[i] ?? 0);
-    na += a[i]! * a[i]!;
-    nb += (b[i] ?? 0) * (b[i] ?? 0);
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -560,7 +549,7 @@ export class LangChainConnector extends Connector {
     // one cosine score for all of them.
     const hits = results.map(([doc]) => {
       const h = this.#held(doc.metadata, doc.pageContent);
-      return { ...h.listed, score: cosine(vector, h.embedding) };
+      return { ...h.listed, score: cosineSimilarity(vector, h.embedding) };
     });
     return hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }

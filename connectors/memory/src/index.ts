@@ -6,6 +6,7 @@ import {
   type ConnectorCapabilities,
   type ConnectorFactoryContext,
   checkConnectorOptions,
+  cosineSimilarity,
   FIELDS,
   type ListedChunk,
   matchesFilter,
@@ -55,20 +56,6 @@ const EPOCH_CLAIMS_KEPT = 64;
 
 /** Yield to the event loop so concurrent readers interleave with writes, as with a real store. */
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-function cosine(a: readonly number[], b: readonly number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
-}
 
 /**
  * The in-process reference connector. Declares `snapshot` promotion for epoch readers and
@@ -425,7 +412,7 @@ export class MemoryConnector extends Connector {
         id: c.id,
         text: c.text,
         metadata: { ...c.metadata },
-        score: cosine(vector, c.embedding),
+        score: cosineSimilarity(vector, c.embedding),
       });
     }
     hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));

@@ -11,9 +11,10 @@ import { Document, type DocumentInterface } from '@langchain/core/documents';
 import { index } from '@langchain/core/indexing';
 import { MarkdownTextSplitter } from '@langchain/textsplitters';
 import { Readability } from '@mozilla/readability';
+import { CountingEmbeddings } from '@ragfresh/core';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
-import { CountingEmbeddings } from './counting-embeddings.ts';
+import { BENCH_DIMENSIONS } from './counting-embeddings.ts';
 import type { ViewChunk } from './freshness-audit.ts';
 
 export type LangChainMode = 'incremental' | 'full' | 'fetched_at';
@@ -47,7 +48,7 @@ class ObservedMemoryVectorStore extends MemoryVectorStore {
 }
 
 export class LangChainPipeline {
-  readonly embeddings = new CountingEmbeddings();
+  readonly embeddings = new CountingEmbeddings({ dimensions: BENCH_DIMENSIONS });
   readonly #store = new ObservedMemoryVectorStore(this.embeddings);
   readonly #records = new InMemoryRecordManager();
   readonly #turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });

@@ -3,8 +3,8 @@
 // comparison keep their index in the bench process (LangChain uses MemoryVectorStore) and the
 // concurrent reader can look after every store write. SQLite state in its own directory.
 import { MemoryConnector } from '@ragfresh/connector-memory';
-import { FIELDS } from '@ragfresh/core';
-import { CountingEmbeddings } from './counting-embeddings.ts';
+import { CountingEmbeddings, FIELDS } from '@ragfresh/core';
+import { BENCH_DIMENSIONS } from './counting-embeddings.ts';
 import type { ViewChunk } from './freshness-audit.ts';
 import { benchConfig } from './ragfresh-config.ts';
 
@@ -62,7 +62,7 @@ export class RagfreshPipeline {
     progress: { onPage?: () => void },
   ): Promise<RagfreshPipeline> {
     const { openRuntime, resolveConfig } = await import('ragfresh');
-    const embeddings = new CountingEmbeddings();
+    const embeddings = new CountingEmbeddings({ dimensions: BENCH_DIMENSIONS });
     const raw = benchConfig(dataDir, sitemaps);
     const config = resolveConfig({
       ...raw,

@@ -133,7 +133,7 @@ function langchain(mode: LangChainMode): Pipeline {
       await p.round(urls);
       p.afterWrite = () => {};
     },
-    embedded: () => p.embeddings.documentsEmbedded,
+    embedded: () => p.embeddings.texts,
     close: async () => {},
   };
 }
@@ -155,7 +155,7 @@ async function ragfresh(
       await p.round();
       p.observe(undefined);
     },
-    embedded: () => p.embeddings.documentsEmbedded,
+    embedded: () => p.embeddings.texts,
     close: () => p.close(),
   };
 }

@@ -19,10 +19,11 @@ import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import { index } from '@langchain/core/indexing';
 import { MarkdownTextSplitter } from '@langchain/textsplitters';
 import { Readability } from '@mozilla/readability';
+import { CountingEmbeddings } from '@ragfresh/core';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
 import { addChunk, type ChunkSnapshot } from './changed-chunks.ts';
-import { CountingEmbeddings } from './counting-embeddings.ts';
+import { BENCH_DIMENSIONS } from './counting-embeddings.ts';
 import {
   type PhaseCost,
   peakRssMiB,
@@ -131,7 +132,7 @@ async function sitemapUrls(sitemaps: readonly string[]): Promise<string[]> {
 }
 
 async function run(input: LangChainPhaseInput): Promise<LangChainPhaseResult> {
-  const embeddings = new CountingEmbeddings();
+  const embeddings = new CountingEmbeddings({ dimensions: BENCH_DIMENSIONS });
   const { recordManager, vectorStore } = load(input.statePath, embeddings);
   const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' });
   const splitter = new MarkdownTextSplitter({
@@ -212,7 +213,7 @@ async function run(input: LangChainPhaseInput): Promise<LangChainPhaseResult> {
     pages: urls.length,
     failedPages,
     chunks: vectorStore.memoryVectors.length,
-    embedded: embeddings.documentsEmbedded,
+    embedded: embeddings.texts,
     indexed,
     snapshot,
   };

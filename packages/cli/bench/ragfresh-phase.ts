@@ -2,9 +2,9 @@
 // `refresh` runs one `refresh --all` through the CLI package's public API and reports its CPU
 // and peak RSS; `inspect` opens the same data dir read-only afterwards and reads what a reader
 // sees (the published epoch's chunks), so measuring the store never costs the refresh anything.
-import { FIELDS } from '@ragfresh/core';
+import { CountingEmbeddings, FIELDS } from '@ragfresh/core';
 import { addChunk, type ChunkSnapshot } from './changed-chunks.ts';
-import { BENCH_DIMENSIONS, CountingEmbeddings } from './counting-embeddings.ts';
+import { BENCH_DIMENSIONS } from './counting-embeddings.ts';
 import {
   type PhaseCost,
   peakRssMiB,
@@ -42,19 +42,19 @@ export interface RagfreshInspectResult {
 
 async function open(input: RagfreshPhaseInput, readOnly: boolean) {
   const { openRuntime, resolveConfig } = await import('ragfresh');
-  const embeddings = new CountingEmbeddings();
+  const embeddings = new CountingEmbeddings({ dimensions: BENCH_DIMENSIONS });
   const config = resolveConfig({ ...benchConfig(input.dataDir, input.sitemaps), embeddings });
-  const rt = await openRuntime(config, { readOnly });
+  const rt = await openRuntime(config, { role: readOnly ? 'read' : 'refresh' });
   return { rt, embeddings };
 }
 
 async function refresh(input: RagfreshPhaseInput): Promise<RagfreshRefreshResult> {
   const { rt, embeddings } = await open(input, false);
-  const before = embeddings.documentsEmbedded;
+  const before = embeddings.texts;
   const stop = startPhase();
   const report = await rt.engine.refresh({ all: true });
   const cost = stop();
-  const embedded = embeddings.documentsEmbedded - before;
+  const embedded = embeddings.texts - before;
   await rt.close();
   const engineCounts: Record<string, number> = {};
   for (const [k, v] of Object.entries(report.totals as object))

@@ -8,6 +8,12 @@ import {
   RagfreshError,
   type UrlIdentityPolicy,
 } from '@ragfresh/core';
+import {
+  DEFAULT_LEASE_TTL_MS,
+  DEFAULT_MAX_RETIRE_SHARE,
+  type EngineSettings,
+  resolveEngineSettings,
+} from '@ragfresh/engine/settings';
 import { resolveCanaries } from './canaries.js';
 import { importConfigModule } from './config-loader.js';
 import { assertConfigShape, type RagfreshConfig, type SourceConfig } from './config-schema.js';
@@ -45,23 +51,25 @@ export interface ResolvedSource extends Omit<SourceConfig, 'canaries' | 'identit
   readonly canaries: readonly Canary[];
 }
 
-export interface ResolvedConfig extends Omit<RagfreshConfig, 'connector' | 'sources'> {
+/**
+ * A config resolved once: where things live, what the CLI itself reads, and the engine's
+ * settings (`settings`), which every role hands to `composeEngine` unchanged.
+ */
+export interface ResolvedConfig {
   readonly dataDir: string;
   /** The config file's folder: connector packages are resolved from here. */
   readonly configDir: string;
+  /** The sources with what the CLI reads beside the engine (freshness objective, canary config). */
   readonly sources: readonly ResolvedSource[];
   /** `{ store, ...options }` (a named package), or what the config passed as code. */
   readonly connector: ResolvedConnector;
   readonly state: string;
-  readonly goneChecks: number;
-  readonly minGoneAgeMs: number;
-  readonly autoApproveDeletions: boolean;
-  /** A redirect ending in 404/410 counts as gone evidence for the requested URL. */
-  readonly redirectedGone: boolean;
-  readonly maxRetireShare: number;
-  /** Replaced versions stay queryable at least this long after retirement (slow readers). */
-  readonly retireGraceMs: number;
+  readonly embeddings?: RagfreshConfig['embeddings'];
+  readonly queue?: RagfreshConfig['queue'];
+  readonly metricsPort?: number;
   readonly staleReaders: 'label' | 'exclude';
+  /** Everything the engine runs with, in every role. */
+  readonly settings: EngineSettings;
 }
 
 /**
@@ -175,27 +183,59 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
       'use "sqlite:<path>", "redis://…" or "postgres://…"',
     );
   }
-  const goneChecks = c.deletion?.goneChecks ?? 3;
-  const maxRetireShare = c.gates?.maxRetireShare ?? 0.2;
+  const f = c.fetch;
+  const settings = resolveEngineSettings({
+    sources,
+    fetch: {
+      userAgent: c.userAgent,
+      robots: f?.robots !== false,
+      allowPrivateNetworks: f?.allowPrivateNetworks === true,
+      ...(f?.minIntervalMs === undefined ? {} : { minIntervalMs: f.minIntervalMs }),
+      ...(f?.perHostConcurrency === undefined ? {} : { perHostConcurrency: f.perHostConcurrency }),
+      ...(f?.globalConcurrency === undefined ? {} : { globalConcurrency: f.globalConcurrency }),
+      ...(f?.timeoutMs === undefined ? {} : { timeoutMs: f.timeoutMs }),
+      ...(f?.allow === undefined ? {} : { allow: f.allow }),
+      ...(f?.circuitBreaker === undefined ? {} : { circuitBreaker: f.circuitBreaker }),
+    },
+    deletion: {
+      goneChecks: c.deletion?.goneChecks ?? 3,
+      minGoneAgeMs:
+        c.deletion?.minGoneAge === undefined
+          ? 172_800_000
+          : duration(c.deletion.minGoneAge, 'deletion.minGoneAge', 0, true),
+      autoApprove: c.deletion?.autoApprove === true,
+      redirectedGone: c.deletion?.redirectedGone === true,
+    },
+    publish: {
+      maxRetireShare: c.gates?.maxRetireShare ?? DEFAULT_MAX_RETIRE_SHARE,
+      retireGraceMs: duration(c.retireGrace, 'retireGrace', DEFAULT_RETIRE_GRACE_MS, true),
+      leaseTtlMs: LEASE_TTL_MS,
+    },
+    ...(c.chunking === undefined ? {} : { chunking: c.chunking }),
+    ...(c.boilerplate === undefined ? {} : { boilerplate: c.boilerplate }),
+  });
   return {
-    ...c,
     dataDir,
     configDir: baseDir,
     sources,
     connector,
     state,
-    goneChecks,
-    minGoneAgeMs:
-      c.deletion?.minGoneAge === undefined
-        ? 172_800_000
-        : duration(c.deletion.minGoneAge, 'deletion.minGoneAge', 0, true),
-    autoApproveDeletions: c.deletion?.autoApprove === true,
-    redirectedGone: c.deletion?.redirectedGone === true,
-    maxRetireShare,
-    retireGraceMs: duration(c.retireGrace, 'retireGrace', DEFAULT_RETIRE_GRACE_MS, true),
+    ...(c.embeddings === undefined ? {} : { embeddings: c.embeddings }),
+    ...(c.queue === undefined ? {} : { queue: c.queue }),
+    ...(c.metricsPort === undefined ? {} : { metricsPort: c.metricsPort }),
     staleReaders: c.staleReaders ?? 'label',
+    settings,
   };
 }
+
+/**
+ * How long the publish lease lasts after its last renewal (the publisher renews it while it
+ * works). `RAGFRESH_LEASE_TTL_MS` overrides it (crash tests; a host that wants faster takeover).
+ */
+export const LEASE_TTL_MS =
+  Number(process.env.RAGFRESH_LEASE_TTL_MS) > 0
+    ? Number(process.env.RAGFRESH_LEASE_TTL_MS)
+    : DEFAULT_LEASE_TTL_MS;
 
 export const CONFIG_FILES = [
   'ragfresh.config.ts',

@@ -36,15 +36,3 @@ export function formatDuration(ms: number): string {
   if (abs < 86_400_000) return `${sign}${(abs / 3_600_000).toFixed(1)}h`;
   return `${sign}${(abs / 86_400_000).toFixed(1)}d`;
 }
-
-export function requireDuration(value: unknown, field: string): number {
-  const ms = parseDuration(value);
-  if (ms === undefined) {
-    throw new RagfreshError(
-      'INVALID_CONFIG',
-      `${field}: ${JSON.stringify(value)} is not a duration; use milliseconds or a string like "90s", "6h", "30d".`,
-      { scope: 'config' },
-    );
-  }
-  return ms;
-}

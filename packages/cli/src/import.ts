@@ -5,7 +5,6 @@ import { isRagfreshError } from '@ragfresh/core';
 import {
   type CheckpointPolicy,
   decideCheckpoint,
-  EngineContext,
   EXPORT_FORMATS,
   type ExportCoverage,
   type ExportFormat,
@@ -19,7 +18,7 @@ import {
 } from '@ragfresh/engine';
 import { loadConfig, type ResolvedConfig, type ResolvedSource } from './config.js';
 import { EXIT } from './exit.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger } from './log.js';
 import type { Runtime } from './runtime.js';
 
 type Print = (s: string) => void;
@@ -129,29 +128,6 @@ async function readInput(file: string): Promise<string> {
   }
 }
 
-/** An engine context over the runtime's parts, with the import's batch size (one publish batch per import chunk). */
-export function importContext(rt: Runtime, log: Logger, batchSize: number): EngineContext {
-  return new EngineContext({
-    sources: rt.config.sources,
-    connector: rt.connector,
-    state: rt.state,
-    publisher: rt.publisher,
-    fetcher: rt.fetcher,
-    pipeline: rt.pipeline,
-    embeddings: rt.embeddings,
-    snapshots: rt.snapshots,
-    log,
-    metrics: rt.metrics,
-    batchSize,
-    deletion: {
-      goneChecks: rt.config.goneChecks,
-      minGoneAgeMs: rt.config.minGoneAgeMs,
-      autoApprove: rt.config.autoApproveDeletions,
-      redirectedGone: rt.config.redirectedGone,
-    },
-  });
-}
-
 export function renderImport(r: ImportReport): string {
   const c = r.counts;
   const lines = [
@@ -171,7 +147,6 @@ async function importCommand(
   rt: Runtime,
   v: ImportArgs,
   file: string | undefined,
-  log: Logger,
   print: Print,
 ): Promise<number> {
   const source = sourceOf(rt.config, v.source);
@@ -198,7 +173,7 @@ async function importCommand(
     ...(v['job-status'] === undefined ? {} : { jobStatus: v['job-status'] }),
   });
   const coverage = coverageOf(parsed, v.coverage);
-  const ctx = importContext(rt, log, positiveInt(v['batch-size'], '--batch-size', 25));
+  const ctx = rt.context({ batchSize: positiveInt(v['batch-size'], '--batch-size', 25) });
   const report = await importRows(ctx, {
     source,
     rows: parsed.rows,
@@ -261,12 +236,7 @@ function inventoryUrls(
   return { urls: parsed.rows.map((r) => r.url), parsed };
 }
 
-async function reconcileCommand(
-  rt: Runtime,
-  v: ImportArgs,
-  log: Logger,
-  print: Print,
-): Promise<number> {
+async function reconcileCommand(rt: Runtime, v: ImportArgs, print: Print): Promise<number> {
   const source = sourceOf(rt.config, v.source);
   if (v.inventory === undefined)
     throw new UsageError(
@@ -290,7 +260,7 @@ async function reconcileCommand(
             ],
           }
       : coverageOf(parsed, v.coverage);
-  const ctx = importContext(rt, log, 25);
+  const ctx = rt.context();
   const r = await reconcileInventory(ctx, { source, urls, coverage, label: v.inventory });
   if (v.json) print(JSON.stringify(r, null, 2));
   else if (r.refused !== undefined) {
@@ -328,11 +298,11 @@ export async function runImportCommand(argv: string[]): Promise<number> {
     }
     if (v.source !== undefined) sourceOf(config, v.source);
     const { openRuntime } = await import('./runtime.js');
-    const rt = await openRuntime(config, { log });
+    const rt = await openRuntime(config, { log, role: 'import' });
     try {
       return command === 'reconcile'
-        ? await reconcileCommand(rt, v, log, print)
-        : await importCommand(rt, v, file, log, print);
+        ? await reconcileCommand(rt, v, print)
+        : await importCommand(rt, v, file, print);
     } finally {
       await rt.close();
     }

@@ -92,7 +92,10 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
     (command === 'verify' && values.repair !== true) ||
     (command === 'review' && ['list', 'show'].includes(rest[0] ?? 'list'));
   const { openRuntime } = await import('./runtime.js');
-  const rt = await openRuntime(config, { log, readOnly });
+  const rt = await openRuntime(config, {
+    log,
+    role: readOnly ? 'read' : command === 'verify' || command === 'recover' ? 'repair' : 'refresh',
+  });
   try {
     switch (command) {
       case 'refresh':

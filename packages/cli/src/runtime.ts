@@ -7,21 +7,19 @@ import {
   HashingEmbeddings,
   isRagfreshError,
   openStateStore,
-  Publisher,
   RagfreshError,
-  type StateStore,
   type Tombstone,
 } from '@ragfresh/core';
 import {
-  type EngineSource,
-  ExtractPipeline,
+  type ComposedEngine,
+  composeEngine,
+  type EngineRole,
   type PagePipeline,
   type PageRenderer,
-  RefreshEngine,
   type TombstoneMirror,
 } from '@ragfresh/engine';
-import { Fetcher, FileRawSnapshotStore, type RawSnapshotStore } from '@ragfresh/fetch';
-import type { ResolvedConfig } from './config.js';
+import { FileRawSnapshotStore, type PolitenessGate } from '@ragfresh/fetch';
+import { LEASE_TTL_MS, type ResolvedConfig } from './config.js';
 import { createConnector } from './connectors.js';
 import { type Logger, silentLogger } from './log.js';
 import { Metrics } from './metrics.js';
@@ -36,101 +34,51 @@ function isEmbeddings(v: unknown): v is EmbeddingsInterface {
   );
 }
 
-export interface Runtime {
+export interface Runtime extends ComposedEngine {
   readonly config: ResolvedConfig;
-  readonly connector: Connector;
-  readonly state: StateStore;
-  readonly publisher: Publisher;
-  readonly fetcher: Fetcher;
-  readonly embeddings: EmbeddingsInterface;
-  readonly snapshots: RawSnapshotStore;
-  readonly pipeline: PagePipeline;
-  readonly engine: RefreshEngine;
   readonly metrics: Metrics;
-  close(): Promise<void>;
 }
 
 export interface RuntimeOptions {
   readonly log?: Logger;
   readonly now?: () => Date;
   readonly pipeline?: PagePipeline;
-  /** Read-only commands (status, query, review list) do not take the publisher lease. */
-  readonly readOnly?: boolean;
+  /**
+   * What this process does (default `refresh`): read-only commands (status, query, review
+   * list) use `read` and never take the publisher lease; workers pass their own role.
+   */
+  readonly role?: EngineRole;
+  /** Shared per-host politeness (workers and the distributed scheduler). */
+  readonly politeness?: PolitenessGate;
 }
 
-/** Everything the CLI and the engine need, built from a resolved config. */
+/**
+ * The CLI's ports (files under `dataDir`, the configured state and connector, the embeddings,
+ * metrics, the renderer) handed to `composeEngine` with the resolved settings: the CLI wires
+ * nothing else itself.
+ */
 export async function openRuntime(
   config: ResolvedConfig,
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
   mkdirSync(config.dataDir, { recursive: true });
+  const role = options.role ?? 'refresh';
   const embeddings: EmbeddingsInterface = isEmbeddings(config.embeddings)
     ? config.embeddings
     : new HashingEmbeddings({ dimensions: config.embeddings?.dimensions ?? 256 });
-  const dimensions = (await embeddings.embedQuery('ragfresh dimension probe')).length;
   const state = await openStateStore(config.state);
-  const connector = await createConnector(config.connector, {
-    dataDir: config.dataDir,
-    baseDir: config.configDir,
-  });
+  let connector: Connector;
   try {
-    await connector.open({ dimensions });
+    connector = await createConnector(config.connector, {
+      dataDir: config.dataDir,
+      baseDir: config.configDir,
+    });
   } catch (err) {
     await state.close();
     throw err;
   }
-  const snapshots = new FileRawSnapshotStore(join(config.dataDir, 'raw'));
   const metrics = new Metrics();
-  const fetcher = new Fetcher({
-    userAgent: config.userAgent,
-    robots: config.fetch?.robots === false ? false : { store: state },
-    ...(config.fetch?.minIntervalMs === undefined
-      ? {}
-      : { minIntervalMs: config.fetch.minIntervalMs }),
-    ...(config.fetch?.perHostConcurrency === undefined
-      ? {}
-      : { perHostConcurrency: config.fetch.perHostConcurrency }),
-    ...(config.fetch?.globalConcurrency === undefined
-      ? {}
-      : { globalConcurrency: config.fetch.globalConcurrency }),
-    ...(config.fetch?.timeoutMs === undefined
-      ? {}
-      : { totalTimeoutMs: config.fetch.timeoutMs, headersTimeoutMs: config.fetch.timeoutMs }),
-    network: {
-      settingName: 'fetch.allow',
-      ...(config.fetch?.allow === undefined ? {} : { allow: config.fetch.allow }),
-      ...(config.fetch?.allowPrivateNetworks === true ? { allowPrivateNetworks: true } : {}),
-    },
-    ...(config.fetch?.circuitBreaker === undefined
-      ? {}
-      : { circuitBreaker: config.fetch.circuitBreaker }),
-    snapshots,
-  });
-  const pipeline = options.pipeline ?? new ExtractPipeline(config.chunking ?? {});
   const holder = new HolderFile(join(config.dataDir, 'publisher.json'));
-  let publisher: Publisher | undefined;
-  if (!options.readOnly) {
-    try {
-      publisher = await Publisher.open({
-        connector,
-        state,
-        maxRetireShare: config.maxRetireShare,
-        graceMs: config.retireGraceMs,
-        contracts: (sourceId) => config.sources.find((s) => s.id === sourceId)?.contract,
-        canaries: (sourceId) => config.sources.find((s) => s.id === sourceId)?.canaries ?? [],
-        embedQuery: (text) => embeddings.embedQuery(text),
-        leaseTtlMs: LEASE_TTL_MS,
-        ...(options.now === undefined ? {} : { now: options.now }),
-      });
-    } catch (err) {
-      await connector.close().catch(() => {});
-      await state.close().catch(() => {});
-      if (isRagfreshError(err, 'LEASE_HELD')) throw holder.busyError(err);
-      throw err;
-    }
-    holder.claim();
-  }
-  const log = options.log ?? silentLogger;
   // Launched on first use only, for sources that render.
   let renderer: { close(): Promise<void> } | undefined;
   const needsRender = config.sources.some(
@@ -144,71 +92,47 @@ export async function openRuntime(
       throw new RagfreshError(
         'INVALID_CONFIG',
         'acquisition "rendered"/"auto" needs @ragfresh/render; install it.',
-        {
-          scope: 'config',
-          cause,
-        },
+        { scope: 'config', cause },
       );
     }
-    const launched = await mod.Renderer.launch({ userAgent: config.userAgent });
+    const launched = await mod.Renderer.launch({ userAgent: config.settings.fetch.userAgent });
     renderer = launched;
     return launched;
   };
-  const engine = new RefreshEngine({
-    sources: config.sources satisfies readonly EngineSource[],
-    maxRetireShare: config.maxRetireShare,
-    tombstones: new FileTombstoneMirror(join(config.dataDir, 'tombstones.json')),
-    deletion: {
-      goneChecks: config.goneChecks,
-      minGoneAgeMs: config.minGoneAgeMs,
-      autoApprove: config.autoApproveDeletions,
-      redirectedGone: config.redirectedGone,
-    },
-    concurrency: config.fetch?.globalConcurrency ?? 8,
-    connector,
-    state,
-    publisher: publisher ?? readOnlyPublisher(),
-    fetcher,
-    pipeline,
-    embeddings,
-    snapshots,
-    ...(config.boilerplate === undefined ? {} : { boilerplate: config.boilerplate }),
-    log,
-    metrics,
-    ...(needsRender ? { renderer: launchRenderer } : {}),
-    ...(options.now === undefined ? {} : { now: options.now }),
-  });
+  let composed: ComposedEngine;
+  try {
+    composed = await composeEngine(
+      config.settings,
+      {
+        connector,
+        state,
+        embeddings,
+        snapshots: new FileRawSnapshotStore(join(config.dataDir, 'raw')),
+        tombstones: new FileTombstoneMirror(join(config.dataDir, 'tombstones.json')),
+        log: options.log ?? silentLogger,
+        metrics,
+        ...(options.politeness === undefined ? {} : { politeness: options.politeness }),
+        ...(options.pipeline === undefined ? {} : { pipeline: options.pipeline }),
+        ...(needsRender ? { renderer: launchRenderer } : {}),
+        ...(options.now === undefined ? {} : { now: options.now }),
+      },
+      role,
+    );
+  } catch (err) {
+    if (isRagfreshError(err, 'LEASE_HELD')) throw holder.busyError(err);
+    throw err;
+  }
+  if (composed.publisher !== undefined) holder.claim();
   return {
+    ...composed,
     config,
-    connector,
-    state,
-    publisher: publisher ?? readOnlyPublisher(),
-    fetcher,
-    embeddings,
-    snapshots,
-    pipeline,
-    engine,
     metrics,
     async close() {
       holder.release();
-      await publisher?.close();
       await renderer?.close();
-      await fetcher.close();
-      await connector.close();
-      await state.close();
+      await composed.close();
     },
   };
-}
-
-function readOnlyPublisher(): Publisher {
-  return new Proxy({} as Publisher, {
-    get() {
-      throw new RagfreshError(
-        'INTERNAL',
-        'this command opened ragfresh read-only; it cannot publish.',
-      );
-    },
-  });
 }
 
 /**
@@ -247,15 +171,6 @@ export class FileTombstoneMirror implements TombstoneMirror {
     renameSync(tmp, this.#path);
   }
 }
-
-/**
- * How long the publish lease lasts after its last renewal (the publisher renews it while it
- * works). `RAGFRESH_LEASE_TTL_MS` overrides it (crash tests; a host that wants faster takeover).
- */
-const LEASE_TTL_MS =
-  Number(process.env.RAGFRESH_LEASE_TTL_MS) > 0
-    ? Number(process.env.RAGFRESH_LEASE_TTL_MS)
-    : 60_000;
 
 /**
  * Who holds the publish lease, in `<dataDir>/publisher.json` (pid, host, start, last seen), so a

@@ -6,7 +6,7 @@ import { errorMessage } from '@ragfresh/core';
 import { type ExportCoverage, importRows, parseExport } from '@ragfresh/engine';
 import type { ResolvedConfig, ResolvedSource } from './config.js';
 import { EXIT } from './exit.js';
-import { type ImportArgs, ImportUsageError, importContext, mappingOf, sourceOf } from './import.js';
+import { type ImportArgs, ImportUsageError, mappingOf, sourceOf } from './import.js';
 import type { Logger } from './log.js';
 import type { Runtime } from './runtime.js';
 
@@ -230,7 +230,7 @@ class Importer {
       maxRetries: 2,
       minDelayBetweenRetriesMillis: 50,
     });
-    const ctx = importContext(this.rt, this.log, 25);
+    const ctx = this.rt.context({ batchSize: 25 });
     const dataset = client.dataset(event.resource);
     for (;;) {
       const page = await dataset.listItems({ offset: event.offset, limit: this.settings.pageSize });
@@ -278,7 +278,7 @@ class Importer {
       webscraper: mappingOf(this.settings.args.map),
       ...(status === undefined ? {} : { jobStatus: status }),
     });
-    await importRows(importContext(this.rt, this.log, 25), {
+    await importRows(this.rt.context({ batchSize: 25 }), {
       source: this.settings.source,
       rows: parsed.rows,
       label: `Web Scraper job ${event.resource}`,
@@ -339,7 +339,7 @@ export async function serveCommand(
   const events = new HookEventStore(join(config.dataDir, 'hooks'));
   await events.open();
   const { openRuntime } = await import('./runtime.js');
-  const rt = await openRuntime(config, { log });
+  const rt = await openRuntime(config, { log, role: 'import' });
   const importer = new Importer(rt, events, settings, log);
   const count = (hook: string, outcome: string) =>
     rt.metrics.inc('ragfresh_webhook_requests_total', 'Webhook requests by hook and outcome.', {

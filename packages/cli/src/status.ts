@@ -5,6 +5,7 @@ import {
   redactUrl,
   type StateStore,
 } from '@ragfresh/core';
+import type { DeletionPolicy } from '@ragfresh/engine';
 import { latestCanaries, renderCanaryLine } from './canaries.js';
 import type { ResolvedConfig } from './config.js';
 import { formatDuration } from './duration.js';
@@ -54,17 +55,17 @@ const minIso = (a: string | undefined, b: string | undefined) =>
 /** What a document's gone evidence still waits for: more checks, `minGoneAge`, or both. */
 export function goneWaitLine(
   r: DocumentRecord,
-  config: Pick<ResolvedConfig, 'goneChecks' | 'minGoneAgeMs'>,
+  deletion: Pick<DeletionPolicy, 'goneChecks' | 'minGoneAgeMs'>,
   nextRunAt: string | undefined,
 ): string {
   const n = r.goneCount ?? 0;
   const since = r.goneSince ?? r.lastAttemptAt ?? '';
-  const ageAt = new Date(Date.parse(since) + config.minGoneAgeMs).toISOString();
+  const ageAt = new Date(Date.parse(since) + deletion.minGoneAgeMs).toISOString();
   const waits: string[] = [];
-  if (n < config.goneChecks) waits.push(`${config.goneChecks - n} more check(s)`);
+  if (n < deletion.goneChecks) waits.push(`${deletion.goneChecks - n} more check(s)`);
   if (Date.parse(ageAt) > Date.now()) waits.push(`minGoneAge until ${ageAt}`);
   const next = nextRunAt === undefined ? '' : `, next check after ${nextRunAt}`;
-  return `${r.url}: gone ${n} of ${config.goneChecks} checks since ${since}; waits for ${waits.join(' and ') || 'the next run'}${next}`;
+  return `${r.url}: gone ${n} of ${deletion.goneChecks} checks since ${since}; waits for ${waits.join(' and ') || 'the next run'}${next}`;
 }
 
 export async function sourceStatuses(
@@ -158,7 +159,7 @@ export async function sourceStatuses(
       alerts,
       reasons,
       review,
-      goneEvidence: gone.map((r) => goneWaitLine(r, config, nextRunAt)),
+      goneEvidence: gone.map((r) => goneWaitLine(r, config.settings.deletion, nextRunAt)),
       removalHeld: alerts.some((a) => /^(mass-removal-held|auto-approval-held)/.test(a)),
       ...(canaries.length === 0 ? {} : { canaries }),
     });

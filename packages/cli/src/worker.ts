@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { RagfreshError } from '@ragfresh/core';
-import { type EngineDeps, type EngineSource, learnedViewPipeline } from '@ragfresh/engine';
-import { Fetcher, RedisPolitenessGate } from '@ragfresh/fetch';
+import { RedisPolitenessGate } from '@ragfresh/fetch';
 import type { QueueConfig } from '@ragfresh/queue';
 import { loadConfig, type ResolvedConfig } from './config.js';
 import { EXIT } from './exit.js';
@@ -69,36 +68,22 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     return 'problem' in section ? EXIT.failure : EXIT.ok;
   }
   const redis = connectRedis(queue, say);
-  const runtime = await openRuntime(config, { readOnly: true });
   const gate = new RedisPolitenessGate({ redis, prefix: `${prefix}:polite` });
-  const f = config.fetch;
-  const fetcher = new Fetcher({
-    userAgent: config.userAgent,
-    robots: f?.robots === false ? false : { store: runtime.state },
+  const runtime = await openRuntime(config, {
+    role:
+      positionals[0] === 'watch'
+        ? 'scheduler'
+        : role === 'pages'
+          ? 'page-worker'
+          : role === 'publish'
+            ? 'publish-worker'
+            : 'worker',
     politeness: gate,
-    ...(f?.minIntervalMs === undefined ? {} : { minIntervalMs: f.minIntervalMs }),
-    ...(f?.perHostConcurrency === undefined ? {} : { perHostConcurrency: f.perHostConcurrency }),
-    ...(f?.globalConcurrency === undefined ? {} : { globalConcurrency: f.globalConcurrency }),
-    ...(f?.allowPrivateNetworks === true ? { network: { allowPrivateNetworks: true } } : {}),
-    snapshots: runtime.snapshots,
+  }).catch(async (err: unknown) => {
+    await redis.quit().catch(() => {});
+    throw err;
   });
-  const deps: Omit<EngineDeps, 'publisher'> = {
-    sources: config.sources satisfies readonly EngineSource[],
-    connector: runtime.connector,
-    state: runtime.state,
-    fetcher,
-    // Pages are cut under the hosts' learned boilerplate models as `refresh` stored them, so a
-    // worker publishes the version a local refresh would (workers learn nothing themselves).
-    pipeline:
-      config.boilerplate === false
-        ? runtime.pipeline
-        : learnedViewPipeline(runtime.state, runtime.pipeline),
-    embeddings: runtime.embeddings,
-    snapshots: runtime.snapshots,
-    metrics: runtime.metrics,
-    concurrency: f?.globalConcurrency ?? 8,
-    maxRetireShare: config.maxRetireShare,
-  };
+  const { deps } = runtime;
   const stop = new AbortController();
   process.once('SIGTERM', () => stop.abort());
   process.once('SIGINT', () => stop.abort());
@@ -124,7 +109,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
       }
       return EXIT.ok;
     }
-    const port = values['metrics-port'] ?? (config as { metricsPort?: number }).metricsPort;
+    const port = values['metrics-port'] ?? config.metricsPort;
     const served = port === undefined ? undefined : await runtime.metrics.serve(Number(port));
     if (served !== undefined) say(`metrics at http://127.0.0.1:${served.port}/metrics`);
     const name = values.name ?? `worker-${process.pid}`;
@@ -141,11 +126,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
             deps,
             name: `${name}:publish`,
             log: say,
-            publisher: {
-              maxRetireShare: config.maxRetireShare,
-              contracts: (id) => config.sources.find((s) => s.id === id)?.contract,
-              embedQuery: (text) => runtime.embeddings.embedQuery(text),
-            },
+            publisher: runtime.publisherOptions,
           });
     publisher?.start();
     say(`${name} taking ${role === 'both' ? 'page and publish' : role} work from ${prefix}`);
@@ -167,7 +148,6 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     served?.server.close();
     return EXIT.ok;
   } finally {
-    await fetcher.close();
     await runtime.close();
     await redis.quit().catch(() => {});
   }

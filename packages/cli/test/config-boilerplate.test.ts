@@ -8,10 +8,11 @@ const base = {
 
 describe('config boilerplate (per-host boilerplate learning)', () => {
   it('is passed through: absent (on with defaults), false (off), or options', () => {
-    expect(resolveConfig(base, '/tmp').boilerplate).toBeUndefined();
-    expect(resolveConfig({ ...base, boilerplate: false }, '/tmp').boilerplate).toBe(false);
+    expect(resolveConfig(base, '/tmp').settings.boilerplate).toEqual({});
+    expect(resolveConfig({ ...base, boilerplate: false }, '/tmp').settings.boilerplate).toBe(false);
     expect(
-      resolveConfig({ ...base, boilerplate: { minShare: 0.8, minPages: 4 } }, '/tmp').boilerplate,
+      resolveConfig({ ...base, boilerplate: { minShare: 0.8, minPages: 4 } }, '/tmp').settings
+        .boilerplate,
     ).toEqual({ minShare: 0.8, minPages: 4 });
   });
 

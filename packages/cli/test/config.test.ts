@@ -26,7 +26,7 @@ describe('config validation: one line naming the field and the fix', () => {
     expect(c.state).toBe('sqlite:/tmp/x/.ragfresh/state.sqlite');
     expect(c.sources[0]?.everyMs).toBe(86_400_000);
     expect(c.sources[0]?.freshnessObjectiveMs).toBe(2 * 86_400_000);
-    expect(c.goneChecks).toBe(3);
+    expect(c.settings.deletion.goneChecks).toBe(3);
   });
 
   it('a missing field', () => {

@@ -1,8 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EmbeddingsInterface } from '@langchain/core/embeddings';
-import { FIELDS, HashingEmbeddings, type StoreTarget } from '@ragfresh/core';
+import { CountingEmbeddings, FIELDS, type StoreTarget } from '@ragfresh/core';
 import { type SimWeb, startSimWeb } from '@ragfresh/sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -16,19 +15,6 @@ import {
   resolveConfig,
   sourceStatuses,
 } from '../src/index.js';
-
-/** Counts what the engine sends to the embedder, so "nothing re-embedded" is measured. */
-class CountingEmbeddings implements EmbeddingsInterface {
-  readonly inner = new HashingEmbeddings({ dimensions: 256 });
-  texts = 0;
-  async embedDocuments(texts: string[]): Promise<number[][]> {
-    this.texts += texts.length;
-    return this.inner.embedDocuments(texts);
-  }
-  async embedQuery(text: string): Promise<number[]> {
-    return this.inner.embedQuery(text);
-  }
-}
 
 async function viewOf(
   rt: Runtime,

@@ -82,7 +82,7 @@ export async function until(
 
 export async function readOnly(configFile: string): Promise<Runtime> {
   const mod = (await import(configFile)) as { default: unknown };
-  return openRuntime(resolveConfig(mod.default), { readOnly: true });
+  return openRuntime(resolveConfig(mod.default), { role: 'read' });
 }
 
 /** Chunks of the current view of one document. */

@@ -24,7 +24,7 @@ describe.each([
       fetch: { minIntervalMs: 0, allowPrivateNetworks: true },
       retireGrace: grace,
     });
-    expect(config.retireGraceMs).toBe(kept ? 3_600_000 : 0);
+    expect(config.settings.publish.retireGraceMs).toBe(kept ? 3_600_000 : 0);
     const rt = await openRuntime(config);
     try {
       await rt.engine.refresh({ all: true });

@@ -50,7 +50,7 @@ const HOSTILE: Record<string, { body: Buffer; headers?: Record<string, string> }
 
 /** Documents the state calls current: how many have exactly one visible version, two, or none. */
 async function consistency(dir: string, config: object) {
-  const rt = await openRuntime(resolveConfig(config, dir), { readOnly: true });
+  const rt = await openRuntime(resolveConfig(config, dir), { role: 'read' });
   try {
     const epoch = await rt.connector.readEpoch();
     const shape = { one: 0, two: 0, none: 0 };

@@ -60,7 +60,7 @@ describe('status a cron job can trust', () => {
     const since = new Date(Date.now() - 3_600_000).toISOString();
     const line = goneWaitLine(
       record('g', { goneCount: 2, goneSince: since }),
-      config,
+      config.settings.deletion,
       '2030-01-01T00:00:00.000Z',
     );
     expect(line).toMatch(
@@ -68,7 +68,7 @@ describe('status a cron job can trust', () => {
     );
     const enough = goneWaitLine(
       record('g', { goneCount: 4, goneSince: '2020-01-01T00:00:00.000Z' }),
-      config,
+      config.settings.deletion,
       undefined,
     );
     expect(enough).toMatch(
@@ -87,7 +87,7 @@ describe('status a cron job can trust', () => {
   });
 
   it('fetch.allow entries are validated one by one', () => {
-    expect(config.fetch?.allow).toEqual(['127.0.0.1:8080', 'docs.internal', '10.1.2.0/24']);
+    expect(config.settings.fetch.allow).toEqual(['127.0.0.1:8080', 'docs.internal', '10.1.2.0/24']);
     expect(() =>
       resolveConfig({ ...config, dataDir: '/tmp/x', fetch: { allow: [''] } }, '/tmp'),
     ).toThrow(/config fetch\.allow\[0\]: "" is not an entry; use a host, host:port or CIDR/);

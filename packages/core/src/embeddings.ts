@@ -300,3 +300,46 @@ function finalize(hash: number, length: number): number {
   h ^= h >>> 16;
   return h >>> 0;
 }
+
+/**
+ * `HashingEmbeddings` that count what they are asked to embed: texts and batches through
+ * `embedDocuments`, and queries (dimension probes, smoke queries, canaries) apart — so "nothing
+ * was re-embedded" is a number a test or a benchmark can read.
+ */
+export class CountingEmbeddings extends HashingEmbeddings {
+  /** Texts passed to `embedDocuments`. */
+  texts = 0;
+  /** `embedDocuments` calls. */
+  batches = 0;
+  /** `embedQuery` calls. */
+  queries = 0;
+
+  override async embedDocuments(documents: string[]): Promise<number[][]> {
+    this.texts += documents.length;
+    this.batches += 1;
+    return super.embedDocuments(documents);
+  }
+
+  override async embedQuery(document: string): Promise<number[]> {
+    this.queries += 1;
+    return super.embedQuery(document);
+  }
+}
+
+/**
+ * Cosine similarity of two vectors (0 when either is all zeros); a missing coordinate of `b`
+ * counts as 0. The reference scoring of the in-process connectors.
+ */
+export function cosineSimilarity(a: readonly number[], b: readonly number[]): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i] ?? 0;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}

@@ -5,6 +5,7 @@ export * from './errors.js';
 export * from './fixture.js';
 export * from './hash.js';
 export * from './identity.js';
+export * from './ledger.js';
 export * from './metadata.js';
 export * from './model.js';
 export * from './provenance.js';

@@ -34,17 +34,6 @@ export interface PublishContract {
   readonly maxChunkCountChange?: number;
 }
 
-export interface SourceDefinition {
-  /** Stable id chosen by the user; part of every documentId. */
-  readonly id: string;
-  readonly urls?: readonly string[];
-  readonly sitemaps?: readonly string[];
-  readonly llmsTxt?: readonly string[];
-  readonly identity?: UrlIdentityPolicy;
-  readonly authority?: string;
-  readonly contract?: PublishContract;
-}
-
 /** Provenance carried by every chunk (flattened into store metadata). */
 export interface ChunkProvenance {
   readonly url: string;
@@ -104,16 +93,6 @@ export interface DocumentVersion {
   /** The near-duplicate group the chunks carry (see `Chunk.duplicateGroup`), kept on the record. */
   readonly duplicateGroup?: string;
   readonly chunks: readonly EmbeddedChunk[];
-}
-
-/** The exact set of chunk ids a publication expects for one document. */
-export interface DocumentManifest {
-  readonly documentId: string;
-  readonly sourceId: string;
-  readonly versionId: string;
-  readonly chunkIds: readonly string[];
-  /** Version that is current before this publication, if any. */
-  readonly previousVersionId?: string;
 }
 
 export interface Tombstone {

@@ -1,5 +1,6 @@
 import type { Connector, ListedChunk, VersionRef } from './connector.js';
 import { isRagfreshError } from './errors.js';
+import { DocumentLedger } from './ledger.js';
 import { FIELDS, OPEN_EPOCH } from './metadata.js';
 import type { IsoTime } from './model.js';
 import type { DocumentRecord, StateStore } from './state/types.js';
@@ -280,6 +281,7 @@ export async function recoverStateFromStore(options: {
 }): Promise<StateRecoveryReport> {
   const { connector, state } = options;
   const now: IsoTime = (options.now?.() ?? new Date()).toISOString();
+  const ledger = new DocumentLedger(state, options.now === undefined ? {} : { now: options.now });
   const storeEpoch = await connector.readEpoch();
   const byDocument = new Map<string, ListedChunk[]>();
   for await (const page of connector.scanChunks()) {
@@ -312,16 +314,12 @@ export async function recoverStateFromStore(options: {
       retiredVersions++;
     }
     if (currentVersion === undefined) continue;
-    if ((await state.getDocument(documentId)) !== undefined) {
-      skipped++;
-      continue;
-    }
     const first = visible[0]!.metadata;
     const str = (f: string) => (typeof first[f] === 'string' ? (first[f] as string) : undefined);
     const retrievedAt = str(FIELDS.retrievedAt);
     const contentChangedAt = str(FIELDS.contentChangedAt);
     const sourceModifiedAt = str(FIELDS.sourceModifiedAt);
-    await state.putDocument({
+    const written = await ledger.restored({
       documentId,
       sourceId: String(first[FIELDS.sourceId]),
       url: str(FIELDS.url) ?? '',
@@ -348,7 +346,8 @@ export async function recoverStateFromStore(options: {
         },
       ],
     });
-    documents++;
+    if (written) documents++;
+    else skipped++;
   }
   return {
     storeEpoch,

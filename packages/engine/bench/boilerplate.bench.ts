@@ -6,7 +6,7 @@
 // `reextract()` of everything, the naive answer to a model change. Counts chunks, embedder
 // calls, publications and extractions. Runs built code (tsc -b first); Node strips the types.
 import { createMemoryConnector } from '@ragfresh/connector-memory';
-import { HashingEmbeddings, InMemoryStateStore, Publisher } from '@ragfresh/core';
+import { CountingEmbeddings, InMemoryStateStore, Publisher } from '@ragfresh/core';
 import {
   ExtractPipeline,
   type HostSampleJson,
@@ -21,14 +21,6 @@ import { startChromeSite } from './chrome-site.ts';
 const PAGES = Number(process.env.PAGES ?? 200);
 let sizes = '';
 let cpu = '';
-
-class CountingEmbeddings extends HashingEmbeddings {
-  texts = 0;
-  override async embedDocuments(texts: string[]): Promise<number[][]> {
-    this.texts += texts.length;
-    return super.embedDocuments(texts);
-  }
-}
 
 interface Row {
   readonly variant: string;

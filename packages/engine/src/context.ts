@@ -1,5 +1,11 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
-import type { Connector, Publisher, StateStore } from '@ragfresh/core';
+import {
+  type Connector,
+  DocumentLedger,
+  type Publisher,
+  RagfreshError,
+  type StateStore,
+} from '@ragfresh/core';
 import type { Fetcher, RawSnapshotStore } from '@ragfresh/fetch';
 import type { BoilerplateLearningOptions } from './boilerplate.js';
 import { DEFAULT_PAGE_LIMITS, type PageLimits } from './bounds.js';
@@ -23,7 +29,11 @@ export interface EngineDeps {
   readonly sources: readonly EngineSource[];
   readonly connector: Connector;
   readonly state: StateStore;
-  readonly publisher: Publisher;
+  /**
+   * Absent for roles that never publish (page workers, the scheduler, read-only commands):
+   * a stage that reaches for it there is a bug, said by `EngineContext.publisher()`.
+   */
+  readonly publisher?: Publisher;
   readonly fetcher: Fetcher;
   readonly pipeline: PagePipeline;
   readonly embeddings: EmbeddingsInterface;
@@ -61,6 +71,8 @@ export interface EngineDeps {
  */
 export class EngineContext {
   readonly deps: EngineDeps;
+  /** The only writer of document records, review items and tombstones. */
+  readonly ledger: DocumentLedger;
   readonly log: EngineLogger;
   readonly deletion: DeletionPolicy;
   readonly publishLock = new Mutex();
@@ -77,6 +89,10 @@ export class EngineContext {
 
   constructor(deps: EngineDeps) {
     this.deps = deps;
+    this.ledger = new DocumentLedger(deps.state, {
+      now: () => this.now(),
+      ...(deps.tombstones === undefined ? {} : { tombstones: deps.tombstones }),
+    });
     this.records = new RecordSnapshot(deps.state);
     this.log = deps.log ?? silentLogger;
     this.deletion = deps.deletion ?? DEFAULT_DELETION_POLICY;
@@ -92,6 +108,18 @@ export class EngineContext {
             this.#rendering ??= launch();
             return this.#rendering;
           };
+  }
+
+  /** The publisher; INTERNAL when this engine was composed for a role that does not publish. */
+  publisher(): Publisher {
+    const publisher = this.deps.publisher;
+    if (publisher === undefined)
+      throw new RagfreshError(
+        'INTERNAL',
+        'this engine was composed without a publisher (a page worker, the scheduler or a read-only command); only publishing roles publish.',
+        { scope: 'engine' },
+      );
+    return publisher;
   }
 
   now(): Date {

@@ -77,7 +77,9 @@ export class RefreshEngine {
     this.#ctx = new EngineContext({
       ...deps,
       pipeline: learning?.pipeline ?? deps.pipeline,
-      publisher: this.#canaries.observe(deps.publisher),
+      ...(deps.publisher === undefined
+        ? {}
+        : { publisher: this.#canaries.observe(deps.publisher) }),
     });
   }
 

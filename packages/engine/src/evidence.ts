@@ -1,77 +1,39 @@
-import type { DocumentRecord, FetchValidators, StateStore } from '@ragfresh/core';
+import type {
+  DocumentLedger,
+  DocumentRecord,
+  GoneEvidence,
+  GoodObservation,
+  StateStore,
+} from '@ragfresh/core';
 import type { DeletionPolicy, EngineLogger } from './types.js';
 
+export type { GoneEvidence, GoodObservation } from '@ragfresh/core';
+
 /**
- * What the evidence and review stages read from their context: the state store, the deletion
- * policy, the clock and the logger. `EngineContext` is one; the LangChain loader builds its own,
- * so pages are emitted or withheld by the same evidence rules on both paths.
+ * What the evidence and review stages read from their context: the state store (read), the
+ * ledger (every write), the deletion policy, the clock and the logger. `EngineContext` is one;
+ * the LangChain loader builds its own, so pages are emitted or withheld by the same evidence
+ * rules on both paths.
  */
 export interface EvidenceContext {
   readonly deps: { readonly state: StateStore };
+  readonly ledger: DocumentLedger;
   readonly deletion: DeletionPolicy;
   readonly log: EngineLogger;
   nowIso(): string;
 }
 
-const HISTORY_LIMIT = 50;
-
-/** Appends one event to a record's bounded history. */
-export function addHistory(
-  record: DocumentRecord,
-  at: string,
-  event: string,
-  reasons: readonly string[],
-  versionId?: string,
-): DocumentRecord {
-  return {
-    ...record,
-    history: [
-      ...(record.history ?? []),
-      { at, event, reasons, ...(versionId === undefined ? {} : { versionId }) },
-    ].slice(-HISTORY_LIMIT),
-  };
-}
-
-/** The record of a document never seen before. */
-export function newRecord(documentId: string, sourceId: string, url: string): DocumentRecord {
-  return {
-    documentId,
-    sourceId,
-    url,
-    status: 'healthy',
-    statusReasons: [],
-    currentChunkIds: [],
-    timestamps: {},
-  };
-}
-
-/** A good observation that publishes nothing: a 304, or a 200 whose content did not change. */
-export interface GoodObservation {
-  readonly validators: FetchValidators;
-  readonly retrievedAt: string;
-  readonly rawDigest?: string;
-}
-
 /**
- * The evidence stage is the one writer of observations that publish nothing (304, unchanged
- * content, degraded, gone). Anything that publishes is recorded by the publisher, in the
- * journalled write that makes the version current.
+ * The evidence stage: observations that publish nothing (304, unchanged content, degraded,
+ * gone), each one ledger transition. Anything that publishes is recorded by the publisher, in
+ * the journalled write that makes the version current.
  */
 export async function recordGood(
   ctx: EvidenceContext,
   base: DocumentRecord,
   seen: GoodObservation,
 ): Promise<void> {
-  await ctx.deps.state.putDocument({
-    ...base,
-    ...(base.status === 'degraded' ? { status: 'healthy', statusReasons: [] } : {}),
-    validators: seen.validators,
-    ...(seen.rawDigest === undefined ? {} : { rawDigest: seen.rawDigest }),
-    timestamps: { ...base.timestamps, retrievedAt: seen.retrievedAt },
-    lastAttemptAt: ctx.nowIso(),
-    lastGoodAt: seen.retrievedAt,
-    goneCount: 0,
-  });
+  await ctx.ledger.observed(base, seen);
 }
 
 /** Never overwrite: the last good version stays current; readers are told it is stale. */
@@ -80,63 +42,14 @@ export async function recordDegraded(
   base: DocumentRecord,
   reasons: readonly string[],
 ): Promise<void> {
-  const at = ctx.nowIso();
-  const status =
-    base.status === 'quarantined' || base.status === 'tombstoned' ? base.status : 'degraded';
-  await ctx.deps.state.putDocument(
-    addHistory(
-      { ...base, status, statusReasons: [...reasons], lastAttemptAt: at },
-      at,
-      'degraded',
-      reasons,
-    ),
-  );
-}
-
-export interface GoneEvidence {
-  readonly record: DocumentRecord;
-  readonly reason: string;
-  readonly goneCount: number;
-  readonly goneSince: string;
-  /** Enough observations over enough time to propose deleting a live document. */
-  readonly proposable: boolean;
+  await ctx.ledger.degraded(base, reasons);
 }
 
 /** Records one 404/410 observation and says whether the evidence now suffices for a proposal. */
-export async function recordGone(
+export function recordGone(
   ctx: EvidenceContext,
   base: DocumentRecord,
   status: number,
 ): Promise<GoneEvidence> {
-  const at = ctx.nowIso();
-  const { goneChecks, minGoneAgeMs } = ctx.deletion;
-  const goneCount = (base.goneCount ?? 0) + 1;
-  const goneSince =
-    base.goneCount !== undefined && base.goneCount > 0 && base.goneSince !== undefined
-      ? base.goneSince
-      : at;
-  // Say what the evidence still waits for: more checks, the minimum age, or nothing.
-  const ageAt = new Date(Date.parse(goneSince) + minGoneAgeMs).toISOString();
-  const waits = [
-    ...(goneCount < goneChecks ? [`${goneChecks - goneCount} more check(s)`] : []),
-    ...(Date.parse(at) < Date.parse(ageAt) ? [`minGoneAge until ${ageAt}`] : []),
-  ];
-  const reason = `gone: HTTP ${status} (${goneCount} of ${goneChecks} checks since ${goneSince}; ${waits.length === 0 ? 'enough evidence for a deletion proposal' : `waits for ${waits.join(' and ')}`})`;
-  const record = addHistory(
-    {
-      ...base,
-      goneCount,
-      goneSince,
-      lastAttemptAt: at,
-      status: base.currentVersionId === undefined ? base.status : 'degraded',
-      statusReasons: [reason],
-    },
-    at,
-    'gone',
-    [reason],
-  );
-  await ctx.deps.state.putDocument(record);
-  const ageOk = Date.parse(at) - Date.parse(goneSince) >= minGoneAgeMs;
-  const proposable = base.currentVersionId !== undefined && goneCount >= goneChecks && ageOk;
-  return { record, reason, goneCount, goneSince, proposable };
+  return ctx.ledger.goneEvidence(base, status, ctx.deletion);
 }

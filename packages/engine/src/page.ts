@@ -1,11 +1,11 @@
-import type { DocumentRecord, Tombstone } from '@ragfresh/core';
+import { DocumentLedger, type DocumentRecord, type Tombstone } from '@ragfresh/core';
 import type { FetchResult, OkResult } from '@ragfresh/fetch';
 import { type AcquireDeps, type Acquisition, acquirePage } from './acquire.js';
 import { oneLine, processBounded } from './bounds.js';
 import { classifyOutcome } from './classify.js';
 import type { EngineContext, SourceRun } from './context.js';
 import { embedNewChunks } from './embed.js';
-import { newRecord, recordDegraded, recordGone, recordGood } from './evidence.js';
+import { recordDegraded, recordGone, recordGood } from './evidence.js';
 import type { ExtractedDocument, PageOutcome } from './extract.js';
 import type { InventoryEntry } from './inventory.js';
 import type { PublishQueue } from './publish.js';
@@ -70,7 +70,7 @@ export async function refreshPage(
   const task: PageTask = {
     run,
     entry,
-    base: record ?? newRecord(entry.documentId, run.source.id, entry.url),
+    base: record ?? DocumentLedger.fresh(entry.documentId, run.source.id, entry.url),
     known: record !== undefined,
   };
   if (tombstone !== undefined) return observeTombstoned(ctx, task, tombstone, signal);
@@ -256,11 +256,7 @@ async function onDocument(
     // Quarantined (awaiting review) or rejected, and unchanged since: nothing to embed or
     // publish. The validators are kept so the next run can be a 304.
     run.counts.heldUnchanged++;
-    await ctx.deps.state.putDocument({
-      ...base,
-      validators: now,
-      lastAttemptAt: result.fetchedAt,
-    });
+    await ctx.ledger.heldUnchanged(base, now, result.fetchedAt);
     run.event(entry.url, entry.documentId, 'held-unchanged', [`${held.id} ${held.status}`]);
     return;
   }

@@ -1,7 +1,7 @@
-import type { DocumentPublishResult, PublishCandidate } from '@ragfresh/core';
+import { DocumentLedger, type DocumentPublishResult, type PublishCandidate } from '@ragfresh/core';
 import type { EngineContext, SourceRun } from './context.js';
 import { type DuplicateGrouper, duplicateGrouperFor } from './duplicates.js';
-import { newRecord, recordGood } from './evidence.js';
+import { recordGood } from './evidence.js';
 import { proposeQuarantined } from './review.js';
 
 /** Outcomes whose chunks were written to the store (promoted or not). */
@@ -65,10 +65,12 @@ export class PublishQueue {
       new Set(batch.filter((p) => p.mode === mode).map((p) => p.candidate.documentId));
     // Near-duplicate groups (rf_dup) are assigned here, under the publish lock, in one place for
     // every path that publishes (refresh, import, re-extraction, repair, accepted review).
-    const report = await ctx.deps.publisher.publish(
-      await this.#duplicates.assign(batch.map((p) => p.candidate)),
-      { repair: ids('repair'), accept: ids('accept') },
-    );
+    const report = await ctx
+      .publisher()
+      .publish(await this.#duplicates.assign(batch.map((p) => p.candidate)), {
+        repair: ids('repair'),
+        accept: ids('accept'),
+      });
     await this.#duplicates.settle(report);
     const latency = performance.now() - started;
     const byId = new Map(batch.map((p) => [p.candidate.documentId, p]));
@@ -112,11 +114,15 @@ export class PublishQueue {
         run.counts.unchangedContent++;
         const record = await this.#ctx.deps.state.getDocument(c.documentId);
         if (c.validators !== undefined && c.retrievedAt !== undefined) {
-          await recordGood(this.#ctx, record ?? newRecord(c.documentId, c.sourceId, c.url), {
-            validators: c.validators,
-            retrievedAt: c.retrievedAt,
-            ...(c.rawDigest === undefined ? {} : { rawDigest: c.rawDigest }),
-          });
+          await recordGood(
+            this.#ctx,
+            record ?? DocumentLedger.fresh(c.documentId, c.sourceId, c.url),
+            {
+              validators: c.validators,
+              retrievedAt: c.retrievedAt,
+              ...(c.rawDigest === undefined ? {} : { rawDigest: c.rawDigest }),
+            },
+          );
         }
         return;
       }

@@ -1,7 +1,6 @@
 import {
   type Connector,
   checkStoreAgainstState,
-  type DocumentRecord,
   isRagfreshError,
   type ListedChunk,
   type MissingDocument,
@@ -96,11 +95,7 @@ export async function republishFromSnapshots(
 /** Drops the validators of documents to be fetched in full (their copy in the store is lost). */
 async function forgetValidators(ctx: EngineContext, ids: readonly string[]): Promise<void> {
   for (const id of ids) {
-    const r = await ctx.deps.state.getDocument(id);
-    if (r === undefined) continue;
-    const { validators: _v, ...rest } = r;
-    await ctx.deps.state.putDocument(rest as DocumentRecord);
-    ctx.mustRepair.add(id);
+    if ((await ctx.ledger.validatorsForgotten(id)) !== undefined) ctx.mustRepair.add(id);
   }
 }
 
@@ -222,11 +217,7 @@ export async function recoverState(
   }
   let tombstones = 0;
   for (const t of (await ctx.deps.tombstones?.list()) ?? []) {
-    if ((await state.getTombstone(t.documentId)) !== undefined) continue;
-    await state.putTombstone(t);
-    const r = await state.getDocument(t.documentId);
-    if (r !== undefined) await state.putDocument({ ...r, status: 'tombstoned' });
-    tombstones++;
+    if (await ctx.ledger.tombstoneRestored(t)) tombstones++;
   }
   const notRecovered = report.notRecovered.filter(
     (line) => !(tombstones > 0 || ctx.deps.tombstones !== undefined) || !/^tombstones/.test(line),

@@ -80,7 +80,7 @@ export async function reextractSource(
     const validators =
       r.validators === undefined ? undefined : { ...r.validators, pipelineKey: key };
     if (got.outcome.versionId === r.currentVersionId) {
-      if (validators !== undefined) await ctx.deps.state.putDocument({ ...r, validators });
+      if (validators !== undefined) await ctx.ledger.retagged(r, validators);
       continue;
     }
     const doc = got.outcome;

@@ -1,6 +1,6 @@
-import type { DocumentRecord, RemovalRequest, ReviewItem, Tombstone } from '@ragfresh/core';
+import type { DocumentRecord, RemovalRequest, ReviewItem } from '@ragfresh/core';
 import type { EngineContext, SourceRun } from './context.js';
-import { addHistory, type EvidenceContext } from './evidence.js';
+import type { EvidenceContext } from './evidence.js';
 
 /** The document a proposal is about. */
 export interface ProposalSubject {
@@ -35,9 +35,7 @@ export async function proposeDeletion(
   evidence: readonly string[],
 ): Promise<ReviewItem | undefined> {
   const id = `delete:${subject.documentId}`;
-  const existing = await ctx.deps.state.getReviewItem(id);
-  if (existing?.status === 'pending') return undefined;
-  const item: ReviewItem = {
+  const item = await ctx.ledger.proposed({
     id,
     kind: 'deletion',
     documentId: subject.documentId,
@@ -45,21 +43,9 @@ export async function proposeDeletion(
     url: subject.url,
     reason,
     evidence: [...evidence],
-    createdAt: ctx.nowIso(),
-    status: 'pending',
-  };
-  await ctx.deps.state.putReviewItem(item);
-  ctx.log.info('review-item', { id, reason, url: subject.url });
+  });
+  if (item !== undefined) ctx.log.info('review-item', { id, reason, url: subject.url });
   return item;
-}
-
-/** Counts a new proposal (approval, when the policy allows it, happens once per run per source). */
-export async function afterProposal(
-  _ctx: EngineContext,
-  run: SourceRun,
-  item: ReviewItem | undefined,
-): Promise<void> {
-  if (item !== undefined) run.counts.reviewCreated++;
 }
 
 /**
@@ -71,28 +57,19 @@ export async function observeResurrection(
   run: SourceRun,
   base: DocumentRecord,
 ): Promise<void> {
-  const at = ctx.nowIso();
   const seen = (base.history ?? []).filter((h) => h.event === 'alive-after-tombstone').length + 1;
-  await ctx.deps.state.putDocument(
-    addHistory({ ...base, lastAttemptAt: at }, at, 'alive-after-tombstone', [
-      'HTTP 200 while tombstoned',
-    ]),
-  );
+  await ctx.ledger.resurrectionSeen(base);
   if (seen < ctx.deletion.goneChecks) return;
-  const id = `ingest:${base.documentId}`;
-  if ((await ctx.deps.state.getReviewItem(id))?.status === 'pending') return;
-  await ctx.deps.state.putReviewItem({
-    id,
+  const item = await ctx.ledger.proposed({
+    id: `ingest:${base.documentId}`,
     kind: 'ingestion',
     documentId: base.documentId,
     sourceId: base.sourceId,
     url: base.url,
     reason: INGESTION_REASONS.tombstoneLift,
     evidence: [`HTTP 200 observed ${seen} times after the tombstone`],
-    createdAt: at,
-    status: 'pending',
   });
-  run.counts.reviewCreated++;
+  if (item !== undefined) run.counts.reviewCreated++;
 }
 
 /**
@@ -172,20 +149,8 @@ async function withdrawContradicted(
 
 /** Marks a pending proposal withdrawn: its evidence no longer holds. */
 export async function withdraw(ctx: EngineContext, item: ReviewItem, why: string): Promise<void> {
-  const at = ctx.nowIso();
-  await ctx.deps.state.putReviewItem({
-    ...item,
-    status: 'withdrawn',
-    decidedAt: at,
-    decidedBy: 'engine:re-evaluated',
-    evidence: [...item.evidence, `${at} withdrawn: ${why}`],
-  });
+  await ctx.ledger.withdrawn(item, why);
   ctx.log.info('review-withdrawn', { id: item.id, url: item.url, reason: item.reason, why });
-  const record = await ctx.deps.state.getDocument(item.documentId);
-  if (record !== undefined)
-    await ctx.deps.state.putDocument(
-      addHistory(record, at, 'proposal-withdrawn', [item.reason, why]),
-    );
 }
 
 /**
@@ -261,29 +226,6 @@ export interface ApprovalReport {
   readonly blocked: readonly string[];
 }
 
-async function tombstone(ctx: EngineContext, item: ReviewItem, by: string): Promise<void> {
-  const t: Tombstone = {
-    documentId: item.documentId,
-    sourceId: item.sourceId,
-    url: item.url,
-    reason: item.reason,
-    evidence: item.evidence,
-    createdAt: ctx.nowIso(),
-    approvedBy: by,
-  };
-  await ctx.deps.state.putTombstone(t);
-  await ctx.deps.tombstones?.put(t);
-}
-
-async function decide(
-  ctx: EngineContext,
-  item: ReviewItem,
-  status: 'approved' | 'rejected',
-  by: string,
-): Promise<void> {
-  await ctx.deps.state.putReviewItem({ ...item, status, decidedAt: ctx.nowIso(), decidedBy: by });
-}
-
 /**
  * Approves deletions together: one removal batch, so the publisher's per-source retire gate
  * counts all of them at once. A blocked batch approves nothing.
@@ -298,7 +240,7 @@ async function approveDeletions(
     documentId: item.documentId,
     reason: `${item.reason}: ${item.evidence.join('; ')}`,
   }));
-  const report = await ctx.publishLock.run(() => ctx.deps.publisher.publish([], { removals }));
+  const report = await ctx.publishLock.run(() => ctx.publisher().publish([], { removals }));
   const approved: string[] = [];
   const blocked: string[] = [];
   for (const item of items) {
@@ -308,28 +250,10 @@ async function approveDeletions(
       blocked.push(`${item.id}: ${r.reasons.join('; ')}`);
       continue;
     }
-    await tombstone(ctx, item, by);
-    await decide(ctx, item, 'approved', by);
+    await ctx.ledger.deletionApproved(item, by);
     approved.push(item.id);
   }
   return { approved, blocked };
-}
-
-async function liftTombstone(ctx: EngineContext, item: ReviewItem, by: string): Promise<void> {
-  await ctx.deps.state.deleteTombstone(item.documentId);
-  await ctx.deps.tombstones?.delete(item.documentId);
-  const record = await ctx.deps.state.getDocument(item.documentId);
-  if (record === undefined) return;
-  // Validators are dropped so the next run fetches the page in full and publishes it.
-  const { validators: _v, ...rest } = record;
-  await ctx.deps.state.putDocument(
-    addHistory(
-      { ...rest, status: 'healthy', statusReasons: [] },
-      ctx.nowIso(),
-      'tombstone-lifted',
-      [by],
-    ),
-  );
 }
 
 /** Publishes a held (quarantined) candidate; provided by the engine (it needs the pipeline). */
@@ -368,9 +292,9 @@ export async function approveMany(
         continue;
       }
     } else {
-      await liftTombstone(ctx, item, by);
+      await ctx.ledger.tombstoneLifted(item.documentId, by);
     }
-    await decide(ctx, item, 'approved', by);
+    await ctx.ledger.decided(item, 'approved', by);
     approved.push(item.id);
   }
   return { approved, blocked };
@@ -393,28 +317,10 @@ export async function approve(
 export async function reject(ctx: EvidenceContext, reviewId: string, by: string): Promise<boolean> {
   const item = await ctx.deps.state.getReviewItem(reviewId);
   if (item === undefined || item.status !== 'pending') return false;
-  const at = ctx.nowIso();
-  await ctx.deps.state.putReviewItem({ ...item, status: 'rejected', decidedAt: at, decidedBy: by });
-  const record = await ctx.deps.state.getDocument(item.documentId);
-  if (record === undefined) return true;
-  if (item.kind === 'deletion') await ctx.deps.state.putDocument({ ...record, goneCount: 0 });
-  else if (item.reason === INGESTION_REASONS.contractQuarantine && record.status === 'quarantined')
-    await ctx.deps.state.putDocument(
-      addHistory(
-        {
-          ...record,
-          status: record.currentVersionId === undefined ? 'degraded' : 'healthy',
-          statusReasons:
-            record.currentVersionId === undefined
-              ? [`quarantine rejected by ${by}: version ${item.versionId ?? '?'} not published`]
-              : [],
-        },
-        at,
-        'quarantine-rejected',
-        [by, `version ${item.versionId ?? '?'} stays unpublished until the page changes`],
-        item.versionId,
-      ),
-    );
+  if (item.kind === 'deletion') await ctx.ledger.deletionRejected(item, by);
+  else if (item.reason === INGESTION_REASONS.contractQuarantine)
+    await ctx.ledger.quarantineRejected(item, by);
+  else await ctx.ledger.decided(item, 'rejected', by);
   return true;
 }
 
@@ -430,21 +336,21 @@ export async function proposeQuarantined(
   reasons: readonly string[],
 ): Promise<void> {
   const id = `quarantine:${held.documentId}`;
-  const existing = await ctx.deps.state.getReviewItem(id);
-  if (existing?.status === 'pending' && existing.versionId === held.versionId) return;
-  await ctx.deps.state.putReviewItem({
-    id,
-    kind: 'ingestion',
-    documentId: held.documentId,
-    sourceId: held.sourceId,
-    url: held.url,
-    reason: INGESTION_REASONS.contractQuarantine,
-    evidence: [...reasons],
-    createdAt: ctx.nowIso(),
-    status: 'pending',
-    versionId: held.versionId,
-    ...(held.rawDigest === undefined ? {} : { rawDigest: held.rawDigest }),
-  });
+  const item = await ctx.ledger.proposed(
+    {
+      id,
+      kind: 'ingestion',
+      documentId: held.documentId,
+      sourceId: held.sourceId,
+      url: held.url,
+      reason: INGESTION_REASONS.contractQuarantine,
+      evidence: [...reasons],
+      versionId: held.versionId,
+      ...(held.rawDigest === undefined ? {} : { rawDigest: held.rawDigest }),
+    },
+    (existing) => existing.status === 'pending' && existing.versionId === held.versionId,
+  );
+  if (item === undefined) return;
   run.counts.reviewCreated++;
   ctx.log.info('review-item', { id, reason: INGESTION_REASONS.contractQuarantine, url: held.url });
 }

@@ -1,4 +1,4 @@
-import type { Tombstone, UrlIdentityPolicy } from '@ragfresh/core';
+import type { Canary, PublishContract, UrlIdentityPolicy } from '@ragfresh/core';
 import type { RefreshCounts } from './counts.js';
 
 /** How a source's pages are read: the raw response, a headless render, or a render only for an empty app shell. */
@@ -25,6 +25,10 @@ export interface EngineSource {
   readonly markdownTwin?: boolean;
   readonly proxy?: { readonly url: string; readonly region?: string };
   readonly identity: UrlIdentityPolicy;
+  /** What a new version must satisfy before it is published (min chars, phrases, shrink). */
+  readonly contract?: PublishContract;
+  /** Queries that must keep finding what they expect, checked around each publication. */
+  readonly canaries?: readonly Canary[];
 }
 
 /** When gone evidence becomes a deletion proposal, and whether proposals skip review. */
@@ -74,12 +78,4 @@ export interface PageRenderer {
   render(url: string): Promise<{ readonly html: string; readonly finalUrl: string }>;
 }
 
-/**
- * Where tombstones are mirrored so a lost state file does not take them all (the CLI keeps a
- * JSON file beside the raw snapshots); `recover` reads them back.
- */
-export interface TombstoneMirror {
-  put(t: Tombstone): Promise<void>;
-  delete(documentId: string): Promise<void>;
-  list(): Promise<Tombstone[]>;
-}
+export type { TombstoneMirror } from '@ragfresh/core';

@@ -34,7 +34,7 @@ import {
   learningKey,
   RefreshEngine,
 } from '../src/index.js';
-import { CountingEmbeddings, source } from './harness.js';
+import { countingEmbeddings, source } from './harness.js';
 
 /** One engine world: real HTTP on loopback, the memory connector, in-memory state, snapshots. */
 async function world(state: StateStore = new InMemoryStateStore()) {
@@ -50,7 +50,7 @@ async function world(state: StateStore = new InMemoryStateStore()) {
     network: { allowPrivateNetworks: true },
     snapshots,
   });
-  const embeddings = new CountingEmbeddings();
+  const embeddings = countingEmbeddings();
   const engine = (
     sources: readonly EngineSource[],
     boilerplate?: BoilerplateLearningOptions | false,

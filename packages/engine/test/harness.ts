@@ -1,6 +1,5 @@
-import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import { createMemoryConnector, type MemoryConnector } from '@ragfresh/connector-memory';
-import { HashingEmbeddings, InMemoryStateStore, Publisher, type StateStore } from '@ragfresh/core';
+import { CountingEmbeddings, InMemoryStateStore, Publisher, type StateStore } from '@ragfresh/core';
 import { Fetcher, MemoryRawSnapshotStore } from '@ragfresh/fetch';
 import { type SimWeb, startSimWeb } from '@ragfresh/sim';
 import {
@@ -12,17 +11,8 @@ import {
 } from '../src/index.js';
 
 /** Counts what is sent to the embedder, so "nothing re-embedded" is measured. */
-export class CountingEmbeddings implements EmbeddingsInterface {
-  readonly inner = new HashingEmbeddings({ dimensions: 64 });
-  texts = 0;
-  async embedDocuments(texts: string[]): Promise<number[][]> {
-    this.texts += texts.length;
-    return this.inner.embedDocuments(texts);
-  }
-  async embedQuery(text: string): Promise<number[]> {
-    return this.inner.embedQuery(text);
-  }
-}
+export const countingEmbeddings = (): CountingEmbeddings =>
+  new CountingEmbeddings({ dimensions: 64 });
 
 export function source(id: string, urls: readonly string[], extra: Partial<EngineSource> = {}) {
   return { id, urls, everyMs: 3_600_000, identity: { mode: 'normalize' }, ...extra } as const;
@@ -58,7 +48,7 @@ export async function harness(
 ): Promise<Harness> {
   const web = await startSimWeb({ seed: 5, hosts: 2, pagesPerHost: 4, ...sim });
   const connector = createMemoryConnector();
-  const embeddings = new CountingEmbeddings();
+  const embeddings = countingEmbeddings();
   await connector.open({ dimensions: 64 });
   const state = new InMemoryStateStore();
   const publisher = await Publisher.open({

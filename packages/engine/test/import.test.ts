@@ -15,7 +15,7 @@ import {
   parseExport,
   reconcileInventory,
 } from '../src/index.js';
-import { CountingEmbeddings } from './harness.js';
+import { countingEmbeddings } from './harness.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures/import');
 const read = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
@@ -31,7 +31,7 @@ interface Setup {
   ctx: EngineContext;
   state: StateStore;
   connector: MemoryConnector;
-  embeddings: CountingEmbeddings;
+  embeddings: ReturnType<typeof countingEmbeddings>;
   publisher: Publisher;
 }
 
@@ -40,7 +40,7 @@ async function setup(): Promise<Setup> {
   await connector.open({ dimensions: 64 });
   const state = new InMemoryStateStore();
   const publisher = await Publisher.open({ connector, state });
-  const embeddings = new CountingEmbeddings();
+  const embeddings = countingEmbeddings();
   const ctx = new EngineContext({
     sources: [strict],
     connector,

@@ -1,6 +1,6 @@
-import { documentId } from '@ragfresh/core';
+import { DocumentLedger, documentId } from '@ragfresh/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineContext, newRecord, takeInventory } from '../src/index.js';
+import { EngineContext, takeInventory } from '../src/index.js';
 import { type Harness, harness, source } from './harness.js';
 
 describe('inventory', () => {
@@ -25,7 +25,7 @@ describe('inventory', () => {
   it('re-checks known live documents discovery stopped listing; a bad URL makes coverage incomplete', async () => {
     const gone = 'https://docs.example.org/removed';
     await h.state.putDocument({
-      ...newRecord(documentId('k', gone), 'k', gone),
+      ...DocumentLedger.fresh(documentId('k', gone), 'k', gone),
       currentVersionId: 'v1',
     });
     const inv = await takeInventory(ctx, source('k', ['https://docs.example.org/a', 'ftp://x']));

@@ -88,7 +88,9 @@ export function pagePipelineKey(options: PagePreparationOptions = {}): string {
  * Page in, document version (or the reasons it is not the document) out: structural "not the
  * document" detection, Readability-or-container extraction to Markdown (Markdown bodies are
  * taken as they are), then heading-aware token-budget chunking with deterministic ids. What the
- * refresh engine and the LangChain loader both run, so one page gives one versionId everywhere.
+ * refresh engine and the LangChain loader both run. The same page gives the same versionId on
+ * both paths only under the same boilerplate model: the engine cuts under its hosts' learned
+ * models (docs/extract.md § 3), which the loader does not apply yet.
  */
 export function preparePage(
   input: PageInput,

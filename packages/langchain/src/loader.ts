@@ -7,6 +7,7 @@ import {
   canonicalKey,
   DEFAULT_IDENTITY_POLICY,
   DEFAULT_SQLITE_STATE_PATH,
+  DocumentLedger,
   type EmbeddedChunk,
   documentId as makeDocumentId,
   openStateStore,
@@ -23,7 +24,6 @@ import {
   type DeletionPolicy,
   type EngineLogger,
   type EvidenceContext,
-  newRecord,
   silentLogger,
   splitterPipelineKey,
 } from '@ragfresh/engine';
@@ -332,6 +332,7 @@ export class RagfreshLoader extends BaseDocumentLoader {
   #evidenceContext(state: StateStore): EvidenceContext {
     return {
       deps: { state },
+      ledger: new DocumentLedger(state, { now: () => this.#now() }),
       deletion: { ...DEFAULT_DELETION_POLICY, ...this.options.deletion },
       log: this.options.log ?? silentLogger,
       nowIso: () => this.#now().toISOString(),
@@ -401,7 +402,7 @@ export class RagfreshLoader extends BaseDocumentLoader {
         },
       };
     }
-    const base = record ?? newRecord(docId, sourceId, url);
+    const base = record ?? DocumentLedger.fresh(docId, sourceId, url);
     const stored = await run.copies.get(docId);
     // A copy of another version (a crash between its write and the record's) is not trusted.
     const copy =

@@ -1,7 +1,6 @@
-import type { DocumentRecord, Tombstone } from '@ragfresh/core';
+import type { DocumentRecord } from '@ragfresh/core';
 import {
   type Acquisition,
-  addHistory,
   type EvidenceContext,
   proposeDeletion,
   recordDegraded,
@@ -120,7 +119,7 @@ export async function settle(
       const page = emitCopy(task, 'not-modified');
       if (page === undefined) {
         // Validators are sent only beside a copy; a copy lost since is refetched next run.
-        await ctx.deps.state.putDocument(withoutValidators(base));
+        await ctx.ledger.validatorsForgotten(base.documentId);
         return report(task, 'degraded', undefined, ['not-modified without a stored copy']);
       }
       await recordGood(ctx, base, {
@@ -178,11 +177,6 @@ export async function settle(
   }
 }
 
-function withoutValidators(record: DocumentRecord): DocumentRecord {
-  const { validators: _v, ...rest } = record;
-  return rest;
-}
-
 /**
  * Makes a loaded version current in the state record. On the `index()` path the loader is the
  * writer of its documents' records (ragfresh's publisher is on the other path); do not share a
@@ -194,39 +188,18 @@ async function recordVersion(
   page: LoadedPage,
 ): Promise<void> {
   const { prepared, fetch } = page;
-  const { goneSince: _g, ...rest } = base;
-  await ctx.deps.state.putDocument(
-    addHistory(
-      {
-        ...rest,
-        url: page.url,
-        status: 'healthy',
-        statusReasons: [],
-        currentVersionId: prepared.versionId,
-        currentChunkIds: prepared.chunks.map((c) => c.chunkId),
-        contentHash: prepared.contentHash,
-        textChars: prepared.textChars,
-        chunkHashes: prepared.chunks.map((c) => c.contentHash),
-        validators: fetch.validators,
-        ...(fetch.rawDigest === undefined ? {} : { rawDigest: fetch.rawDigest }),
-        timestamps: {
-          ...base.timestamps,
-          retrievedAt: fetch.retrievedAt,
-          contentChangedAt: fetch.retrievedAt,
-          ...(fetch.sourceModifiedAt === undefined
-            ? {}
-            : { sourceModifiedAt: fetch.sourceModifiedAt }),
-        },
-        lastAttemptAt: ctx.nowIso(),
-        lastGoodAt: fetch.retrievedAt,
-        goneCount: 0,
-      },
-      fetch.retrievedAt,
-      'loaded',
-      [],
-      prepared.versionId,
-    ),
-  );
+  await ctx.ledger.loaded(base, {
+    url: page.url,
+    versionId: prepared.versionId,
+    chunkIds: prepared.chunks.map((c) => c.chunkId),
+    chunkHashes: prepared.chunks.map((c) => c.contentHash),
+    contentHash: prepared.contentHash,
+    textChars: prepared.textChars,
+    validators: fetch.validators,
+    ...(fetch.rawDigest === undefined ? {} : { rawDigest: fetch.rawDigest }),
+    retrievedAt: fetch.retrievedAt,
+    ...(fetch.sourceModifiedAt === undefined ? {} : { sourceModifiedAt: fetch.sourceModifiedAt }),
+  });
 }
 
 /**
@@ -236,24 +209,12 @@ async function recordVersion(
  * when there is no such pending item.
  */
 export async function approveDeletion(
-  ctx: Pick<EvidenceContext, 'deps' | 'nowIso'>,
+  ctx: Pick<EvidenceContext, 'deps' | 'ledger'>,
   reviewId: string,
   by: string,
 ): Promise<boolean> {
-  const { state } = ctx.deps;
-  const item = await state.getReviewItem(reviewId);
+  const item = await ctx.deps.state.getReviewItem(reviewId);
   if (item === undefined || item.status !== 'pending' || item.kind !== 'deletion') return false;
-  const at = ctx.nowIso();
-  const tombstone: Tombstone = {
-    documentId: item.documentId,
-    sourceId: item.sourceId,
-    url: item.url,
-    reason: item.reason,
-    evidence: item.evidence,
-    createdAt: at,
-    approvedBy: by,
-  };
-  await state.putTombstone(tombstone);
-  await state.putReviewItem({ ...item, status: 'approved', decidedAt: at, decidedBy: by });
+  await ctx.ledger.deletionApproved(item, by);
   return true;
 }

@@ -2,12 +2,12 @@ import { InMemoryRecordManager } from '@langchain/community/indexes/memory';
 import { Chroma } from '@langchain/community/vectorstores/chroma';
 import { index } from '@langchain/core/indexing';
 import { type LocalChromaServer, startLocalChroma } from '@ragfresh/connector-chroma/fixture';
-import { InMemoryStateStore } from '@ragfresh/core';
+import { CountingEmbeddings, InMemoryStateStore } from '@ragfresh/core';
 import type { Fetcher } from '@ragfresh/fetch';
 import { type SimWeb, startSimWeb } from '@ragfresh/sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatEvidence, RagfreshLoader, RagfreshRetriever } from '../src/index.js';
-import { CountingEmbeddings, simFetcher } from './helpers.js';
+import { simFetcher } from './helpers.js';
 
 // LangChain's indexing guide, as written, on a real Chroma server: index() + a record manager +
 // LangChain's Chroma class, with RagfreshLoader as docsSource and RagfreshRetriever reading back.
@@ -55,7 +55,7 @@ describe.each(['incremental', 'full'] as const)("index() into Chroma, cleanup '%
     const chunksOf = async (page: string) =>
       (await collection.get({ where: { url: page }, include: [] })).ids.length;
     const run = async () => {
-      embeddings.documents = 0;
+      embeddings.texts = 0;
       sim.clearLog();
       const result = await index({
         docsSource: loader,
@@ -67,7 +67,7 @@ describe.each(['incremental', 'full'] as const)("index() into Chroma, cleanup '%
         cleanup === 'incremental'
           ? await loader.deleteConfirmedGone({ recordManager, vectorStore })
           : 0;
-      return { ...result, removed, embedded: embeddings.documents, report: loader.lastReport! };
+      return { ...result, removed, embedded: embeddings.texts, report: loader.lastReport! };
     };
     const retriever = new RagfreshRetriever({ vectorStore, view: 'index', state, k: 3 });
     const prompt = async (page: string) =>

@@ -4,7 +4,12 @@ import { index } from '@langchain/core/indexing';
 import { maximalMarginalRelevance } from '@langchain/core/utils/math';
 import type { MaxMarginalRelevanceSearchOptions } from '@langchain/core/vectorstores';
 import { RecursiveCharacterTextSplitter } from '@langchain/textsplitters';
-import { canonicalKey, HashingEmbeddings, InMemoryStateStore } from '@ragfresh/core';
+import {
+  CountingEmbeddings,
+  canonicalKey,
+  HashingEmbeddings,
+  InMemoryStateStore,
+} from '@ragfresh/core';
 import { Fetcher } from '@ragfresh/fetch';
 import { type SimWeb, startSimWeb } from '@ragfresh/sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +19,7 @@ import {
   RagfreshRetriever,
   ragPromptTemplate,
 } from '../src/index.js';
-import { CountingEmbeddings, IdVectorStore, MemoryRecordManager, simFetcher } from './helpers.js';
+import { IdVectorStore, MemoryRecordManager, simFetcher } from './helpers.js';
 
 let sim: SimWeb;
 let fetcher: Fetcher;

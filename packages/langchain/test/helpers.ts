@@ -1,13 +1,13 @@
 import type { DocumentInterface } from '@langchain/core/documents';
 import { Document } from '@langchain/core/documents';
-import { Embeddings } from '@langchain/core/embeddings';
+import type { Embeddings } from '@langchain/core/embeddings';
 import type {
   ListKeyOptions,
   RecordManagerInterface,
   UpdateOptions,
 } from '@langchain/core/indexing';
 import { VectorStore } from '@langchain/core/vectorstores';
-import { type Connector, HashingEmbeddings } from '@ragfresh/core';
+import type { Connector } from '@ragfresh/core';
 import { Fetcher } from '@ragfresh/fetch';
 
 export function simFetcher(): Fetcher {
@@ -19,24 +19,6 @@ export function simFetcher(): Fetcher {
     robots: false,
     retry: { maxAttempts: 1 },
   });
-}
-
-/** Embeddings that count how many texts they were asked to embed. */
-export class CountingEmbeddings extends Embeddings {
-  readonly inner = new HashingEmbeddings();
-  documents = 0;
-  calls = 0;
-  constructor() {
-    super({});
-  }
-  async embedDocuments(texts: string[]): Promise<number[][]> {
-    this.calls += 1;
-    this.documents += texts.length;
-    return this.inner.embedDocuments(texts);
-  }
-  async embedQuery(text: string): Promise<number[]> {
-    return this.inner.embedQuery(text);
-  }
 }
 
 interface Row {

@@ -1,10 +1,10 @@
 import { _HashedDocument, index } from '@langchain/core/indexing';
-import { InMemoryStateStore } from '@ragfresh/core';
+import { CountingEmbeddings, InMemoryStateStore } from '@ragfresh/core';
 import type { Fetcher } from '@ragfresh/fetch';
 import { type SimWeb, startSimWeb } from '@ragfresh/sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RagfreshLoader, VOLATILE_KEY } from '../src/index.js';
-import { CountingEmbeddings, IdVectorStore, MemoryRecordManager, simFetcher } from './helpers.js';
+import { IdVectorStore, MemoryRecordManager, simFetcher } from './helpers.js';
 
 let sim: SimWeb;
 let fetcher: Fetcher;
@@ -35,7 +35,7 @@ function app(cleanup: 'incremental' | 'full', urls: readonly string[]) {
   const vectorStore = new IdVectorStore(embeddings, {});
   const recordManager = new MemoryRecordManager();
   const run = async () => {
-    embeddings.documents = 0;
+    embeddings.texts = 0;
     sim.clearLog();
     const result = await index({
       docsSource: loader,
@@ -47,7 +47,7 @@ function app(cleanup: 'incremental' | 'full', urls: readonly string[]) {
       cleanup === 'incremental'
         ? await loader.deleteConfirmedGone({ recordManager, vectorStore })
         : 0;
-    return { ...result, embedded: embeddings.documents, removed, report: loader.lastReport! };
+    return { ...result, embedded: embeddings.texts, removed, report: loader.lastReport! };
   };
   const chunksOf = (url: string) =>
     [...vectorStore.rows.values()].filter((r) => r.doc.metadata.url === url).length;

@@ -5,15 +5,14 @@
 // - `single`: the single-process engine (`RefreshEngine`), one refresh per `refresh` line.
 // Every answer is one JSON line on stdout. Runs built code (`tsc -b` first); Node strips types.
 import { createInterface } from 'node:readline';
+import { type Connector, HashingEmbeddings, openStateStore } from '@ragfresh/core';
 import {
-  type Connector,
-  HashingEmbeddings,
-  openStateStore,
-  Publisher,
-  type StateStore,
-} from '@ragfresh/core';
-import { type EngineSource, ExtractPipeline, RefreshEngine } from '@ragfresh/engine';
-import { Fetcher, type FetcherOptions, RedisPolitenessGate } from '@ragfresh/fetch';
+  type ComposedEngine,
+  composeEngine,
+  type EngineRole,
+  resolveEngineSettings,
+} from '@ragfresh/engine';
+import { RedisPolitenessGate } from '@ragfresh/fetch';
 import { connectRedis, prefixOf, scheduleDueSources } from '../dist/index.js';
 import { type QueueProcessSpec, startQueueProcess } from '../dist/process.js';
 
@@ -42,31 +41,26 @@ const say = (event: string, extra: Record<string, unknown> = {}): void => {
 };
 const lines = createInterface({ input: process.stdin });
 
-async function openConnector(spec: QueueProcessSpec): Promise<Connector> {
+/** The engine for `role` from the spec, through the same composition root as every process. */
+async function compose(
+  spec: QueueProcessSpec,
+  role: EngineRole,
+  politeness?: RedisPolitenessGate,
+): Promise<ComposedEngine> {
   const mod = (await import(spec.connector.module)) as Record<string, unknown>;
   const connector = (mod[spec.connector.exportName] as (o: unknown) => Connector)(
     spec.connector.options,
   );
-  await connector.open({ dimensions: spec.dimensions });
-  return connector;
-}
-
-function engineDeps(
-  spec: QueueProcessSpec,
-  connector: Connector,
-  state: StateStore,
-  fetch: FetcherOptions,
-) {
-  return {
-    sources: spec.sources satisfies readonly EngineSource[],
-    connector,
-    state,
-    fetcher: new Fetcher(fetch),
-    pipeline: new ExtractPipeline({}),
-    embeddings: new HashingEmbeddings({ dimensions: spec.dimensions }),
-    concurrency: spec.concurrency ?? 8,
-    ...(spec.batchSize === undefined ? {} : { batchSize: spec.batchSize }),
-  };
+  return composeEngine(
+    resolveEngineSettings(spec.settings),
+    {
+      connector,
+      state: await openStateStore(spec.state.spec, { namespace: spec.state.namespace }),
+      embeddings: new HashingEmbeddings({ dimensions: spec.dimensions }),
+      ...(politeness === undefined ? {} : { politeness }),
+    },
+    role,
+  );
 }
 
 async function queueMode(spec: QueueProcessSpec): Promise<void> {
@@ -85,14 +79,9 @@ async function queueMode(spec: QueueProcessSpec): Promise<void> {
 async function scheduleMode(spec: QueueProcessSpec): Promise<void> {
   const redis = connectRedis(spec.queue);
   const prefix = prefixOf(spec.queue);
-  const state = await openStateStore(spec.state.spec, { namespace: spec.state.namespace });
-  const connector = await openConnector(spec);
   const gate = new RedisPolitenessGate({ redis, prefix: `${prefix}:polite` });
-  const deps = engineDeps(spec, connector, state, {
-    ...spec.fetch,
-    robots: { store: state },
-    politeness: gate,
-  });
+  const engine = await compose(spec, 'scheduler', gate);
+  const { deps } = engine;
   say('ready');
   // Timed from the command on: a deployed scheduler (`watch --distributed`) is already running.
   for await (const line of lines) if (line === 'schedule') break;
@@ -106,22 +95,12 @@ async function scheduleMode(spec: QueueProcessSpec): Promise<void> {
     pages: report.sources.reduce((n, s) => n + s.pages, 0),
     alreadyQueued: report.sources.reduce((n, s) => n + s.alreadyQueued, 0),
   });
-  await deps.fetcher.close();
-  await connector.close();
-  await state.close();
+  await engine.close();
   await redis.quit();
 }
 
 async function singleMode(spec: QueueProcessSpec): Promise<void> {
-  const state = await openStateStore(spec.state.spec, { namespace: spec.state.namespace });
-  const connector = await openConnector(spec);
-  const deps = engineDeps(spec, connector, state, { ...spec.fetch, robots: { store: state } });
-  const publisher = await Publisher.open({
-    connector,
-    state,
-    embedQuery: (text) => deps.embeddings.embedQuery(text),
-  });
-  const engine = new RefreshEngine({ ...deps, publisher });
+  const { engine, close } = await compose(spec, 'refresh');
   say('ready');
   for await (const line of lines) {
     if (line !== 'refresh') break;
@@ -138,10 +117,7 @@ async function singleMode(spec: QueueProcessSpec): Promise<void> {
       fetched200: sum('fetched200'),
     });
   }
-  await publisher.close();
-  await deps.fetcher.close();
-  await connector.close();
-  await state.close();
+  await close();
   say('stopped');
 }
 

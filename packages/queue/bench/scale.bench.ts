@@ -204,16 +204,18 @@ async function withTarget<T>(
     state: { spec: STATE_URL, namespace },
     connector: target.connectorSpec!(namespace) as QueueProcessSpec['connector'],
     dimensions: DIMENSIONS,
-    sources: setup.sources,
-    fetch: {
-      userAgent: UA,
-      minIntervalMs: 0,
-      perHostConcurrency: 4,
-      globalConcurrency: 32,
-      network: { allowPrivateNetworks: true },
+    settings: {
+      sources: setup.sources,
+      fetch: {
+        userAgent: UA,
+        minIntervalMs: 0,
+        perHostConcurrency: 4,
+        globalConcurrency: 32,
+        allowPrivateNetworks: true,
+      },
+      concurrency: CONCURRENCY,
+      batchSize: 25,
     },
-    concurrency: CONCURRENCY,
-    batchSize: 25,
   });
   try {
     return await run(spec);

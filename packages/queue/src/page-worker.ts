@@ -1,4 +1,4 @@
-import { type DocumentRecord, RagfreshError } from '@ragfresh/core';
+import type { DocumentRecord } from '@ragfresh/core';
 import {
   EngineContext,
   type EngineDeps,
@@ -30,21 +30,6 @@ class CandidateCollector extends PublishQueue {
   }
   override async drain(): Promise<void> {}
 }
-
-/** A worker never publishes: anything that reaches for the publisher is a bug, said loudly. */
-const NO_PUBLISHER = new Proxy(
-  {},
-  {
-    get(_t, name) {
-      if (name === 'then') return undefined;
-      throw new RagfreshError(
-        'INTERNAL',
-        `a page worker reached for publisher.${String(name)}; only the publish consumer publishes.`,
-        { scope: 'queue' },
-      );
-    },
-  },
-) as EngineDeps['publisher'];
 
 export interface PageWorkerOptions {
   readonly connection: Redis;
@@ -79,7 +64,7 @@ export class PageWorker {
   readonly #onError: (message: string) => void;
 
   constructor(options: PageWorkerOptions) {
-    this.#ctx = new EngineContext({ ...options.deps, publisher: NO_PUBLISHER });
+    this.#ctx = new EngineContext(options.deps);
     this.#onError = options.onError ?? (() => {});
     this.#publish = new Queue<PublishJob>(PUBLISH_QUEUE, {
       connection: options.connection,
@@ -106,13 +91,7 @@ export class PageWorker {
     this.#finisher = new Worker<FinishJob>(
       FINISH_QUEUE,
       (job, token) =>
-        finishWindow(
-          { ...options.deps, publisher: NO_PUBLISHER },
-          this.#publish,
-          job,
-          token,
-          options.finishPollMs ?? 1000,
-        ),
+        finishWindow(options.deps, this.#publish, job, token, options.finishPollMs ?? 1000),
       {
         connection: options.connection,
         prefix: options.prefix,

@@ -6,12 +6,14 @@ import {
   type StateStore,
 } from '@ragfresh/core';
 import {
+  composeEngine,
   type EngineDeps,
   type EngineMetrics,
-  type EngineSource,
-  ExtractPipeline,
+  type EngineRole,
+  type EngineSettingsInput,
+  resolveEngineSettings,
 } from '@ragfresh/engine';
-import { Fetcher, type FetcherOptions, RedisPolitenessGate } from '@ragfresh/fetch';
+import { type Fetcher, RedisPolitenessGate } from '@ragfresh/fetch';
 import { connectRedis, prefixOf, type QueueConfig } from './config.js';
 import { PageWorker } from './page-worker.js';
 import { PublishConsumer } from './publish-consumer.js';
@@ -32,18 +34,11 @@ export interface QueueProcessSpec {
     readonly options: unknown;
   };
   readonly dimensions: number;
-  readonly sources: readonly EngineSource[];
-  readonly fetch: Omit<
-    FetcherOptions,
-    'politeness' | 'robots' | 'resolver' | 'random' | 'snapshots'
-  >;
-  /** Pages of a batch at once. Default 8. */
-  readonly concurrency?: number;
-  readonly batchSize?: number;
+  /** The engine's settings as `ragfresh.config.ts` would resolve them (sources, fetch, deletion…). */
+  readonly settings: EngineSettingsInput;
   /** BullMQ lock on taken page and publish jobs: a holder silent this long is presumed dead. */
   readonly lockDurationMs?: number;
   readonly stalledIntervalMs?: number;
-  readonly leaseTtlMs?: number;
   /** Test hook: SIGKILL this process when publish batch `batch` (1-based) reaches `step`. */
   readonly crashAt?: { readonly batch: number; readonly step: JournalStep };
   /** Test hook: hold publish batch `batch` at `step` for `ms` (a batch provably in flight). */
@@ -58,6 +53,12 @@ export interface QueueProcess {
   readonly state: StateStore;
   close(options?: { readonly abandon?: boolean }): Promise<void>;
 }
+
+const ROLES: Readonly<Record<QueueProcessSpec['role'], EngineRole>> = {
+  pages: 'page-worker',
+  publish: 'publish-worker',
+  both: 'worker',
+};
 
 export async function startQueueProcess(
   spec: QueueProcessSpec,
@@ -75,34 +76,6 @@ export async function startQueueProcess(
   const mod = (await import(spec.connector.module)) as Record<string, unknown>;
   const factory = mod[spec.connector.exportName] as (o: unknown) => Connector;
   const connector = factory(spec.connector.options);
-  await connector.open({ dimensions: spec.dimensions });
-  const fetcher = new Fetcher({ ...spec.fetch, robots: { store: state }, politeness: gate });
-  const embeddings = options.embeddings ?? new HashingEmbeddings({ dimensions: spec.dimensions });
-  const deps: Omit<EngineDeps, 'publisher'> = {
-    sources: spec.sources,
-    connector,
-    state,
-    fetcher,
-    pipeline: new ExtractPipeline({}),
-    embeddings,
-    concurrency: spec.concurrency ?? 8,
-    ...(spec.batchSize === undefined ? {} : { batchSize: spec.batchSize }),
-    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
-  };
-  const worker =
-    spec.role === 'publish'
-      ? undefined
-      : new PageWorker({
-          connection: redis,
-          prefix,
-          deps,
-          name: spec.name,
-          onError: log,
-          ...(spec.lockDurationMs === undefined ? {} : { lockDurationMs: spec.lockDurationMs }),
-          ...(spec.stalledIntervalMs === undefined
-            ? {}
-            : { stalledIntervalMs: spec.stalledIntervalMs }),
-        });
   // Batches this process started (journalled 'manifest'), for the test hooks.
   let batches = 0;
   const { crashAt, pauseAt } = spec;
@@ -117,6 +90,34 @@ export async function startQueueProcess(
       await new Promise((r) => setTimeout(r, pauseAt.ms));
     }
   };
+  const engine = await composeEngine(
+    resolveEngineSettings(spec.settings),
+    {
+      connector,
+      state,
+      embeddings: options.embeddings ?? new HashingEmbeddings({ dimensions: spec.dimensions }),
+      politeness: gate,
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+      ...(crashAt === undefined && pauseAt === undefined ? {} : { publisherHooks: { beforeStep } }),
+    },
+    ROLES[spec.role],
+  );
+  const { deps } = engine;
+  const timing = {
+    ...(spec.lockDurationMs === undefined ? {} : { lockDurationMs: spec.lockDurationMs }),
+    ...(spec.stalledIntervalMs === undefined ? {} : { stalledIntervalMs: spec.stalledIntervalMs }),
+  };
+  const worker =
+    spec.role === 'publish'
+      ? undefined
+      : new PageWorker({
+          connection: redis,
+          prefix,
+          deps,
+          name: spec.name,
+          onError: log,
+          ...timing,
+        });
   const publisher =
     spec.role === 'pages'
       ? undefined
@@ -126,29 +127,20 @@ export async function startQueueProcess(
           deps,
           name: `${spec.name}:publish`,
           log,
-          ...(spec.lockDurationMs === undefined ? {} : { lockDurationMs: spec.lockDurationMs }),
-          ...(spec.stalledIntervalMs === undefined
-            ? {}
-            : { stalledIntervalMs: spec.stalledIntervalMs }),
-          publisher: {
-            ...(spec.leaseTtlMs === undefined ? {} : { leaseTtlMs: spec.leaseTtlMs }),
-            embedQuery: (text) => embeddings.embedQuery(text),
-            ...(crashAt === undefined && pauseAt === undefined ? {} : { hooks: { beforeStep } }),
-          },
+          ...timing,
+          publisher: engine.publisherOptions,
         });
   publisher?.start();
   return {
     ...(worker === undefined ? {} : { worker }),
     ...(publisher === undefined ? {} : { publisher }),
-    fetcher,
+    fetcher: engine.fetcher,
     gate,
     state,
     async close(closeOptions = {}) {
       await worker?.close(closeOptions);
       await publisher?.close();
-      await fetcher.close();
-      await connector.close();
-      await state.close();
+      await engine.close();
       await redis.quit().catch(() => {});
     },
   };

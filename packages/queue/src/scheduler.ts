@@ -64,7 +64,7 @@ type PageJob = {
  * source not due again until its interval.
  */
 export async function scheduleDueSources(options: ScheduleOptions): Promise<ScheduleReport> {
-  const deps = options.deps as EngineDeps;
+  const { deps } = options;
   const ctx = new EngineContext(deps);
   const due = await dueSources(ctx, options.all === true);
   const queue = new Queue<PageBatchJob>(PAGES_QUEUE, {

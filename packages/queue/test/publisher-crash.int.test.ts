@@ -67,14 +67,16 @@ describe('a publisher process SIGKILLed at a step, the next one recovers (real R
       state: { spec: STATE_URL, namespace },
       connector: target.connectorSpec!(namespace) as QueueProcessSpec['connector'],
       dimensions: DIMENSIONS,
-      sources,
-      fetch: { userAgent: UA, minIntervalMs: 20, network: { allowPrivateNetworks: true } },
-      concurrency: 4,
-      // One publish job (10 candidates) per batch: the crash hits the first job only.
-      batchSize: 10,
+      settings: {
+        sources,
+        fetch: { userAgent: UA, minIntervalMs: 20, allowPrivateNetworks: true },
+        concurrency: 4,
+        // One publish job (10 candidates) per batch: the crash hits the first job only.
+        batchSize: 10,
+        publish: { leaseTtlMs: 3000 },
+      },
       lockDurationMs: 3000,
       stalledIntervalMs: 500,
-      leaseTtlMs: 3000,
     });
     worker = startChild(spec('worker', 'pages'));
     children.push(worker);

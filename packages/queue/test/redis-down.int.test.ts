@@ -98,11 +98,13 @@ describe('a worker (pages and publish roles) whose Redis is unreachable (own red
         state: { spec: STATE_URL, namespace },
         connector: target.connectorSpec!(namespace) as QueueProcessSpec['connector'],
         dimensions: DIMENSIONS,
-        sources,
-        fetch: { userAgent: UA, minIntervalMs: 100, network: { allowPrivateNetworks: true } },
-        concurrency: 1,
-        batchSize: 10,
-        leaseTtlMs: 6000,
+        settings: {
+          sources,
+          fetch: { userAgent: UA, minIntervalMs: 100, allowPrivateNetworks: true },
+          concurrency: 1,
+          batchSize: 10,
+          publish: { leaseTtlMs: 6000 },
+        },
         lockDurationMs: 10_000,
         stalledIntervalMs: 1000,
       };

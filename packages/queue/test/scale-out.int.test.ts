@@ -81,18 +81,20 @@ describe('scale-out: 3 page workers, a fenced publisher and its standby, on real
         state: { spec: STATE_URL, namespace },
         connector: store.connector,
         dimensions: DIMENSIONS,
-        sources,
-        fetch: {
-          userAgent: UA,
-          minIntervalMs: INTERVAL,
-          network: { allowPrivateNetworks: true },
-          headers: { 'x-ragfresh-worker': name },
+        settings: {
+          sources,
+          fetch: {
+            userAgent: UA,
+            minIntervalMs: INTERVAL,
+            allowPrivateNetworks: true,
+            headers: { 'x-ragfresh-worker': name },
+          },
+          concurrency: 4,
+          batchSize: 25,
+          publish: { leaseTtlMs: 6000 },
         },
-        concurrency: 4,
-        batchSize: 25,
         lockDurationMs: 10_000,
         stalledIntervalMs: 1500,
-        leaseTtlMs: 6000,
       });
       const publisher = startChild({
         ...base('publisher-1'),

@@ -66,13 +66,15 @@ describe('graceful SIGTERM of queue processes (real Redis and Postgres)', () => 
       state: { spec: STATE_URL, namespace },
       connector: target.connectorSpec!(namespace) as QueueProcessSpec['connector'],
       dimensions: DIMENSIONS,
-      sources,
-      fetch: { userAgent: UA, minIntervalMs: INTERVAL, network: { allowPrivateNetworks: true } },
-      concurrency: 2,
-      batchSize: 25,
+      settings: {
+        sources,
+        fetch: { userAgent: UA, minIntervalMs: INTERVAL, allowPrivateNetworks: true },
+        concurrency: 2,
+        batchSize: 25,
+        publish: { leaseTtlMs: 6000 },
+      },
       lockDurationMs: 10_000,
       stalledIntervalMs: 1000,
-      leaseTtlMs: 6000,
     });
     const fetcher = new Fetcher({
       userAgent: UA,

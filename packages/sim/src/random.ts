@@ -105,8 +105,3 @@ export class Coiner {
     return word;
   }
 }
-
-/** Short hex digest used where a stable, compact tag is needed (asset names). */
-export function shortHash(text: string): string {
-  return hash32(text).toString(16).padStart(8, '0');
-}

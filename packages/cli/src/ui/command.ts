@@ -108,11 +108,11 @@ export async function runUiCommand(argv: readonly string[]): Promise<number> {
   const by = String(values.by);
   const config = await loadConfig(values.config as string | undefined);
   const log = createLogger({ quiet: values.quiet === true, json: true });
-  const rt = await openRuntime(config, { log, readOnly: true });
+  const rt = await openRuntime(config, { log, role: 'read' });
   const texts = new VersionTexts(
     join(config.dataDir, 'raw'),
     new FileRawSnapshotStore(join(config.dataDir, 'raw')),
-    rt.engine.snapshotPipeline,
+    rt.pipeline,
   );
   const loopback = LOOPBACK.has(host);
   const token = process.env.RAGFRESH_UI_TOKEN ?? randomBytes(24).toString('base64url');

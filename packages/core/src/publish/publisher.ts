@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Connector } from '../connector.js';
 import { errorMessage, isRagfreshError, RagfreshError } from '../errors.js';
 import { chunkId } from '../identity.js';
+import { DocumentLedger } from '../ledger.js';
 import { FIELDS, OPEN_EPOCH, toStoredChunk } from '../metadata.js';
 import type {
   DocumentPublishResult,
@@ -101,8 +102,6 @@ interface PlannedDocument {
   readonly journal: JournalDocument;
 }
 
-const HISTORY_LIMIT = 50;
-
 function elapsed(start: number): number {
   return Math.round((performance.now() - start) * 100) / 100;
 }
@@ -118,6 +117,7 @@ export class Publisher {
   readonly connector: Connector;
   readonly state: StateStore;
   readonly #options: PublisherOptions;
+  readonly #ledger: DocumentLedger;
   #lease: Lease;
   #closed = false;
 
@@ -125,6 +125,7 @@ export class Publisher {
     this.connector = options.connector;
     this.state = options.state;
     this.#options = options;
+    this.#ledger = new DocumentLedger(options.state, { now: () => this.#now() });
     this.#lease = lease;
   }
 
@@ -281,26 +282,7 @@ export class Publisher {
     record: DocumentRecord | undefined,
     reasons: string[],
   ): Promise<void> {
-    const now = this.#now().toISOString();
-    const base: DocumentRecord = record ?? {
-      documentId: candidate.documentId,
-      sourceId: candidate.sourceId,
-      url: candidate.url,
-      status: 'quarantined',
-      statusReasons: [],
-      currentChunkIds: [],
-      timestamps: {},
-    };
-    await this.state.putDocument({
-      ...base,
-      status: 'quarantined',
-      statusReasons: reasons,
-      lastAttemptAt: now,
-      history: [
-        ...(base.history ?? []),
-        { at: now, versionId: candidate.versionId, event: 'quarantined', reasons },
-      ].slice(-HISTORY_LIMIT),
-    });
+    await this.#ledger.quarantined(candidate, record, reasons);
   }
 
   /**
@@ -758,7 +740,7 @@ export class Publisher {
             : record.status === 'tombstoned' && record.currentVersionId === undefined;
         if (recorded) continue;
       }
-      await this.state.putDocument(this.#recordAfter(record, d, entry.targetEpoch, now));
+      await this.#ledger.published(record, d, entry.targetEpoch, now);
     }
     timings.record = elapsed(t);
 
@@ -807,74 +789,6 @@ export class Publisher {
     timings.confirm = elapsed(t);
     await this.state.clearJournal(entry.batchId);
     return retired;
-  }
-
-  #recordAfter(
-    record: DocumentRecord | undefined,
-    d: JournalDocument,
-    epoch: number,
-    now: IsoTime,
-  ): DocumentRecord {
-    const history = record?.history ?? [];
-    if (d.action === 'remove') {
-      const base = record!;
-      const { currentVersionId: _dropped, ...rest } = base;
-      return {
-        ...rest,
-        status: 'tombstoned',
-        statusReasons: d.reason === undefined ? [] : [d.reason],
-        currentChunkIds: [],
-        publishedEpoch: epoch,
-        history: [
-          ...history,
-          {
-            at: now,
-            versionId: d.versionId,
-            event: 'removed',
-            reasons: d.reason === undefined ? [] : [d.reason],
-            epoch,
-          },
-        ].slice(-HISTORY_LIMIT),
-      };
-    }
-    const changed = record?.contentHash !== d.contentHash;
-    const timestamps = {
-      ...(record?.timestamps ?? {}),
-      ...(d.retrievedAt === undefined ? {} : { retrievedAt: d.retrievedAt }),
-      ...(d.sourceModifiedAt === undefined ? {} : { sourceModifiedAt: d.sourceModifiedAt }),
-      ...(changed ? { contentChangedAt: d.retrievedAt ?? now } : {}),
-      queryableAt: now,
-    };
-    return {
-      documentId: d.documentId,
-      sourceId: d.sourceId,
-      url: d.url ?? record?.url ?? '',
-      ...(record ?? {}),
-      status: 'healthy',
-      statusReasons: [],
-      currentVersionId: d.versionId,
-      currentChunkIds: d.chunkIds,
-      ...(d.contentHash === undefined ? {} : { contentHash: d.contentHash }),
-      ...(d.textChars === undefined ? {} : { textChars: d.textChars }),
-      ...(d.chunkHashes === undefined ? {} : { chunkHashes: d.chunkHashes }),
-      ...(d.fingerprint === undefined ? {} : { fingerprint: d.fingerprint }),
-      ...(d.duplicateGroup === undefined ? {} : { duplicateGroup: d.duplicateGroup }),
-      timestamps,
-      ...(d.retrievedAt === undefined ? {} : { lastGoodAt: d.retrievedAt, goneCount: 0 }),
-      ...(d.validators === undefined ? {} : { validators: d.validators }),
-      ...(d.rawDigest === undefined ? {} : { rawDigest: d.rawDigest }),
-      publishedEpoch: epoch,
-      history: [
-        ...history,
-        {
-          at: now,
-          versionId: d.versionId,
-          event: d.previousVersionId === undefined ? 'published' : 'replaced',
-          reasons: d.previousVersionId === undefined ? [] : [`replaces ${d.previousVersionId}`],
-          epoch,
-        },
-      ].slice(-HISTORY_LIMIT),
-    };
   }
 
   /** Step 7: the current view returns the new version of each document and not the old. */

@@ -2,7 +2,7 @@ import type { DocumentRecord } from '@ragfresh/core';
 import { type EngineContext, SourceRun } from '../context.js';
 import type { DocumentEvent } from '../counts.js';
 import { embedNewChunks } from '../embed.js';
-import { addHistory, recordGood } from '../evidence.js';
+import { recordGood } from '../evidence.js';
 import { PublishQueue } from '../publish.js';
 import { proposeDeletion } from '../review.js';
 import type { EngineSource } from '../types.js';
@@ -363,9 +363,7 @@ async function recordDuplicateGroups(
       const others = documents
         .filter((o) => o.documentId !== d.accepted.documentId)
         .map((o) => o.url);
-      await ir.ctx.deps.state.putDocument(
-        addHistory(record, ir.ctx.nowIso(), 'duplicate-group', [id, ...others]),
-      );
+      await ir.ctx.ledger.grouped(record, id, others);
     }
   }
   return groups;

@@ -60,19 +60,20 @@ export async function reviewRow(
 ): Promise<ReviewItem | undefined> {
   const docId = subject.documentId ?? `${subject.sourceId}:unidentified-${hash(subject.url)}`;
   const id = `import:${hash(`${reason}\n${docId}\n${key}`)}`;
-  if ((await ctx.deps.state.getReviewItem(id)) !== undefined) return undefined;
-  const item: ReviewItem = {
-    id,
-    kind: 'ingestion',
-    documentId: docId,
-    sourceId: subject.sourceId,
-    url: subject.url,
-    reason,
-    evidence: [...evidence],
-    createdAt: ctx.nowIso(),
-    status: 'pending',
-  };
-  await ctx.deps.state.putReviewItem(item);
+  // One item per (reason, document, key), whatever became of it: a decided conflict stays decided.
+  const item = await ctx.ledger.proposed(
+    {
+      id,
+      kind: 'ingestion',
+      documentId: docId,
+      sourceId: subject.sourceId,
+      url: subject.url,
+      reason,
+      evidence: [...evidence],
+    },
+    () => true,
+  );
+  if (item === undefined) return undefined;
   ctx.log.info('review-item', { id, reason, url: subject.url });
   return item;
 }

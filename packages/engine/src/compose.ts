@@ -1,0 +1,267 @@
+import type { EmbeddingsInterface } from '@langchain/core/embeddings';
+import {
+  type Connector,
+  Publisher,
+  type PublisherHooks,
+  type PublisherOptions,
+  RagfreshError,
+  type StateStore,
+} from '@ragfresh/core';
+import {
+  Fetcher,
+  type FetcherOptions,
+  type PolitenessGate,
+  type RawSnapshotStore,
+} from '@ragfresh/fetch';
+import { learnedViewPipeline } from './boilerplate.js';
+import { EngineContext, type EngineDeps } from './context.js';
+import { RefreshEngine } from './engine.js';
+import { ExtractPipeline, type PagePipeline } from './extract.js';
+import type { EngineSettings } from './settings.js';
+import type { EngineLogger, EngineMetrics, PageRenderer, TombstoneMirror } from './types.js';
+
+/**
+ * Who runs the engine. Each role takes the same settings; the role decides only which parts it
+ * wires (see `ROLE_TRAITS`), never what a setting means.
+ */
+export type EngineRole =
+  /** `refresh`, `watch`, `reextract`, review decisions, `demo`: fetches, learns, publishes. */
+  | 'refresh'
+  /** `watch --distributed`: lists due sources and enqueues their pages. */
+  | 'scheduler'
+  /** `worker --role pages`: fetches and extracts, hands candidates to the publish queue. */
+  | 'page-worker'
+  /** `worker --role publish`: takes the publish lease when it can and publishes queued candidates. */
+  | 'publish-worker'
+  /** `worker --role both`. */
+  | 'worker'
+  /** `import`, `reconcile`, `serve` (webhook imports): publishes rows, fetches nothing. */
+  | 'import'
+  /** `verify --repair`, `recover`: repairs store and state, publishes what it repairs. */
+  | 'repair'
+  /** `status`, `query`, `inspect`, `eval`, `verify`, `review list`, the dashboard. */
+  | 'read';
+
+export interface RoleTraits {
+  /** `now`: the publisher lease is taken at compose time; `consumer`: by the publish consumer when it can; `never`. */
+  readonly publishes: 'now' | 'consumer' | 'never';
+  /**
+   * `learn`: per-host boilerplate models are learned (only a local refresh); `view`: pages are cut
+   * under the models as stored (workers learn nothing, so they publish what a refresh would).
+   */
+  readonly boilerplate: 'learn' | 'view';
+  /** Per-host politeness shared with other processes (a Redis gate) is required. */
+  readonly sharedPoliteness: boolean;
+}
+
+export const ROLE_TRAITS: Readonly<Record<EngineRole, RoleTraits>> = Object.freeze({
+  refresh: { publishes: 'now', boilerplate: 'learn', sharedPoliteness: false },
+  scheduler: { publishes: 'never', boilerplate: 'view', sharedPoliteness: true },
+  'page-worker': { publishes: 'never', boilerplate: 'view', sharedPoliteness: true },
+  'publish-worker': { publishes: 'consumer', boilerplate: 'view', sharedPoliteness: true },
+  worker: { publishes: 'consumer', boilerplate: 'view', sharedPoliteness: true },
+  import: { publishes: 'now', boilerplate: 'view', sharedPoliteness: false },
+  repair: { publishes: 'now', boilerplate: 'view', sharedPoliteness: false },
+  read: { publishes: 'never', boilerplate: 'view', sharedPoliteness: false },
+});
+
+/** What the host owns and hands in: the stores, the embedder, and the outside world. */
+export interface EnginePorts {
+  /** Opened here with the embeddings' dimensions; closed by `ComposedEngine.close`. */
+  readonly connector: Connector;
+  /** Closed by `ComposedEngine.close`. */
+  readonly state: StateStore;
+  readonly embeddings: EmbeddingsInterface;
+  /** Raw snapshots, for re-extraction without network. */
+  readonly snapshots?: RawSnapshotStore;
+  /** Tombstones mirrored outside the state store (read back by `recover`). */
+  readonly tombstones?: TombstoneMirror;
+  /** Per-host politeness shared across processes (`RedisPolitenessGate`); distributed roles need it. */
+  readonly politeness?: PolitenessGate;
+  /** Headless rendering for sources with `acquisition: 'rendered' | 'auto'`, launched on first use. */
+  readonly renderer?: () => Promise<PageRenderer>;
+  /** Replaces the `ExtractPipeline` built from `settings.chunking` (tests, benchmarks). */
+  readonly pipeline?: PagePipeline;
+  readonly log?: EngineLogger;
+  readonly metrics?: EngineMetrics;
+  readonly now?: () => Date;
+  /** The publish lease's holder id (default: random per process). */
+  readonly holder?: string;
+  /** Crash and pause hooks of the publisher (conformance and crash tests). */
+  readonly publisherHooks?: PublisherHooks;
+}
+
+/** What a publisher is opened with, wherever it is opened (here, or by the publish consumer). */
+export type PublisherDefaults = Omit<PublisherOptions, 'connector' | 'state' | 'holder'>;
+
+/** An engine wired for one role. */
+export interface ComposedEngine {
+  readonly role: EngineRole;
+  readonly settings: EngineSettings;
+  readonly connector: Connector;
+  readonly state: StateStore;
+  readonly embeddings: EmbeddingsInterface;
+  readonly fetcher: Fetcher;
+  /** The options the fetcher was built with (what `fetch.*` became). */
+  readonly fetcherOptions: Readonly<FetcherOptions>;
+  readonly snapshots: RawSnapshotStore | undefined;
+  /** The pipeline pages are cut with in this role (under the learned models where they apply). */
+  readonly pipeline: PagePipeline;
+  /** Present when the role publishes `now`. */
+  readonly publisher: Publisher | undefined;
+  /** How this role's publisher is (or would be) opened. */
+  readonly publisherOptions: PublisherDefaults;
+  /** The engine's dependencies, publisher aside (the queue's page and publish stages take these). */
+  readonly deps: Omit<EngineDeps, 'publisher'>;
+  readonly engine: RefreshEngine;
+  /** A stage context over the same parts (imports and reconciles take one with their batch size). */
+  context(overrides?: { readonly batchSize?: number }): EngineContext;
+  /** Closes the publisher, the fetcher, the connector and the state store. */
+  close(): Promise<void>;
+}
+
+/** The fetcher's options from `settings.fetch` (the one translation of `fetch.*`). */
+export function fetcherOptionsOf(
+  settings: EngineSettings,
+  ports: Pick<EnginePorts, 'state' | 'snapshots' | 'politeness'>,
+): FetcherOptions {
+  const f = settings.fetch;
+  return {
+    userAgent: f.userAgent,
+    robots: f.robots ? { store: ports.state } : false,
+    ...(f.minIntervalMs === undefined ? {} : { minIntervalMs: f.minIntervalMs }),
+    ...(f.perHostConcurrency === undefined ? {} : { perHostConcurrency: f.perHostConcurrency }),
+    ...(f.globalConcurrency === undefined ? {} : { globalConcurrency: f.globalConcurrency }),
+    ...(f.timeoutMs === undefined
+      ? {}
+      : { totalTimeoutMs: f.timeoutMs, headersTimeoutMs: f.timeoutMs }),
+    network: {
+      settingName: 'fetch.allow',
+      ...(f.allow === undefined ? {} : { allow: f.allow }),
+      ...(f.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}),
+    },
+    ...(f.circuitBreaker === undefined ? {} : { circuitBreaker: f.circuitBreaker }),
+    ...(f.headers === undefined ? {} : { headers: f.headers }),
+    ...(ports.snapshots === undefined ? {} : { snapshots: ports.snapshots }),
+    ...(ports.politeness === undefined ? {} : { politeness: ports.politeness }),
+  };
+}
+
+/** The publisher's options from the settings and the sources' contracts and canaries. */
+export function publisherDefaultsOf(
+  settings: EngineSettings,
+  ports: Pick<EnginePorts, 'embeddings' | 'publisherHooks' | 'now'>,
+): PublisherDefaults {
+  const byId = new Map(settings.sources.map((s) => [s.id, s]));
+  return {
+    maxRetireShare: settings.publish.maxRetireShare,
+    graceMs: settings.publish.retireGraceMs,
+    leaseTtlMs: settings.publish.leaseTtlMs,
+    contracts: (sourceId) => byId.get(sourceId)?.contract,
+    canaries: (sourceId) => byId.get(sourceId)?.canaries ?? [],
+    embedQuery: (text) => ports.embeddings.embedQuery(text),
+    ...(ports.publisherHooks === undefined ? {} : { hooks: ports.publisherHooks }),
+    ...(ports.now === undefined ? {} : { now: ports.now }),
+  };
+}
+
+/**
+ * The composition root: the only code that turns resolved settings into a wired engine —
+ * fetcher (allow-list, timeouts, circuit breaker, politeness), pipeline (chunking, boilerplate
+ * models), connector, publisher (gates, grace, contracts, canaries, lease), deletion policy,
+ * page limits, batch size and concurrency — for every role. The CLI, the queue processes and
+ * any other host build their ports and call this; none of them reads a setting itself.
+ */
+export async function composeEngine(
+  settings: EngineSettings,
+  ports: EnginePorts,
+  role: EngineRole,
+): Promise<ComposedEngine> {
+  const traits = ROLE_TRAITS[role];
+  const { connector, state, embeddings } = ports;
+  let fetcher: Fetcher | undefined;
+  let publisher: Publisher | undefined;
+  try {
+    if (traits.sharedPoliteness && ports.politeness === undefined)
+      throw new RagfreshError(
+        'INVALID_ARGUMENT',
+        `the ${role} role shares per-host politeness with other processes; pass ports.politeness (a RedisPolitenessGate).`,
+        { scope: 'engine' },
+      );
+    const dimensions = (await embeddings.embedQuery('ragfresh dimension probe')).length;
+    await connector.open({ dimensions });
+    const fetcherOptions = Object.freeze(fetcherOptionsOf(settings, ports));
+    fetcher = new Fetcher(fetcherOptions);
+    const base = ports.pipeline ?? new ExtractPipeline(settings.chunking);
+    // A refresh wraps the base pipeline in its learner itself; every other role cuts under the
+    // models as stored, so a worker or an import publishes the version a refresh would.
+    const pipeline =
+      traits.boilerplate === 'view' && settings.boilerplate !== false
+        ? learnedViewPipeline(state, base)
+        : base;
+    const publisherOptions = publisherDefaultsOf(settings, ports);
+    if (traits.publishes === 'now')
+      publisher = await Publisher.open({
+        ...publisherOptions,
+        connector,
+        state,
+        ...(ports.holder === undefined ? {} : { holder: ports.holder }),
+      });
+    const deps: Omit<EngineDeps, 'publisher'> = {
+      sources: settings.sources,
+      connector,
+      state,
+      fetcher,
+      pipeline: traits.boilerplate === 'learn' ? base : pipeline,
+      embeddings,
+      deletion: settings.deletion,
+      pageLimits: settings.pageLimits,
+      maxRetireShare: settings.publish.maxRetireShare,
+      batchSize: settings.batchSize,
+      concurrency: settings.concurrency,
+      boilerplate: traits.boilerplate === 'learn' ? settings.boilerplate : false,
+      ...(ports.snapshots === undefined ? {} : { snapshots: ports.snapshots }),
+      ...(ports.tombstones === undefined ? {} : { tombstones: ports.tombstones }),
+      ...(ports.renderer === undefined ? {} : { renderer: ports.renderer }),
+      ...(ports.log === undefined ? {} : { log: ports.log }),
+      ...(ports.metrics === undefined ? {} : { metrics: ports.metrics }),
+      ...(ports.now === undefined ? {} : { now: ports.now }),
+    };
+    const withPublisher: EngineDeps = publisher === undefined ? deps : { ...deps, publisher };
+    const engine = new RefreshEngine(withPublisher);
+    const ownFetcher = fetcher;
+    const ownPublisher = publisher;
+    return {
+      role,
+      settings,
+      connector,
+      state,
+      embeddings,
+      fetcher,
+      fetcherOptions,
+      snapshots: ports.snapshots,
+      pipeline: traits.boilerplate === 'learn' ? engine.snapshotPipeline : pipeline,
+      publisher,
+      publisherOptions,
+      deps,
+      engine,
+      context: (overrides = {}) =>
+        new EngineContext({
+          ...withPublisher,
+          ...(overrides.batchSize === undefined ? {} : { batchSize: overrides.batchSize }),
+        }),
+      async close() {
+        await ownPublisher?.close();
+        await ownFetcher.close();
+        await connector.close();
+        await state.close();
+      },
+    };
+  } catch (err) {
+    await publisher?.close().catch(() => {});
+    await fetcher?.close().catch(() => {});
+    await connector.close().catch(() => {});
+    await state.close().catch(() => {});
+    throw err;
+  }
+}

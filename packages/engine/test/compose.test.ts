@@ -1,0 +1,296 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createMemoryConnector } from '@ragfresh/connector-memory';
+import { HashingEmbeddings, InMemoryStateStore } from '@ragfresh/core';
+import type { HostTurnPolicy, PolitenessGate, SharedHostTurn } from '@ragfresh/fetch';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ComposedEngine,
+  composeEngine,
+  type EngineRole,
+  type EngineSettings,
+  ExtractPipeline,
+  ROLE_TRAITS,
+  resolveEngineSettings,
+} from '../src/index.js';
+
+// Every setting x every role that uses it, asserted on the component that applies it (the
+// fetcher's behaviour on a real loopback server, the stage context the stages read, the options
+// the publisher is opened with). A role added to ROLE_TRAITS is covered here at once; a setting
+// that stops reaching a role fails here, not in a user's distributed run.
+
+/** A loopback site: `/ok` answers, `/hang` never does, `/fail` is a 500; requests are recorded. */
+async function site(): Promise<{ server: Server; origin: string; seen: IncomingHttpHeaders[] }> {
+  const seen: IncomingHttpHeaders[] = [];
+  const server = createServer((req, res) => {
+    seen.push(req.headers);
+    if (req.url === '/hang') return; // never answered: the timeout must end it
+    if (req.url === '/fail') {
+      res.writeHead(500).end('down');
+      return;
+    }
+    if (req.url === '/robots.txt') {
+      res
+        .writeHead(200, { 'content-type': 'text/plain' })
+        .end('User-agent: *\nDisallow: /private\n');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body><p>ok</p></body></html>');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+/** A politeness port that grants every turn and counts them (the Redis gate's contract, in process). */
+class CountingGate implements PolitenessGate {
+  turns = 0;
+  async acquire(_host: string, _policy: HostTurnPolicy): Promise<SharedHostTurn> {
+    this.turns++;
+    return { answered: async () => {} };
+  }
+  async block(): Promise<void> {}
+  async blockedFor(): Promise<number> {
+    return 0;
+  }
+}
+
+const ROLES = Object.keys(ROLE_TRAITS) as EngineRole[];
+const FETCHING: readonly EngineRole[] = ['refresh', 'scheduler', 'page-worker', 'worker', 'repair'];
+const PUBLISHING = ROLES.filter((r) => ROLE_TRAITS[r].publishes !== 'never');
+
+let allowed: Awaited<ReturnType<typeof site>>;
+let other: Awaited<ReturnType<typeof site>>;
+let settings: EngineSettings;
+
+beforeAll(async () => {
+  allowed = await site();
+  other = await site();
+  settings = resolveEngineSettings({
+    sources: [
+      {
+        id: 'docs',
+        urls: [`${allowed.origin}/ok`],
+        everyMs: 60_000,
+        identity: { mode: 'normalize' },
+        contract: { minChars: 123 },
+        canaries: [{ query: 'pricing', expect: { phrase: 'per seat' } }],
+      },
+    ],
+    fetch: {
+      userAgent: 'compose-test/1.0 (+https://example.org/bot)',
+      // Only the first site: the second is a private address like any other.
+      allow: [new URL(allowed.origin).host],
+      // Long enough for a loopback answer on a loaded machine, short enough to wait out.
+      timeoutMs: 1500,
+      circuitBreaker: { failureThreshold: 1, cooldownMs: 600_000 },
+      minIntervalMs: 7,
+      perHostConcurrency: 3,
+      globalConcurrency: 11,
+      headers: { 'x-compose-test': 'yes' },
+    },
+    deletion: { goneChecks: 5, minGoneAgeMs: 1234, autoApprove: true, redirectedGone: true },
+    publish: { maxRetireShare: 0.35, retireGraceMs: 4321, leaseTtlMs: 9876 },
+    chunking: { maxTokens: 77 },
+    boilerplate: { minShare: 0.9 },
+    pageLimits: { maxDepth: 99 },
+    concurrency: 5,
+    batchSize: 13,
+  });
+});
+
+afterAll(async () => {
+  await new Promise((r) => allowed.server.close(r));
+  await new Promise((r) => other.server.close(r));
+  allowed.server.closeAllConnections();
+});
+
+async function compose(role: EngineRole, gate = new CountingGate()): Promise<ComposedEngine> {
+  return composeEngine(
+    settings,
+    {
+      connector: createMemoryConnector(),
+      state: new InMemoryStateStore(),
+      embeddings: new HashingEmbeddings({ dimensions: 16 }),
+      ...(ROLE_TRAITS[role].sharedPoliteness ? { politeness: gate } : {}),
+    },
+    role,
+  );
+}
+
+/** Runs `check` on a fresh engine of `role`, closing it after. */
+async function withRole(
+  role: EngineRole,
+  check: (e: ComposedEngine, gate: CountingGate) => Promise<void> | void,
+): Promise<void> {
+  const gate = new CountingGate();
+  const e = await compose(role, gate);
+  try {
+    await check(e, gate);
+  } finally {
+    await e.close();
+  }
+}
+
+interface Row {
+  readonly setting: string;
+  readonly roles: readonly EngineRole[];
+  readonly check: (e: ComposedEngine, gate: CountingGate) => Promise<void> | void;
+}
+
+const TABLE: readonly Row[] = [
+  {
+    setting: 'fetch.allow',
+    roles: FETCHING,
+    async check(e) {
+      expect((await e.fetcher.fetch(`${allowed.origin}/ok`)).outcome).toBe('ok');
+      // Control: the same kind of address, not listed, is refused.
+      expect((await e.fetcher.fetch(`${other.origin}/ok`)).outcome).toBe('ssrf-refused');
+    },
+  },
+  {
+    setting: 'fetch.timeoutMs',
+    roles: FETCHING,
+    async check(e) {
+      expect((await e.fetcher.fetch(`${allowed.origin}/hang`)).outcome).toBe('timeout');
+    },
+  },
+  {
+    setting: 'fetch.circuitBreaker',
+    roles: FETCHING,
+    async check(e) {
+      // One failure opens the circuit (threshold 1): the next request is refused unsent.
+      await e.fetcher.fetch(`${allowed.origin}/fail`);
+      expect((await e.fetcher.fetch(`${allowed.origin}/ok`)).outcome).toBe('circuit-open');
+    },
+  },
+  {
+    setting: 'fetch.userAgent, fetch.headers, fetch.robots',
+    roles: FETCHING,
+    async check(e) {
+      expect((await e.fetcher.fetch(`${allowed.origin}/private`)).outcome).toBe(
+        'robots-disallowed',
+      );
+      const before = allowed.seen.length;
+      expect((await e.fetcher.fetch(`${allowed.origin}/ok`)).outcome).toBe('ok');
+      const [page] = allowed.seen.slice(before);
+      expect(page?.['user-agent']).toBe(settings.fetch.userAgent);
+      expect(page?.['x-compose-test']).toBe('yes');
+    },
+  },
+  {
+    setting: 'fetch.minIntervalMs, perHostConcurrency, globalConcurrency',
+    roles: ROLES,
+    check(e) {
+      expect(e.fetcherOptions).toMatchObject({
+        minIntervalMs: 7,
+        perHostConcurrency: 3,
+        globalConcurrency: 11,
+      });
+    },
+  },
+  {
+    setting: 'shared politeness (distributed roles)',
+    roles: ROLES,
+    async check(e, gate) {
+      await e.fetcher.fetch(`${allowed.origin}/ok`);
+      expect(gate.turns > 0).toBe(ROLE_TRAITS[e.role].sharedPoliteness);
+    },
+  },
+  {
+    setting: 'deletion.*',
+    roles: ROLES,
+    check(e) {
+      expect(e.context().deletion).toEqual({
+        goneChecks: 5,
+        minGoneAgeMs: 1234,
+        autoApprove: true,
+        redirectedGone: true,
+      });
+    },
+  },
+  {
+    setting: 'publish.maxRetireShare (run gate and batch gate)',
+    roles: ROLES,
+    check(e) {
+      expect(e.context().maxRetireShare).toBe(0.35);
+      expect(e.publisherOptions.maxRetireShare).toBe(0.35);
+    },
+  },
+  {
+    setting: 'publish.retireGraceMs, publish.leaseTtlMs',
+    roles: PUBLISHING,
+    check(e) {
+      expect(e.publisherOptions).toMatchObject({ graceMs: 4321, leaseTtlMs: 9876 });
+      expect(e.publisher !== undefined).toBe(ROLE_TRAITS[e.role].publishes === 'now');
+    },
+  },
+  {
+    setting: 'sources[].contract, sources[].canaries',
+    roles: PUBLISHING,
+    check(e) {
+      expect(e.publisherOptions.contracts?.('docs')).toEqual({ minChars: 123 });
+      expect(e.publisherOptions.canaries?.('docs')).toEqual([
+        { query: 'pricing', expect: { phrase: 'per seat' } },
+      ]);
+    },
+  },
+  {
+    setting: 'chunking.maxTokens',
+    roles: ROLES,
+    check(e) {
+      expect(e.pipeline.pipelineKey).toBe(new ExtractPipeline({ maxTokens: 77 }).pipelineKey);
+      expect(e.pipeline.pipelineKey).not.toBe(new ExtractPipeline().pipelineKey);
+    },
+  },
+  {
+    setting: 'boilerplate (learned by a refresh, applied as stored elsewhere)',
+    roles: ROLES,
+    check(e) {
+      const learns = ROLE_TRAITS[e.role].boilerplate === 'learn';
+      expect(e.deps.boilerplate).toEqual(learns ? { minShare: 0.9 } : false);
+      // Every role cuts under the stored models: never the bare extractor.
+      expect(e.pipeline).not.toBeInstanceOf(ExtractPipeline);
+    },
+  },
+  {
+    setting: 'pageLimits, concurrency, batchSize',
+    roles: ROLES,
+    check(e) {
+      const ctx = e.context();
+      expect(ctx.pageLimits.maxDepth).toBe(99);
+      expect(ctx.concurrency).toBe(5);
+      expect(ctx.batchSize).toBe(13);
+      expect(e.context({ batchSize: 2 }).batchSize).toBe(2);
+    },
+  },
+];
+
+describe('composeEngine: every setting reaches every role that uses it', () => {
+  for (const row of TABLE)
+    for (const role of row.roles)
+      it(`${row.setting} -> ${role}`, async () => {
+        await withRole(role, row.check);
+      });
+
+  it('a distributed role without a shared politeness port is refused, and its ports closed', async () => {
+    const connector = createMemoryConnector();
+    await expect(
+      composeEngine(
+        settings,
+        {
+          connector,
+          state: new InMemoryStateStore(),
+          embeddings: new HashingEmbeddings({ dimensions: 16 }),
+        },
+        'page-worker',
+      ),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  it('a role that does not publish has no publisher, and a stage reaching for it is told so', async () => {
+    await withRole('read', (e) => {
+      expect(e.publisher).toBeUndefined();
+      expect(() => e.context().publisher()).toThrow(/composed without a publisher/);
+    });
+  });
+});
