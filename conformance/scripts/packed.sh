@@ -8,6 +8,9 @@
 #   3. `ragfresh-conformance --store libsql` and `--store langchain` from that folder, with
 #      --json; every case must pass (exit 0), and the libsql report must have run the
 #      langchain-reader case (LibSQLVectorStore read what the connector wrote).
+#   4. `ragfresh-conformance init acme` in a folder outside the repo: no .changeset, the
+#      README's `npm install -D <tarballs>` line installs (with the registry's typescript,
+#      vitest, @types/node), `npm run build` passes, and `--store .` fails naming `_open`.
 # Needs a built tree (`pnpm run build`). Slow (an npm install): a CI step, called by .ci/run.
 # REPORTS_DIR=<dir> keeps the two JSON reports.
 set -euo pipefail
@@ -57,4 +60,24 @@ node -e '
   console.log(`libsql langchain-reader: ${o["retired-stored-epoch-found"]}/${o.currentChunks} with retired duplicates stored, ${o["retired-deleted-epoch-found"]}/${o.currentChunks} after they were deleted`);
 ' "$work/libsql.json"
 if [ -n "${REPORTS_DIR:-}" ]; then mkdir -p "$REPORTS_DIR" && cp "$work"/libsql.json "$work"/langchain.json "$REPORTS_DIR"/; fi
-echo "packed conformance: ok (libsql, langchain from packed packages outside the repo)"
+
+echo "-- a connector scaffolded outside the repo installs the tarballs its README names, builds and runs its suite"
+author="$work/author"
+mkdir -p "$author"
+(cd "$author" && "$app/node_modules/.bin/ragfresh-conformance" init acme >/dev/null)
+pkg="$author/connector-acme"
+[ ! -e "$author/.changeset" ] && [ ! -e "$pkg/.changeset" ] || fail "the scaffold wrote a .changeset outside a repo"
+# The README's own install line, with this run's tarball folder for /tmp/ragfresh-tarballs.
+install_line="$(grep -m1 '^npm install -D ' "$pkg/README.md")" || fail "the scaffold README names no tarballs"
+(cd "$pkg" && eval "${install_line//\/tmp\/ragfresh-tarballs/$work/tarballs} --no-audit --no-fund --loglevel=error") ||
+  fail "installing the scaffold's dependencies failed: $install_line"
+(cd "$pkg" && npm run build >/dev/null) || fail "the scaffold does not build outside the repo"
+set +e
+(cd "$pkg" && npx ragfresh-conformance --store . --cases sentinel-empty >"$work/acme.txt" 2>&1)
+acme=$?
+set -e
+# A fresh scaffold fails the suite (exit 1) naming the first hook to write.
+[ "$acme" = 1 ] && grep -q '_open is not written yet' "$work/acme.txt" ||
+  { cat "$work/acme.txt"; fail "the scaffold's suite did not fail naming _open (exit $acme)"; }
+echo "scaffold: installed from the named tarballs, built, suite fails naming _open as it should"
+echo "packed conformance: ok (libsql, langchain from packed packages outside the repo; a scaffold outside it)"

@@ -41,6 +41,16 @@ function langchainCell(report) {
   return `${name}, ${lc.recall}${recall} ${c.status === 'passed' ? '✓' : '✗'}`;
 }
 
+/**
+ * The store, and for a connector package outside the project (a third party's report, with
+ * `connector` recorded by ragfresh-conformance) the package and version the row proves.
+ */
+function storeCell(report) {
+  const p = report.connector;
+  if (p === undefined || p.package.startsWith('@ragfresh/')) return `\`${report.store}\``;
+  return `\`${report.store}\` (${p.package} ${p.version})`;
+}
+
 export function table(reports) {
   const rows = [
     '| store | target | epoch readers | `rf_current` readers | visibility | epoch in store | epoch claim | fencing | scan | LangChain reader | cases |',
@@ -56,7 +66,7 @@ export function table(reports) {
     rows.push(
       [
         '',
-        `\`${r.store}\``,
+        storeCell(r),
         r.target.kind,
         proven(r, 'promotion-epoch-readers', c.promotion),
         proven(r, 'promotion-flag-readers', c.flagPromotion),

@@ -1,20 +1,23 @@
 #!/usr/bin/env node
 /**
- * ragfresh-conformance --store <name> [--url <url>] [--json report.json] [--cases <ids>]
+ * ragfresh-conformance --store <name|path> [--url <url>] [--json report.json] [--cases <ids>]
  *
- * Loads `@ragfresh/connector-<name>/fixture` as resolved from the current directory, starts
- * its target, runs the suite, prints a table and exits non-zero when any case failed.
+ * Loads `@ragfresh/connector-<name>/fixture`, else `ragfresh-connector-<name>/fixture`, as
+ * resolved from the current directory (or the fixture of a package folder / file given as a
+ * path), starts its target, runs the suite, prints a table and exits non-zero when any case
+ * failed.
  */
 import { writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { errorMessage, resolveFrom, type StoreFixture } from '@ragfresh/core';
+import { errorMessage, type StoreFixture } from '@ragfresh/core';
 import { CASES } from './cases/index.js';
+import { FixtureNotFound, isStorePath, resolveFixtureModule } from './fixture-module.js';
 import { formatCaseRow, formatHeader, formatSummary, formatTableHead } from './report.js';
 
 import { describeScaffold, scaffold } from './scaffold.js';
 import { runSuite, SUITE_VERSION } from './suite.js';
+import type { ConformanceReport } from './types.js';
 
 // node:sqlite (core's state store) announces itself as experimental on every run; keep the
 // table clean and let every other warning through.
@@ -25,7 +28,7 @@ process.on('warning', (w) => {
 });
 
 const USAGE =
-  'usage: ragfresh-conformance --store <name> [--url <url>] [--json <report.json>] [--cases <id,id,...>]\n       ragfresh-conformance init <store> [--dir <folder>] [--package <name>]';
+  'usage: ragfresh-conformance --store <name|path> [--url <url>] [--json <report.json>] [--cases <id,id,...>]\n       ragfresh-conformance init <store> [--dir <folder>] [--package <name>]';
 
 /** Exit 2: the command line is wrong. Exit 1: the suite ran and something failed (or could not start). */
 class UsageError extends Error {}
@@ -60,9 +63,9 @@ function parse(argv: readonly string[]): CliOptions | 'help' {
     throw new UsageError(
       `--store is required (memory, chroma, pgvector, lancedb, qdrant, pinecone); ${USAGE}`,
     );
-  if (!/^[a-z0-9][a-z0-9-]*$/.test(values.store))
+  if (!isStorePath(values.store) && !/^[a-z0-9][a-z0-9._-]*$/.test(values.store))
     throw new UsageError(
-      `--store ${JSON.stringify(values.store)} is not a store name; use lower-case letters, digits and '-', e.g. --store memory.`,
+      `--store ${JSON.stringify(values.store)} is not a store name; use lower-case letters, digits and '-', e.g. --store memory, or a path such as --store ./my-connector.`,
     );
   if (values.url !== undefined) {
     try {
@@ -100,27 +103,27 @@ function parse(argv: readonly string[]): CliOptions | 'help' {
  * Resolves the fixture from the current directory with an ordinary ESM import, as the user's
  * project sees it (not through NODE_PATH or pnpm's hidden hoist folder).
  */
-async function loadFixture(store: string): Promise<StoreFixture> {
-  const specifier = `@ragfresh/connector-${store}/fixture`;
-  let url: string;
+async function loadFixture(
+  store: string,
+): Promise<{ fixture: StoreFixture; connector?: ConformanceReport['connector'] }> {
+  let found: ReturnType<typeof resolveFixtureModule>;
   try {
-    url = resolveFrom(specifier, pathToFileURL(join(process.cwd(), 'package.json')).href);
+    found = resolveFixtureModule(store, process.cwd());
   } catch (err) {
-    if (/Cannot find package/.test(errorMessage(err)))
-      throw new UsageError(
-        `cannot resolve ${specifier} from ${process.cwd()}; install @ragfresh/connector-${store} in this project (npm i -D @ragfresh/connector-${store}) or run from a directory that has it.`,
-      );
-    throw new UsageError(
-      `${specifier} does not resolve to a file from ${process.cwd()} (${errorMessage(err).split('\n')[0]}); build the connector package first.`,
-    );
+    if (err instanceof FixtureNotFound) throw new UsageError(err.message);
+    throw err;
   }
-  const mod = (await import(url)) as { fixture?: StoreFixture };
+  const mod = (await import(found.url)) as { fixture?: StoreFixture };
   if (mod.fixture === undefined || typeof mod.fixture.start !== 'function') {
     throw new UsageError(
-      `${specifier} does not export a fixture ({ store, start() }); it is not a ragfresh connector fixture.`,
+      `${found.specifier} does not export a fixture ({ store, start() }); it is not a ragfresh connector fixture.`,
     );
   }
-  return mod.fixture;
+  const pkg = found.package;
+  return {
+    fixture: mod.fixture,
+    ...(pkg === undefined ? {} : { connector: { package: pkg.name, version: pkg.version } }),
+  };
 }
 
 const INIT_USAGE =
@@ -173,14 +176,19 @@ async function main(argv: readonly string[]): Promise<number> {
     );
     return 0;
   }
-  const fixture = await loadFixture(options.store);
-  const report = await runSuite({
+  const { fixture, connector } = await loadFixture(options.store);
+  const suiteReport = await runSuite({
     fixture,
     ...(options.url === undefined ? {} : { startOptions: { url: options.url } }),
     ...(options.cases === undefined ? {} : { cases: options.cases }),
-    onStart: (info) => process.stdout.write(`${formatHeader(info)}\n\n${formatTableHead()}\n`),
+    onStart: (info) =>
+      process.stdout.write(
+        `${formatHeader({ ...info, ...(connector === undefined ? {} : { connector }) })}\n\n${formatTableHead()}\n`,
+      ),
     onCase: (r) => process.stdout.write(`${formatCaseRow(r)}\n`),
   });
+  const report: ConformanceReport =
+    connector === undefined ? suiteReport : { ...suiteReport, connector };
   process.stdout.write(`\n${formatSummary(report)}\n`);
   if (options.json !== undefined) {
     writeFileSync(options.json, `${JSON.stringify(report, null, 2)}\n`);

@@ -19,9 +19,13 @@ export function formatHeader(info: {
   readonly target: Pick<StoreTarget, 'kind' | 'description'>;
   readonly capabilities: ConnectorCapabilities;
   readonly suiteVersion: string;
+  readonly connector?: ConformanceReport['connector'];
 }): string {
   return [
     `store:        ${info.capabilities.store}`,
+    ...(info.connector === undefined
+      ? []
+      : [`package:      ${info.connector.package} ${info.connector.version}`]),
     `target:       ${info.target.kind} — ${info.target.description}`,
     `suite:        @ragfresh/conformance ${info.suiteVersion}`,
     `capabilities: ${describeCapabilities(info.capabilities)}`,
@@ -75,6 +79,7 @@ export function formatReport(report: ConformanceReport): string {
       target: report.target,
       capabilities: report.capabilities,
       suiteVersion: report.suite.version,
+      ...(report.connector === undefined ? {} : { connector: report.connector }),
     }),
     '',
     formatTableHead(),

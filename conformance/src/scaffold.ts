@@ -3,8 +3,11 @@
  * naming the first hook still to write, until its hooks are written. Templates are plain
  * strings so the output is easy to read and diff; see docs/connectors/authoring.md.
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { resolveFrom } from '@ragfresh/core';
+import { packageOf } from './fixture-module.js';
 import { SUITE_VERSION } from './suite.js';
 
 export interface ScaffoldOptions {
@@ -17,17 +20,22 @@ export interface ScaffoldOptions {
    * `@ragfresh/connector-<store>` inside it (the name the conformance CLI resolves today).
    */
   readonly packageName?: string;
-  /** Version range written for `@ragfresh/core` (default `^<suite version>`; `workspace:^` in the monorepo). */
+  /** Version range written for `@ragfresh/core` (default `^<installed core version>`; `workspace:^` in the monorepo). */
   readonly coreRange?: string;
   /** Version written for `@ragfresh/conformance` (default: this suite's exact version, pinned). */
   readonly conformanceRange?: string;
-  /** Where the changeset goes; default the nearest `.changeset/` folder above, else one in the package. */
+  /**
+   * Where the changeset goes; default the nearest `.changeset/` folder above (a monorepo that
+   * uses changesets). Outside one, no changeset is written.
+   */
   readonly changesetDir?: string;
 }
 
 export interface ScaffoldResult {
   readonly dir: string;
   readonly packageName: string;
+  /** The ragfresh packages to install from tarballs until they are published. */
+  readonly tarballs: readonly { readonly name: string; readonly version: string }[];
   /** Every file written, absolute paths. */
   readonly files: readonly string[];
 }
@@ -61,16 +69,67 @@ const camel = (store: string): string => {
   return p[0]!.toLowerCase() + p.slice(1);
 };
 
-/** Where the changeset goes: the nearest `.changeset/` folder above, else one in the package. */
-function changesetDir(dir: string): string {
+/** The nearest `.changeset/` folder above `dir`, if a repo there uses changesets. */
+function changesetDir(dir: string): string | undefined {
   for (let at = dirname(dir); ; at = dirname(at)) {
     if (existsSync(join(at, '.changeset'))) return join(at, '.changeset');
-    if (dirname(at) === at) return join(dir, '.changeset');
+    if (dirname(at) === at) return undefined;
   }
+}
+
+/** name@version of the package holding the module `specifier` resolves to from here. */
+function installed(specifier: string): { readonly name: string; readonly version: string } {
+  const found = packageOf(fileURLToPath(resolveFrom(specifier, import.meta.url)));
+  if (found === undefined) throw new Error(`cannot read the package.json of ${specifier}`);
+  return found;
+}
+
+/**
+ * The unpublished ragfresh packages a scaffold installs from tarballs: core, this suite, and
+ * the suite's own ragfresh dependencies, at the versions installed with this suite.
+ */
+export function scaffoldTarballs(): readonly { readonly name: string; readonly version: string }[] {
+  const suite = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    dependencies?: Record<string, string>;
+  };
+  const own = Object.keys(suite.dependencies ?? {}).filter(
+    (d) => d.startsWith('@ragfresh/') && d !== '@ragfresh/core',
+  );
+  return [
+    installed('@ragfresh/core'),
+    { name: '@ragfresh/conformance', version: SUITE_VERSION },
+    ...own.map((d) => installed(d)),
+  ];
+}
+
+/** The folder of a ragfresh package in a clone of the repo (its layout: connectors/, packages/). */
+const repoFolder = (name: string): string => {
+  const short = name.replace(/^@ragfresh\//, '');
+  if (short === 'conformance') return 'conformance';
+  return short.startsWith('connector-')
+    ? `connectors/${short.slice('connector-'.length)}`
+    : `packages/${short}`;
+};
+
+/** The file `pnpm pack` writes for name@version. */
+const tarballOf = (p: { readonly name: string; readonly version: string }): string =>
+  `${p.name.replace(/^@/, '').replace('/', '-')}-${p.version}.tgz`;
+
+/** Shell lines that pack the tarballs in a ragfresh clone and install them here. */
+export function tarballSteps(
+  tarballs: readonly { readonly name: string; readonly version: string }[],
+): readonly string[] {
+  return [
+    `# in a clone of ragfresh, built (npx -y pnpm@10 install && npx -y pnpm@10 run build):`,
+    `for p in ${tarballs.map((t) => repoFolder(t.name)).join(' ')}; do (cd "$p" && npx -y pnpm@10 pack --pack-destination /tmp/ragfresh-tarballs); done`,
+    `# in this package:`,
+    `npm install -D ${tarballs.map((t) => `/tmp/ragfresh-tarballs/${tarballOf(t)}`).join(' ')}`,
+  ];
 }
 
 export function scaffoldFiles(
   options: Required<Omit<ScaffoldOptions, 'dir' | 'changesetDir'>>,
+  tarballs: readonly { readonly name: string; readonly version: string }[] = scaffoldTarballs(),
 ): Record<string, string> {
   const { store, packageName, coreRange, conformanceRange } = options;
   const P = pascalCase(store);
@@ -93,13 +152,14 @@ export function scaffoldFiles(
         scripts: {
           build: 'tsc -p tsconfig.json',
           test: 'vitest run',
-          conformance: `ragfresh-conformance --store ${store}`,
+          conformance: 'ragfresh-conformance --store .',
         },
         peerDependencies: { '@ragfresh/core': coreRange },
         devDependencies: {
           '@ragfresh/core': coreRange,
           // Exact, never "*" or "^": the report records the suite version, and a newer suite may add cases.
           '@ragfresh/conformance': conformanceRange,
+          '@types/node': '^22.18.0',
           typescript: '^5.9.0',
           vitest: '^4.0.0',
         },
@@ -119,6 +179,7 @@ export function scaffoldFiles(
           skipLibCheck: true,
           rootDir: 'src',
           outDir: 'dist',
+          types: ['node'],
         },
         include: ['src'],
       },
@@ -350,11 +411,25 @@ Every error is a \`RagfreshError\` (scope \`${store}\`) with one line naming the
 \`${packageName}/fixture\` exports \`fixture: StoreFixture\`: which target it starts, and
 \`start({ url })\` for a running server.
 
+## Install
+
+\`${tarballs.map((t) => `${t.name}@${t.version}`).join('`, `')}\` are not on npm yet: until they are,
+pack them in a clone of ragfresh and install the tarballs (npm records them as \`file:\`
+dependencies; put the version ranges back once they are published), then install the rest:
+
+\`\`\`sh
+${tarballSteps(tarballs).join('\n')}
+npm install
+\`\`\`
+
+Native dependencies (a store's client with a compiled addon): see the ragfresh
+docs/authoring.md, "Native dependencies".
+
 ## Tests
 
 \`\`\`
 npm run build && npx vitest run
-npx ragfresh-conformance --store ${store}
+npx ragfresh-conformance --store .   # this package's ./fixture, with a table and --json report
 \`\`\`
 `,
     '.gitignore': 'node_modules/\ndist/\n',
@@ -379,23 +454,29 @@ export function scaffold(options: ScaffoldOptions): ScaffoldResult {
     throw new Error(`${dir} exists and is not empty; choose another --dir or remove it first.`);
   }
   const packageName = options.packageName ?? `ragfresh-connector-${options.store}`;
-  const files = scaffoldFiles({
-    store: options.store,
-    packageName,
-    coreRange: options.coreRange ?? `^${SUITE_VERSION}`,
-    conformanceRange: options.conformanceRange ?? SUITE_VERSION,
-  });
+  const tarballs = scaffoldTarballs();
+  const core = tarballs.find((t) => t.name === '@ragfresh/core')!;
+  const files = scaffoldFiles(
+    {
+      store: options.store,
+      packageName,
+      coreRange: options.coreRange ?? `^${core.version}`,
+      conformanceRange: options.conformanceRange ?? SUITE_VERSION,
+    },
+    tarballs,
+  );
   const changesets = options.changesetDir ?? changesetDir(dir);
   const written: string[] = [];
   for (const [name, text] of Object.entries(files)) {
-    const path = name.startsWith('@changeset/')
-      ? join(changesets, name.slice('@changeset/'.length))
-      : join(dir, name);
+    const changeset = name.startsWith('@changeset/');
+    // Outside a repo that uses changesets there is nowhere for one to go: none is written.
+    if (changeset && changesets === undefined) continue;
+    const path = changeset ? join(changesets!, name.slice('@changeset/'.length)) : join(dir, name);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, text, { flag: 'wx' });
     written.push(path);
   }
-  return { dir, packageName, files: written };
+  return { dir, packageName, tarballs, files: written };
 }
 
 /** What `init` prints: where things are and the next three commands. */
@@ -405,8 +486,10 @@ export function describeScaffold(result: ScaffoldResult, cwd = process.cwd()): s
     `created ${result.packageName} in ${rel}:`,
     ...result.files.map((f) => `  ${relative(cwd, f)}`),
     '',
-    'next:',
-    `  cd ${rel} && npm install && npm run build`,
+    'next (the ragfresh packages are installed from tarballs until they are on npm; see its README, "Install"):',
+    `  cd ${rel}`,
+    ...tarballSteps(result.tarballs).map((l) => `  ${l}`),
+    '  npm install && npm run build',
     '  npx vitest run            # fails, naming the first hook to write (_open)',
     '  read docs/connectors/authoring.md, write the hooks, repeat until the suite passes',
   ].join('\n');

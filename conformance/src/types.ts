@@ -99,6 +99,12 @@ export interface ConformanceReport {
   readonly passed: boolean;
   readonly counts: { readonly passed: number; readonly failed: number; readonly skipped: number };
   readonly cases: readonly CaseReport[];
+  /**
+   * The connector package the fixture came from, as `ragfresh-conformance` resolved it (its
+   * package.json); absent when the suite runs as a library. The README's guarantees table names
+   * it for a package outside the project.
+   */
+  readonly connector?: { readonly package: string; readonly version: string };
 }
 
 export interface SuiteOptions {

@@ -27,9 +27,9 @@ describe('capability defaults (the base class fills what a connector leaves out)
       epochInStore: false,
       idForm: 'chunk-id',
       epochClaim: 'exclusive',
-      // Derived from the hooks the connector implements (_readFence/_raiseFence, _scan).
+      scan: false,
+      // Derived from the hooks the connector implements (_readFence/_raiseFence).
       fencing: 'client',
-      scan: true,
     });
     expect(CAPABILITY_DEFAULTS).toEqual({
       visibility: { mode: 'immediate' },
@@ -37,6 +37,7 @@ describe('capability defaults (the base class fills what a connector leaves out)
       epochInStore: false,
       idForm: 'chunk-id',
       epochClaim: 'exclusive',
+      scan: false,
     });
     expect(Object.isFrozen(c.capabilities)).toBe(true);
     expect(Object.isFrozen(c.capabilities.visibility)).toBe(true);

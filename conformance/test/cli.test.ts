@@ -111,6 +111,85 @@ describe('ragfresh-conformance CLI', () => {
     expect(r.stdout).toContain('FAIL: 1 passed, 1 failed, 0 skipped');
   });
 
+  /** A connector package whose fixture is the broken connector `kind` (built conformance code). */
+  function fakeConnector(at: string, name: string, version: string, kind: string): void {
+    mkdirSync(at, { recursive: true });
+    writeFileSync(
+      join(at, 'package.json'),
+      JSON.stringify({ name, version, type: 'module', exports: { './fixture': './fixture.js' } }),
+    );
+    const broken = pathToFileURL(join(ROOT, 'conformance/dist/broken/index.js')).href;
+    writeFileSync(
+      join(at, 'fixture.js'),
+      `import { BROKEN_CONNECTORS } from ${JSON.stringify(broken)};\nexport const fixture = BROKEN_CONNECTORS.find((b) => b.kind === ${JSON.stringify(kind)}).fixture;\n`,
+    );
+  }
+
+  it('resolves --store x as @ragfresh/connector-x, then ragfresh-connector-x, and names the package in the report', {
+    timeout: 60_000,
+  }, () => {
+    const project = join(dir, 'third-party-project');
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, 'package.json'), '{"name":"user-project","private":true}');
+    fakeConnector(
+      join(project, 'node_modules/ragfresh-connector-acme'),
+      'ragfresh-connector-acme',
+      '2.3.4',
+      'staged-visible',
+    );
+    const json = join(dir, 'acme.json');
+    const plain = cli(['--store', 'acme', '--cases', 'sentinel-empty', '--json', json], project);
+    expect(plain.code, plain.stdout + plain.stderr).toBe(0);
+    expect(plain.stdout).toContain('store:        broken-staged-visible');
+    expect(plain.stdout).toContain('package:      ragfresh-connector-acme 2.3.4');
+    const report = JSON.parse(readFileSync(json, 'utf8')) as ConformanceReport;
+    expect(report.connector).toEqual({ package: 'ragfresh-connector-acme', version: '2.3.4' });
+
+    // With both installed, the project's own scope comes first.
+    fakeConnector(
+      join(project, 'node_modules/@ragfresh/connector-acme'),
+      '@ragfresh/connector-acme',
+      '0.1.0',
+      'leaky-retire',
+    );
+    const scoped = cli(['--store', 'acme', '--cases', 'sentinel-empty'], project);
+    expect(scoped.code, scoped.stdout + scoped.stderr).toBe(0);
+    expect(scoped.stdout).toContain('store:        broken-leaky-retire');
+    expect(scoped.stdout).toContain('package:      @ragfresh/connector-acme 0.1.0');
+  });
+
+  it('resolves --store as a path: a package folder (relative) by its ./fixture export, or a fixture file (absolute)', {
+    timeout: 60_000,
+  }, () => {
+    const work = join(dir, 'author');
+    fakeConnector(
+      join(work, 'connector-mine'),
+      'ragfresh-connector-mine',
+      '0.0.1',
+      'lagging-index',
+    );
+    const folder = cli(['--store', './connector-mine', '--cases', 'sentinel-empty'], work);
+    expect(folder.code, folder.stdout + folder.stderr).toBe(0);
+    expect(folder.stdout).toContain('store:        broken-lagging-index');
+    expect(folder.stdout).toContain('package:      ragfresh-connector-mine 0.0.1');
+    const file = cli(
+      ['--store', join(work, 'connector-mine/fixture.js'), '--cases', 'sentinel-empty'],
+      dir,
+    );
+    expect(file.code, file.stdout + file.stderr).toBe(0);
+    expect(file.stdout).toContain('store:        broken-lagging-index');
+
+    const missing = cli(['--store', './no-such-folder'], work);
+    expect(missing.code).toBe(2);
+    expect(missing.errors).toEqual([
+      `ragfresh-conformance: --store ./no-such-folder: ${join(work, 'no-such-folder')} does not exist; give a connector package folder or its built fixture file.`,
+    ]);
+    mkdirSync(join(work, 'not-a-package'));
+    const unnamed = cli(['--store', './not-a-package'], work);
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.errors[0]).toContain('has no package.json with a name');
+  });
+
   it.each([
     [[], '--store is required'],
     [['--store'], "Option '--store <value>' argument missing"],
@@ -118,7 +197,10 @@ describe('ragfresh-conformance CLI', () => {
     [['--store', 'Mem ory'], 'is not a store name'],
     [['--store', 'memory', '--cases', 'no-such-case'], 'unknown case id(s) no-such-case'],
     [['--store', 'memory', '--url', 'not a url'], 'is not an absolute URL'],
-    [['--store', 'nope'], 'cannot resolve @ragfresh/connector-nope/fixture'],
+    [
+      ['--store', 'nope'],
+      'cannot resolve @ragfresh/connector-nope/fixture (nor ragfresh-connector-nope/fixture)',
+    ],
   ])('exits 2 with one line for %j', (args, message) => {
     const r = cli(args);
     expect(r.code).toBe(2);
@@ -139,7 +221,7 @@ describe('ragfresh-conformance CLI', () => {
     const r = cli(['--store', 'memory'], empty, { NODE_PATH: hoist });
     expect(r.code).toBe(2);
     expect(r.errors[0]).toContain(
-      `cannot resolve @ragfresh/connector-memory/fixture from ${empty}`,
+      `cannot resolve @ragfresh/connector-memory/fixture (nor ragfresh-connector-memory/fixture) from ${empty}`,
     );
   });
 
@@ -151,7 +233,7 @@ describe('ragfresh-conformance CLI', () => {
     const missing = cli(['--store', 'memory'], empty);
     expect(missing.code).toBe(2);
     expect(missing.errors[0]).toContain(
-      `cannot resolve @ragfresh/connector-memory/fixture from ${empty}`,
+      `cannot resolve @ragfresh/connector-memory/fixture (nor ragfresh-connector-memory/fixture) from ${empty}`,
     );
 
     const project = join(dir, 'project');

@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,7 +93,9 @@ describe('ragfresh-conformance init', () => {
     const ok = run([cli, 'init', 'other-store', '--dir', join(tmp, 'other')], tmp);
     expect(ok.status, ok.stderr).toBe(0);
     expect(ok.stdout).toContain('created ragfresh-connector-other-store in other:');
-    expect(ok.stdout).toContain('other/.changeset/otherStore-connector.md');
+    // Outside a repo that uses changesets, no changeset (and no stray .changeset folder).
+    expect(ok.stdout).not.toContain('.changeset');
+    expect(existsSync(join(tmp, 'other', '.changeset'))).toBe(false);
     expect(readFileSync(join(tmp, 'other', 'src', 'index.ts'), 'utf8')).toContain(
       'export class OtherStoreConnector extends Connector',
     );
@@ -99,6 +110,11 @@ describe('ragfresh-conformance init', () => {
     mkdirSync(join(pkg, 'node_modules', '@ragfresh'), { recursive: true });
     symlinkSync(join(root, 'packages', 'core'), join(pkg, 'node_modules', '@ragfresh', 'core'));
     symlinkSync(join(root, 'conformance'), join(pkg, 'node_modules', '@ragfresh', 'conformance'));
+    mkdirSync(join(pkg, 'node_modules', '@types'));
+    symlinkSync(
+      join(root, 'node_modules', '@types', 'node'),
+      join(pkg, 'node_modules', '@types', 'node'),
+    );
     const first = buildAndRun();
     expect(first.counts).toEqual({ passed: 0, failed: 2, skipped: 0 });
     for (const c of first.cases)
@@ -117,5 +133,73 @@ describe('ragfresh-conformance init', () => {
     );
     const second = buildAndRun();
     expect(second.cases[0]!.failures.join('\n')).toMatch(/_readEpoch is not written yet/);
+  });
+
+  it('works for an author outside the repo: registry-resolvable versions, @types/node, no .changeset, the tarballs it needs named', () => {
+    const outside = mkdtempSync(join(tmpdir(), 'ragfresh-author-'));
+    try {
+      expect(outside.startsWith(root)).toBe(false);
+      const r = run([cli, 'init', 'acme'], outside);
+      expect(r.status, r.stderr).toBe(0);
+      const at = join(outside, 'connector-acme');
+      const text = readFileSync(join(at, 'package.json'), 'utf8');
+      expect(text).not.toContain('workspace:');
+      const manifest = JSON.parse(text) as {
+        name: string;
+        peerDependencies: Record<string, string>;
+        devDependencies: Record<string, string>;
+        scripts: Record<string, string>;
+      };
+      const core = JSON.parse(readFileSync(join(root, 'packages/core/package.json'), 'utf8'));
+      expect(manifest.name).toBe('ragfresh-connector-acme');
+      expect(manifest.peerDependencies).toEqual({ '@ragfresh/core': `^${core.version}` });
+      expect(manifest.devDependencies).toEqual({
+        '@ragfresh/core': `^${core.version}`,
+        '@ragfresh/conformance': SUITE_VERSION,
+        '@types/node': expect.stringMatching(/^\^22\./),
+        typescript: expect.stringMatching(/^\^5\./),
+        vitest: expect.stringMatching(/^\^4\./),
+      });
+      // Every range is one a registry resolves: semver, no workspace:/file:/link: protocols.
+      for (const range of Object.values(manifest.devDependencies))
+        expect(range).toMatch(/^\^?\d+\.\d+\.\d+$/);
+      expect(manifest.scripts.conformance).toBe('ragfresh-conformance --store .');
+      const tsconfig = JSON.parse(readFileSync(join(at, 'tsconfig.json'), 'utf8'));
+      expect(tsconfig.compilerOptions.types).toEqual(['node']);
+      // Nothing but the package: no .changeset beside or inside it.
+      expect(readdirSync(outside)).toEqual(['connector-acme']);
+      expect(readdirSync(at).sort()).toEqual([
+        '.gitignore',
+        'README.md',
+        'package.json',
+        'src',
+        'test',
+        'tsconfig.json',
+      ]);
+      // The three unpublished packages, named with their versions, and how to pack them.
+      const conformance = JSON.parse(readFileSync(join(root, 'conformance/package.json'), 'utf8'));
+      const memory = JSON.parse(readFileSync(join(root, 'connectors/memory/package.json'), 'utf8'));
+      const tgz = [
+        `ragfresh-core-${core.version}.tgz`,
+        `ragfresh-conformance-${conformance.version}.tgz`,
+        `ragfresh-connector-memory-${memory.version}.tgz`,
+      ];
+      const readme = readFileSync(join(at, 'README.md'), 'utf8');
+      for (const out of [readme, r.stdout]) {
+        expect(out).toContain(
+          'for p in packages/core conformance connectors/memory; do (cd "$p" && npx -y pnpm@10 pack --pack-destination /tmp/ragfresh-tarballs); done',
+        );
+        expect(out).toContain(
+          `npm install -D ${tgz.map((t) => `/tmp/ragfresh-tarballs/${t}`).join(' ')}`,
+        );
+      }
+      // The folders named are the packages' folders in the repo, and the suite depends on memory.
+      for (const folder of ['packages/core', 'conformance', 'connectors/memory'])
+        expect(existsSync(join(root, folder, 'package.json'))).toBe(true);
+      expect(Object.keys(conformance.dependencies)).toContain('@ragfresh/connector-memory');
+      expect(readme).toContain('docs/authoring.md, "Native dependencies"');
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 });

@@ -66,7 +66,6 @@ export function chromaCapabilities(maxWriteBatch = 5000): ConnectorCapabilities 
     // Chroma has no conditional write: the base class reads the fence records before each
     // fenced write (check-then-write; see docs/connectors/chroma.md for the window).
     fencing: 'client',
-    scan: true,
   };
 }
 
@@ -665,55 +664,32 @@ export class ChromaConnector extends Connector {
     where: Where | undefined,
     withEmbeddings: boolean,
   ): Promise<ListedChunk[]> {
+    const collection = this.#main();
     const out: ListedChunk[] = [];
     for (let offset = 0; ; offset += PAGE) {
-      const page = await this.#page(what, where, withEmbeddings, offset, PAGE);
-      out.push(...page);
-      if (page.length < PAGE) return out;
+      const page = await this.#call(what, () =>
+        collection.get({
+          ...(where === undefined ? {} : { where }),
+          include: withEmbeddings
+            ? ['documents', 'metadatas', 'embeddings']
+            : ['documents', 'metadatas'],
+          limit: PAGE,
+          offset,
+        }),
+      );
+      page.ids.forEach((id, i) => {
+        const base = {
+          id,
+          text: page.documents[i] ?? '',
+          metadata: (page.metadatas[i] ?? {}) as FlatMetadata,
+        };
+        const embedding = page.embeddings[i];
+        out.push(
+          withEmbeddings && embedding !== undefined ? { ...base, embedding: [...embedding] } : base,
+        );
+      });
+      if (page.ids.length < PAGE) return out;
     }
-  }
-
-  async #page(
-    what: string,
-    where: Where | undefined,
-    withEmbeddings: boolean,
-    offset: number,
-    limit: number,
-  ): Promise<ListedChunk[]> {
-    const page = await this.#call(what, () =>
-      this.#main().get({
-        ...(where === undefined ? {} : { where }),
-        include: withEmbeddings
-          ? ['documents', 'metadatas', 'embeddings']
-          : ['documents', 'metadatas'],
-        limit,
-        offset,
-      }),
-    );
-    return page.ids.map((id, i) => {
-      const base = {
-        id,
-        text: page.documents[i] ?? '',
-        metadata: (page.metadatas[i] ?? {}) as FlatMetadata,
-      };
-      const embedding = page.embeddings[i];
-      return withEmbeddings && embedding !== undefined
-        ? { ...base, embedding: [...embedding] }
-        : base;
-    });
-  }
-
-  /**
-   * Pages of `get` by offset (Chroma has no cursor; its `get` returns records in insertion
-   * order): a chunk deleted during a scan can shift a later one past the cursor.
-   */
-  protected override async _scan(
-    cursor: string | undefined,
-    pageSize: number,
-  ): Promise<{ chunks: ListedChunk[]; next?: string }> {
-    const offset = cursor === undefined ? 0 : Number(cursor);
-    const chunks = await this.#page('scanning chunks', undefined, false, offset, pageSize);
-    return chunks.length < pageSize ? { chunks } : { chunks, next: String(offset + pageSize) };
   }
 
   protected override async _count(documentId: string, versionId: string): Promise<number> {

@@ -97,6 +97,7 @@ export function lanceDbCapabilities(maxWriteBatch = 10_000): ConnectorCapabiliti
     maxWriteBatch,
     epochInStore: true,
     idForm: 'chunk-id',
+    scan: true,
     // The fence is a row of the epoch table; LanceDB has no transaction spanning two tables,
     // so the base class checks it before each fenced write (see docs/connectors/lancedb.md).
     fencing: 'client',
@@ -821,6 +822,29 @@ export class LanceDbConnector extends Connector {
       return q.toArray();
     })) as Row[];
     return rows.map((row) => ({ ...this.#decode(row), score: 1 - Number(row._distance) }));
+  }
+
+  /**
+   * One page of every stored chunk by id order: `id > cursor ORDER BY id LIMIT pageSize` (Lance
+   * keeps only the top `pageSize` rows while it sorts, so memory is one page whatever the table
+   * size). The cursor is the last id of the page, so a commit or a compaction between two pages
+   * cannot repeat or skip a chunk that existed when the scan started and still exists.
+   */
+  protected override async _scan(
+    cursor: string | undefined,
+    pageSize: number,
+  ): Promise<{ chunks: ListedChunk[]; next?: string }> {
+    const rows = (await this.#call('scanning the chunks', () => {
+      let q = this.#main().query();
+      if (cursor !== undefined) q = q.where(`${COLUMNS.id} > ${sqlString(cursor)}`);
+      return q
+        .select(this.#listColumns(false))
+        .orderBy({ columnName: COLUMNS.id, ascending: true, nullsFirst: false })
+        .limit(pageSize)
+        .toArray();
+    })) as Row[];
+    const chunks = rows.map((row) => this.#decode(row));
+    return rows.length < pageSize ? { chunks } : { chunks, next: chunks[chunks.length - 1]!.id };
   }
 
   protected async _close(): Promise<void> {

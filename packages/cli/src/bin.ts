@@ -20,7 +20,8 @@ commands:
   review approve|reject <id...> [--source id] [--reason r] [--all-withdrawn] [--by name]
   verify [--repair]          two-way state/store reconciliation; --repair republishes from raw
                              snapshots (no refetch) and removes orphan chunks
-  recover                    rebuild a lost state from the store's own metadata
+  recover                    rebuild a lost state from the store's own metadata (a corrupt
+                             state file is moved aside first)
   contracts                  publish-contract thresholds measured on each source's history
   query "question" [-k n] [--no-collapse]   search the current view, with Source / Fetched /
                              Section headers; copies of a passage under several URLs are one
@@ -37,8 +38,9 @@ commands:
 
 options: --config <file>  --json  --quiet
 
-exit codes: 0 healthy, 1 failure, 2 usage/config error, 3 objective violated (also a source
-never indexed, an empty index), 4 quarantined, 5 review pending, 6 another run holds the lease`;
+exit codes: 0 healthy, 1 failure (also STORE_LOST: the store is behind the state; STATE_CORRUPT:
+run \`ragfresh recover\`), 2 usage/config error, 3 objective violated (also a source never
+indexed, an empty index), 4 quarantined, 5 review pending, 6 another run holds the lease`;
 
 export const COMMANDS = [
   'init',

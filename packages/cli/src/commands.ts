@@ -4,7 +4,16 @@ import { canonicalKey, documentId, FIELDS, provenanceHeader, provenanceOf } from
 import { type Citation, collapseDuplicateHits, type RefreshReport } from '@ragfresh/engine';
 import type { ResolvedConfig } from './config.js';
 import type { Runtime } from './runtime.js';
-import { EXIT, renderStatus, sourceStatuses, statusExitCode, table } from './status.js';
+import {
+  EXIT,
+  renderStatus,
+  type StatusOptions,
+  sourceStatuses,
+  statusExitCode,
+  storeExitCode,
+  table,
+} from './status.js';
+import { highestRecordedEpoch, storeLostError } from './store-health.js';
 
 export type Print = (text: string) => void;
 
@@ -119,12 +128,12 @@ export async function refreshCommand(
 
 export async function statusCommand(
   rt: Pick<Runtime, 'config' | 'state'>,
-  opts: { json: boolean },
+  opts: StatusOptions,
   print: Print,
 ): Promise<number> {
   const statuses = await sourceStatuses(rt.config, rt.state);
   print(opts.json ? JSON.stringify(statuses, null, 2) : renderStatus(statuses));
-  return statusExitCode(statuses);
+  return (await storeExitCode(statuses, opts)) ?? statusExitCode(statuses);
 }
 
 export interface QueryHitView {
@@ -228,9 +237,20 @@ export async function queryCommand(
   opts: { k: number; json: boolean; collapse?: boolean },
   print: Print,
 ): Promise<number> {
+  const storeEpoch = await rt.connector.readEpoch();
   const hits = await queryCurrentView(rt, question, opts.k, {
     ...(opts.collapse === false ? { collapse: false } : {}),
   });
+  // A store behind the state (deleted, reset, restored from an old copy) is STORE_LOST, not
+  // "no results": the hits' own records say so for free, an empty answer costs one state read.
+  let stateEpoch = 0;
+  for (const h of hits)
+    stateEpoch = Math.max(
+      stateEpoch,
+      (await rt.state.getDocument(h.documentId))?.publishedEpoch ?? 0,
+    );
+  if (hits.length === 0) stateEpoch = await highestRecordedEpoch(rt.state);
+  if (stateEpoch > storeEpoch) throw storeLostError(rt.connector.store, storeEpoch, stateEpoch);
   print(opts.json ? JSON.stringify(hits, null, 2) : renderHits(hits));
   return EXIT.ok;
 }

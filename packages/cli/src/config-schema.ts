@@ -227,12 +227,18 @@ export const configSchema = z.strictObject({
         .regex(/^rediss?:\/\/./, {
           error: 'is not a Redis URL; use "redis://host:6379[/db]" or "rediss://…"',
         }),
+      // The same pattern as @ragfresh/queue's QUEUE_PREFIX_PATTERN (an optional peer, not
+      // importable here); the queue package also checks a cluster's prefix has its hash tag.
       prefix: z
         .string()
-        .regex(/^[A-Za-z0-9._-]+$/, {
-          error: 'is not a key prefix; use letters, digits, ".", "_" or "-" (default "ragfresh")',
+        .regex(/^[A-Za-z0-9._-]*(\{[A-Za-z0-9._-]+\})?[A-Za-z0-9._-]*$/, {
+          error:
+            'is not a key prefix; use letters, digits, ".", "_" or "-" with at most one {hash tag} (default "ragfresh", "{ragfresh}" on a cluster)',
         })
+        .min(1)
         .optional(),
+      /** `redis` is one node of a Redis Cluster; the prefix then needs a `{hash tag}`. */
+      cluster: z.boolean().optional(),
     })
     .optional(),
 });

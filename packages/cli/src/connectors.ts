@@ -4,6 +4,7 @@ import {
   type Connector,
   type ConnectorFactory,
   type ConnectorFactoryContext,
+  connectorPackages,
   RagfreshError,
   resolveFrom,
 } from '@ragfresh/core';
@@ -45,10 +46,8 @@ export const CONNECTOR_FACTORY_EXPORT = 'createConnector';
 /** `store` as a package-name segment: lower-case letters, digits, `-`, `.`, `_`. */
 export const STORE_NAME = /^[a-z0-9][a-z0-9._-]*$/;
 
-/** The packages `store: 'x'` may name, in the order they are tried. */
-export function connectorPackages(store: string): readonly string[] {
-  return [`@ragfresh/connector-${store}`, `ragfresh-connector-${store}`];
-}
+/** The packages `store: 'x'` may name, in the order they are tried (core's convention). */
+export { connectorPackages } from '@ragfresh/core';
 
 export function isConnector(value: unknown): value is Connector {
   const v = value as Partial<Connector> | null;

@@ -1,5 +1,3 @@
-import { RagfreshError } from '@ragfresh/core';
-
 const UNITS: Record<string, number> = {
   ms: 1,
   s: 1_000,

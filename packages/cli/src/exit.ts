@@ -6,7 +6,11 @@
 export const EXIT = Object.freeze({
   /** Every source met its objective, nothing quarantined, nothing waits for review. */
   ok: 0,
-  /** The command failed (an unexpected error, a lost state refused, a store that cannot be read). */
+  /**
+   * The command failed: an unexpected error, a lost state refused (STATE_LOST), a store behind
+   * the state (STORE_LOST, also from `status` and `query`), a corrupt state file (STATE_CORRUPT),
+   * a store that cannot be read.
+   */
   failure: 1,
   /** Usage or config error: one line names the field and the fix. */
   usage: 2,
@@ -18,4 +22,10 @@ export const EXIT = Object.freeze({
   reviewPending: 5,
   /** Another run holds the publish lease: nothing was done; retry after the time printed. */
   busy: 6,
+  /**
+   * `import`: the export held rows that were not imported: refused by a guard (page limits,
+   * host policy, a fetch time in the future) or unreadable. Every other row was imported; the
+   * report lists each refused row with its reason.
+   */
+  rowsRefused: 7,
 });

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isRagfreshError } from '@ragfresh/core';
@@ -9,10 +9,13 @@ import {
   type ExportCoverage,
   type ExportFormat,
   FileCheckpointStore,
+  futureRefusal,
   type ImportReport,
   importRows,
+  MAX_FUTURE_SKEW_MS,
   type ParsedExport,
   parseExport,
+  readExport,
   reconcileInventory,
   type WebScraperMapping,
 } from '@ragfresh/engine';
@@ -104,7 +107,10 @@ function positiveInt(v: string | undefined, flag: string, fallback: number): num
 }
 
 /** Coverage is what the export proves, unless the user states the explicit policy `--coverage complete`. */
-export function coverageOf(parsed: ParsedExport, flag: string | undefined): ExportCoverage {
+export function coverageOf(
+  parsed: Pick<ParsedExport, 'format' | 'coverage'>,
+  flag: string | undefined,
+): ExportCoverage {
   if (flag === undefined) return parsed.coverage;
   if (flag !== 'complete' && flag !== 'partial')
     throw new UsageError(`--coverage ${flag} is unknown; use complete or partial.`);
@@ -113,6 +119,27 @@ export function coverageOf(parsed: ParsedExport, flag: string | undefined): Expo
   if (!parsed.coverage.complete && parsed.format !== 'crawler' && parsed.format !== 'apify-wcc')
     return parsed.coverage;
   return { complete: true, reasons: [] };
+}
+
+/**
+ * The export as a byte stream (never read whole): a file, or stdin for `-`. A file that cannot
+ * be opened, or a directory, is a usage error before anything is read.
+ */
+async function openInput(file: string): Promise<AsyncIterable<Uint8Array>> {
+  if (file === '-') return process.stdin;
+  const fail = () =>
+    new UsageError(`cannot read ${file}; give a readable export file or - for stdin.`);
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(resolve(file), 'r');
+  } catch {
+    throw fail();
+  }
+  if ((await handle.stat()).isDirectory()) {
+    await handle.close();
+    throw fail();
+  }
+  return handle.createReadStream({ highWaterMark: 1 << 20 });
 }
 
 async function readInput(file: string): Promise<string> {
@@ -131,16 +158,28 @@ async function readInput(file: string): Promise<string> {
 export function renderImport(r: ImportReport): string {
   const c = r.counts;
   const lines = [
-    `imported ${c.rows} rows into ${r.sourceId}: ${c.published} published, ${c.unchanged} unchanged, ${c.observed} observed, ${c.stale} stale, ${c.review} to review, ${c.deletionProposed} deletion proposals, ${c.ignored} ignored, ${c.rejected} quarantined; ${c.chunksEmbedded} chunks embedded.`,
+    `imported ${c.rows} rows into ${r.sourceId}: ${c.published} published, ${c.unchanged} unchanged, ${c.observed} observed, ${c.stale} stale, ${c.refused} refused, ${c.unreadable} unreadable, ${c.review} to review, ${c.deletionProposed} deletion proposals, ${c.ignored} ignored, ${c.rejected} quarantined; ${c.chunksEmbedded} chunks embedded.`,
     `coverage: ${r.coverage.complete ? 'complete' : `partial (${r.coverage.reasons.join('; ')})`}`,
   ];
+  const refused = Object.entries(r.refusedBy).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (refused.length > 0) lines.push(`refused: ${refused.map(([k, n]) => `${k} ${n}`).join(', ')}`);
   for (const g of r.duplicateGroups)
     lines.push(`duplicate group ${g.id}: ${g.documents.map((d) => d.url).join(', ')}`);
   for (const e of r.events)
     lines.push(
       `  ${e.event.padEnd(18)} ${e.url}${e.reasons.length > 0 ? `  (${e.reasons.join('; ')})` : ''}`,
     );
+  if (r.eventsOmitted > 0) lines.push(`  ... ${r.eventsOmitted} more row events not listed`);
+  for (const u of r.unreadable) lines.push(`  unreadable         row ${u.line}  (${u.reason})`);
+  if (c.unreadable > r.unreadable.length)
+    lines.push(`  ... ${c.unreadable - r.unreadable.length} more unreadable records not listed`);
   return lines.join('\n');
+}
+
+/** One line for an export none of whose records could be read (exit code 2). */
+function nothingReadable(r: ImportReport, file: string, format: string): string {
+  const first = r.unreadable[0];
+  return `import: none of the ${r.counts.rows} records of ${file === '-' ? 'stdin' : file} is a readable ${format} row${first === undefined ? '' : ` (row ${first.line}: ${first.reason})`}; check --format and the file.`;
 }
 
 async function importCommand(
@@ -167,25 +206,40 @@ async function importCommand(
     throw new UsageError(
       `--checkpoint ${String(v.checkpoint)} is unknown; use never or complete-coverage.`,
     );
-  const parsed = parseExport(await readInput(file), {
-    format: formatOf(v.format),
+  const fetchedAt = v['fetched-at'];
+  if (fetchedAt !== undefined && Number.isFinite(Date.parse(fetchedAt))) {
+    // Every row without a time of its own would be refused: say it once, before anything runs.
+    if (futureRefusal(new Date(Date.parse(fetchedAt)).toISOString(), new Date()) !== undefined)
+      throw new UsageError(
+        `--fetched-at ${fetchedAt} is more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead of this machine's clock; give the time the crawl fetched the pages.`,
+      );
+  }
+  const format = formatOf(v.format);
+  const stream = readExport(await openInput(file), {
+    format,
     webscraper: mappingOf(v.map),
     ...(v['job-status'] === undefined ? {} : { jobStatus: v['job-status'] }),
   });
-  const coverage = coverageOf(parsed, v.coverage);
   const ctx = rt.context({ batchSize: positiveInt(v['batch-size'], '--batch-size', 25) });
   const report = await importRows(ctx, {
     source,
-    rows: parsed.rows,
+    rows: stream.items,
     label: file === '-' ? 'stdin' : file,
-    coverage,
+    coverage: () => coverageOf({ format, coverage: stream.coverage() }, v.coverage),
     chunking: v.rechunk === true ? 'rechunk' : 'provided',
     ...(v['fetched-at'] === undefined ? {} : { fetchedAt: v['fetched-at'] }),
   });
+  const { counts } = report;
+  if (counts.rows > 0 && counts.unreadable === counts.rows) {
+    if (v.json) print(JSON.stringify({ report, unreadable: report.unreadable }, null, 2));
+    process.stderr.write(`ragfresh: ${nothingReadable(report, file, format)}\n`);
+    return EXIT.usage;
+  }
   const previous = await checkpoints.get(source.id);
   const decision = decideCheckpoint({
     policy,
-    coverage,
+    coverage: report.coverage,
+    notImported: counts.refused + counts.unreadable,
     ...(previous === undefined ? {} : { previous }),
     ...(v.since === undefined ? {} : { crawledSince: v.since }),
     ...(v['crawl-started-at'] === undefined ? {} : { crawlStartedAt: v['crawl-started-at'] }),
@@ -199,17 +253,17 @@ async function importCommand(
       basis: `crawl started ${v['crawl-started-at']}, complete coverage`,
     });
   if (v.json)
-    print(JSON.stringify({ report, unreadable: parsed.unreadable, checkpoint: decision }, null, 2));
+    print(JSON.stringify({ report, unreadable: report.unreadable, checkpoint: decision }, null, 2));
   else {
     print(renderImport(report));
-    for (const u of parsed.unreadable) print(`  unreadable         row ${u.line}  (${u.reason})`);
     print(
       decision.advance
         ? `checkpoint: advanced to ${decision.since}`
         : `checkpoint: kept (${decision.reasons.join('; ')})`,
     );
   }
-  return EXIT.ok;
+  // Rows the export holds but the import did not take: a scheduled job must notice.
+  return counts.refused + counts.unreadable > 0 ? EXIT.rowsRefused : EXIT.ok;
 }
 
 /** Every URL an inventory lists: an export of any format, or a plain list (one URL a line, or a JSON array of strings). */

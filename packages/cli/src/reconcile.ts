@@ -19,7 +19,7 @@ export async function verifyCommand(
     if (r.missing.length > 20) print(`  … ${r.missing.length - 20} more missing`);
     if (!r.scanned)
       print(
-        `orphans: not checked — the ${rt.connector.store} connector cannot enumerate its chunks (no scanChunks); this is not a clean bill.`,
+        `orphans: not checked — the ${rt.connector.store} connector cannot enumerate its chunks (its manifest does not declare scan); this is not a clean bill.`,
       );
     else {
       print(

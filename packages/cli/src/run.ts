@@ -1,6 +1,12 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { InMemoryStateStore, openStateStore, type StateStore } from '@ragfresh/core';
+import {
+  InMemoryStateStore,
+  isRagfreshError,
+  moveCorruptStateAside,
+  openStateStore,
+  type StateStore,
+} from '@ragfresh/core';
 import type { ParsedArgs } from './bin.js';
 import {
   initCommand,
@@ -23,10 +29,11 @@ const usage = (line: string): number => {
   return EXIT.usage;
 };
 
-/** `status` reads the state store only: no store driver, tokenizer or parser is loaded. */
 /**
  * `status` reads; it never creates files. A SQLite state file that does not exist yet is an
  * empty state (every source "never indexed", exit 3), not a reason to create `.ragfresh/`.
+ * (The store is opened only once the state recorded an epoch; a deleted LanceDB folder is then
+ * created again, empty, by opening it, and reported STORE_LOST.)
  */
 async function openStateForReading(spec: string): Promise<StateStore> {
   const sqlite = /^sqlite:(?:\/\/)?(.*)$/.exec(spec);
@@ -38,12 +45,32 @@ async function openStateForReading(spec: string): Promise<StateStore> {
 
 async function status(config: ResolvedConfig, json: boolean, print: Print): Promise<number> {
   const state = await openStateForReading(config.state);
+  const opts = {
+    json,
+    probe: (stateEpoch: number) => probeStore(config, stateEpoch),
+    printError: (line: string) => process.stderr.write(`${line}\n`),
+  };
   try {
     // With a queue config, queue depth too (the queue package and Redis are loaded only then).
-    if (config.queue !== undefined) return await statusWithQueue(config, state, { json }, print);
-    return await statusCommand({ config, state }, { json }, print);
+    if (config.queue !== undefined) return await statusWithQueue(config, state, opts, print);
+    return await statusCommand({ config, state }, opts, print);
   } finally {
     await state.close();
+  }
+}
+
+/**
+ * The store side of `status`, only once the state recorded a published epoch (a project that
+ * never published loads no store driver): the connector opened read-only, one epoch read.
+ */
+async function probeStore(config: ResolvedConfig, stateEpoch: number) {
+  const { openRuntime } = await import('./runtime.js');
+  const { storeBehind } = await import('./store-health.js');
+  const rt = await openRuntime(config, { role: 'read' });
+  try {
+    return await storeBehind(rt.connector, stateEpoch);
+  } finally {
+    await rt.close();
   }
 }
 
@@ -70,7 +97,27 @@ export async function runCommand(parsed: ParsedArgs): Promise<number> {
       await state.close();
     }
   }
+  if (command === 'recover') return recover({ config, parsed, log, print });
   return withRuntime({ config, parsed, log, print });
+}
+
+/**
+ * `recover` is the way out of a corrupt SQLite state file, so it must run when every other
+ * command is refused with STATE_CORRUPT: the file is moved aside (never deleted) and the state
+ * rebuilt from the store in a fresh one.
+ */
+async function recover(cmd: RuntimeCommand): Promise<number> {
+  try {
+    return await withRuntime(cmd);
+  } catch (err) {
+    if (!isRagfreshError(err, 'STATE_CORRUPT')) throw err;
+    const moved = moveCorruptStateAside(cmd.config.state);
+    if (moved === undefined) throw err;
+    process.stderr.write(
+      `ragfresh: the state file ${moved.from} is corrupt; moved it aside to ${moved.to} and rebuilding the state from the store.\n`,
+    );
+    return withRuntime(cmd);
+  }
 }
 
 /** One command that needs the runtime (store, fetcher, engine). */

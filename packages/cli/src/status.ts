@@ -2,6 +2,7 @@ import {
   type CanaryResult,
   type DocumentRecord,
   type DocumentStatus,
+  type RagfreshError,
   redactUrl,
   type StateStore,
 } from '@ragfresh/core';
@@ -10,6 +11,7 @@ import { latestCanaries, renderCanaryLine } from './canaries.js';
 import type { ResolvedConfig } from './config.js';
 import { formatDuration } from './duration.js';
 import { EXIT } from './exit.js';
+import { recordedEpoch } from './store-health.js';
 
 export interface SourceStatus {
   readonly sourceId: string;
@@ -38,6 +40,11 @@ export interface SourceStatus {
   readonly removalHeld: boolean;
   /** Canary results of the newest run that ran canaries (staged and current phases). */
   readonly canaries?: readonly CanaryResult[];
+  /**
+   * Highest epoch at which a document of this source became current or was removed (0 when
+   * none): the store's published epoch must have reached it, or the store was lost.
+   */
+  readonly publishedEpoch: number;
 }
 
 const SEVERITY: Record<DocumentStatus, number> = {
@@ -98,9 +105,11 @@ export async function sourceStatuses(
     let latestChange: DocumentRecord | undefined;
     const reasons: string[] = [];
     let documents = 0;
+    let publishedEpoch = 0;
     for await (const r of state.listDocuments({ sourceId: source.id })) {
       documents++;
       counts[r.status]++;
+      publishedEpoch = Math.max(publishedEpoch, recordedEpoch(r));
       if (r.status === 'tombstoned') continue;
       if ((r.goneCount ?? 0) > 0 && pendingItems.every((i) => i.documentId !== r.documentId))
         gone.push(r);
@@ -162,6 +171,7 @@ export async function sourceStatuses(
       goneEvidence: gone.map((r) => goneWaitLine(r, config.settings.deletion, nextRunAt)),
       removalHeld: alerts.some((a) => /^(mass-removal-held|auto-approval-held)/.test(a)),
       ...(canaries.length === 0 ? {} : { canaries }),
+      publishedEpoch,
     });
   }
   return out;
@@ -258,7 +268,7 @@ export async function queueSection(
   options: { readonly connectTimeoutMs?: number } = {},
 ): Promise<QueueSection | undefined> {
   if (config.queue === undefined) return undefined;
-  const prefix = config.queue.prefix ?? 'ragfresh';
+  const prefix = config.queue.prefix ?? (config.queue.cluster === true ? '{ragfresh}' : 'ragfresh');
   const redisUrl = redactUrl(config.queue.redis);
   const base = { redis: redisUrl, prefix };
   const { loadQueuePackage } = await import('./queue-package.js');
@@ -313,7 +323,7 @@ export function renderQueueSection(section: QueueSection): string {
 export async function statusWithQueue(
   config: ResolvedConfig,
   state: StateStore,
-  opts: { readonly json: boolean },
+  opts: StatusOptions,
   print: (text: string) => void,
 ): Promise<number> {
   const statuses = await sourceStatuses(config, state);
@@ -325,7 +335,34 @@ export async function statusWithQueue(
         ? renderStatus(statuses)
         : `${renderStatus(statuses)}\n\n${renderQueueSection(queue)}`,
     );
-  return statusExitCode(statuses);
+  return (await storeExitCode(statuses, opts)) ?? statusExitCode(statuses);
+}
+
+/**
+ * Reads the store's published epoch and returns STORE_LOST when it is behind `stateEpoch`
+ * (the highest epoch the state recorded); called only when the state recorded one.
+ */
+export type StoreProbe = (stateEpoch: number) => Promise<RagfreshError | undefined>;
+
+export interface StatusOptions {
+  readonly json: boolean;
+  /** The store check; absent: the store is not looked at. */
+  readonly probe?: StoreProbe;
+  /** Where the STORE_LOST line goes (stderr in the CLI, so `--json` stays parseable). */
+  readonly printError?: (line: string) => void;
+}
+
+/** EXIT.failure after printing the STORE_LOST line when the store is behind the state. */
+export async function storeExitCode(
+  statuses: readonly SourceStatus[],
+  opts: StatusOptions,
+): Promise<number | undefined> {
+  const stateEpoch = Math.max(0, ...statuses.map((s) => s.publishedEpoch));
+  if (opts.probe === undefined || stateEpoch === 0) return undefined;
+  const lost = await opts.probe(stateEpoch);
+  if (lost === undefined) return undefined;
+  (opts.printError ?? (() => {}))(`${lost.message} (code ${lost.code})`);
+  return EXIT.failure;
 }
 
 /** Exit codes a cron job or CI can alert on. */

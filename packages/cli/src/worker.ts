@@ -89,6 +89,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   process.once('SIGINT', () => stop.abort());
   const stopped = new Promise<void>((r) => stop.signal.addEventListener('abort', () => r()));
   try {
+    await q.assertQueueRedis(redis, say, stop.signal);
     if (positionals[0] === 'watch') {
       while (!stop.signal.aborted) {
         const report = await scheduleDueSources({

@@ -83,7 +83,7 @@ describe('config schema: one line per problem, with the fix', () => {
       { ...ok, queue: { redis: '127.0.0.1:6379', prefix: 'a:b', prefx: 'x' } },
       [
         'config queue.redis: "127.0.0.1:6379" is not a Redis URL; use "redis://host:6379[/db]" or "rediss://…".',
-        'config queue.prefix: "a:b" is not a key prefix; use letters, digits, ".", "_" or "-" (default "ragfresh").',
+        'config queue.prefix: "a:b" is not a key prefix; use letters, digits, ".", "_" or "-" with at most one {hash tag} (default "ragfresh", "{ragfresh}" on a cluster).',
         'config queue.prefx: is not a known key; did you mean queue.prefix?',
       ],
     ],
@@ -104,6 +104,12 @@ describe('config schema: one line per problem, with the fix', () => {
     expect(configProblems({ ...ok, queue: { redis: 'redis://127.0.0.1:6379/2' } })).toEqual([]);
     expect(
       configProblems({ ...ok, queue: { redis: 'rediss://r.example:6380', prefix: 'rf-prod' } }),
+    ).toEqual([]);
+    expect(
+      configProblems({
+        ...ok,
+        queue: { redis: 'redis://node-1:7000', prefix: '{rf-prod}', cluster: true },
+      }),
     ).toEqual([]);
     expect(configProblems({ ...ok, connector: () => ({}) })).toEqual([]);
     expect(configProblems({ ...ok, embeddings: { embedDocuments() {}, embedQuery() {} } })).toEqual(

@@ -7,6 +7,7 @@ import { connectRedis, obliterateQueues } from '@ragfresh/queue';
 import { startSimWeb } from '@ragfresh/sim';
 import { afterAll, expect, it } from 'vitest';
 import { PROMO, startChromeSite } from '../../engine/bench/chrome-site.ts';
+import { redisCli, startOwnRedis } from '../../queue/test/redis-server.ts';
 
 // Real Redis of this machine and CI; fails loudly without it. Runs the built CLI (build first).
 const REDIS_URL = process.env.RAGFRESH_TEST_REDIS ?? 'redis://127.0.0.1:6379';
@@ -43,7 +44,11 @@ async function dropQueues(redis: ReturnType<typeof connectRedis>, prefix: string
 function writeConfig(
   dir: string,
   prefix: string,
-  { sources, minIntervalMs }: { sources: unknown[]; minIntervalMs: number },
+  {
+    sources,
+    minIntervalMs,
+    redis = REDIS_URL,
+  }: { sources: unknown[]; minIntervalMs: number; redis?: string },
 ): string {
   const config = join(dir, 'ragfresh.config.json');
   writeFileSync(
@@ -54,7 +59,7 @@ function writeConfig(
       sources,
       embeddings: { kind: 'hashing', dimensions: 64 },
       fetch: { minIntervalMs, allowPrivateNetworks: true },
-      queue: { redis: REDIS_URL, prefix },
+      queue: { redis, prefix },
     }),
   );
   return config;
@@ -268,3 +273,35 @@ it('a worker cuts a changed page under the host model a local refresh learned', 
     rmSync(dir, { recursive: true, force: true });
   }
 }, 180_000);
+
+it('worker and watch --distributed refuse a Redis whose maxmemory-policy evicts, in one line, before taking work', async () => {
+  // A redis-server of this test's own (the shared 6379 keeps its config): allkeys-lru, as
+  // managed Redis often defaults to.
+  const server = await startOwnRedis(['--maxmemory-policy', 'allkeys-lru']);
+  const { dir, prefix, redis } = scratch('evicting');
+  redis.disconnect();
+  try {
+    const config = writeConfig(dir, prefix, {
+      sources: [{ id: 'docs', urls: ['http://127.0.0.1:1/a'] }],
+      minIntervalMs: 0,
+      redis: `redis://127.0.0.1:${server.port}`,
+    });
+    for (const args of [['worker'], ['watch', '--distributed']]) {
+      const r = spawnSync(process.execPath, [BIN, ...args, '--config', config], {
+        cwd: dir,
+        encoding: 'utf8',
+      });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^ragfresh: Redis at 127\\.0\\.0\\.1:${server.port} has maxmemory-policy allkeys-lru, .*BullMQ needs noeviction: set maxmemory-policy noeviction .*\\n$`,
+        ),
+      );
+    }
+    // Nothing was enqueued or taken: the refusal comes before any queue key is written.
+    expect((await redisCli(server.port, 'dbsize')).trim()).toBe('0');
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);

@@ -53,6 +53,13 @@ export interface ConnectorCapabilities {
    */
   readonly epochClaim?: 'exclusive' | 'lease-only';
   /**
+   * Whether the connector can enumerate every stored chunk page by page (`_scan`, behind
+   * `scanChunks`). `verify` looks for orphans and `recover` rebuilds a lost state only on a
+   * connector that declares it; without it `scanChunks` throws NOT_SUPPORTED and `verify` says
+   * orphans were not checked. Filled in as `false` when absent.
+   */
+  readonly scan?: boolean;
+  /**
    * The LangChain vector store class that reads this connector's stored layout, when there is
    * one (absent by default: no claim). Declaring it makes the conformance case
    * `langchain-reader` run: the fixture's target must then supply `langchainReader(namespace)`
@@ -66,11 +73,6 @@ export interface ConnectorCapabilities {
    * base class, optional here only so manifests written before it keep compiling.
    */
   readonly fencing?: FencingGuarantee;
-  /**
-   * Whether `scanChunks` works (the connector implements `_scan`); filled in by the base class.
-   * The conformance case `scan-pages` runs when it is true.
-   */
-  readonly scan?: boolean;
 }
 
 /**
@@ -130,6 +132,8 @@ export interface ConnectorCapabilitiesInput {
   readonly idForm?: 'chunk-id' | 'uuid';
   /** Default `exclusive` (`epoch-race` holds the connector to it when `epochInStore`). */
   readonly epochClaim?: 'exclusive' | 'lease-only';
+  /** Default `false`: declare `true` together with a `_scan` hook. */
+  readonly scan?: boolean;
   /** Default: absent (no LangChain class is claimed; `langchain-reader` does not apply). */
   readonly langchain?: LangChainReaderCapability;
   /**
@@ -137,8 +141,6 @@ export interface ConnectorCapabilitiesInput {
    * `none`. Declare `store` only when the write hooks themselves refuse a stale fence.
    */
   readonly fencing?: FencingGuarantee;
-  /** Default: true when the connector implements `_scan`. Declaring true without it is refused. */
-  readonly scan?: boolean;
 }
 
 /** The defaults `Connector` fills in for fields a connector leaves out of its manifest. */
@@ -148,12 +150,14 @@ export const CAPABILITY_DEFAULTS: Readonly<{
   epochInStore: boolean;
   idForm: 'chunk-id' | 'uuid';
   epochClaim: 'exclusive' | 'lease-only';
+  scan: boolean;
 }> = Object.freeze({
   visibility: Object.freeze({ mode: 'immediate' as const }),
   maxWriteBatch: 100,
   epochInStore: false,
   idForm: 'chunk-id' as const,
   epochClaim: 'exclusive' as const,
+  scan: false,
 });
 
 /** Which chunks a query may return. */
@@ -228,12 +232,12 @@ function freezeCapabilities(
   const c: ConnectorCapabilities = {
     ...input,
     fencing: input.fencing ?? (implemented.fence ? 'client' : 'none'),
-    scan: input.scan ?? implemented.scan,
     visibility: input.visibility ?? CAPABILITY_DEFAULTS.visibility,
     maxWriteBatch: input.maxWriteBatch ?? CAPABILITY_DEFAULTS.maxWriteBatch,
     epochInStore: input.epochInStore ?? CAPABILITY_DEFAULTS.epochInStore,
     idForm: input.idForm ?? CAPABILITY_DEFAULTS.idForm,
     epochClaim: input.epochClaim ?? CAPABILITY_DEFAULTS.epochClaim,
+    scan: input.scan ?? CAPABILITY_DEFAULTS.scan,
   };
   if (
     !PROMOTIONS.includes(c.promotion) ||
@@ -548,10 +552,16 @@ export abstract class Connector {
 
   /**
    * Every stored chunk (any validity, no vectors), page by page: what reconciliation and
-   * state recovery read. Optional verb: connectors that cannot enumerate throw NOT_SUPPORTED.
+   * state recovery read. Optional verb: a connector whose manifest does not declare `scan`
+   * throws NOT_SUPPORTED (before any hook runs).
    */
   async *scanChunks(options: { pageSize?: number } = {}): AsyncGenerator<ListedChunk[]> {
     this.ensureOpen();
+    if (this.capabilities.scan !== true)
+      throw this.error(
+        'NOT_SUPPORTED',
+        `${this.store} cannot enumerate its chunks (its manifest does not declare scan); reconciliation cannot look for orphans and recovery needs another way to list documents.`,
+      );
     const pageSize = options.pageSize ?? 1_000;
     if (!Number.isSafeInteger(pageSize) || pageSize < 1)
       throw this.error('INVALID_ARGUMENT', `pageSize must be a positive integer, got ${pageSize}.`);

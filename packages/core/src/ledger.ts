@@ -284,6 +284,27 @@ export class DocumentLedger {
         ),
       );
     }
+    // A repair writes again the version the state already calls current (the store had lost
+    // it): the document's lifecycle — status, gone evidence, STALE labels, validators — stays.
+    if (d.repair === true && record !== undefined)
+      return this.#put(
+        withEvent(
+          {
+            ...record,
+            currentVersionId: d.versionId,
+            currentChunkIds: d.chunkIds,
+            ...(d.chunkHashes === undefined ? {} : { chunkHashes: d.chunkHashes }),
+            publishedEpoch: epoch,
+          },
+          event(
+            now,
+            'repaired',
+            ['the store had lost the current version; written again'],
+            d.versionId,
+            epoch,
+          ),
+        ),
+      );
     const changed = record?.contentHash !== d.contentHash;
     const timestamps = {
       ...(record?.timestamps ?? {}),

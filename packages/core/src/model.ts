@@ -1,4 +1,3 @@
-import type { UrlIdentityPolicy } from './identity.js';
 import type { CanaryResult } from './publish/canary.js';
 
 /** ISO-8601 UTC timestamp string, e.g. `2026-11-30T03:18:35.000Z`. */

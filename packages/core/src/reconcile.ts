@@ -1,5 +1,4 @@
 import type { Connector, ListedChunk, VersionRef } from './connector.js';
-import { isRagfreshError } from './errors.js';
 import { DocumentLedger } from './ledger.js';
 import { FIELDS, OPEN_EPOCH } from './metadata.js';
 import type { IsoTime } from './model.js';
@@ -216,8 +215,10 @@ export async function reconcile(options: {
     { ref: VersionRef; sourceId: string; chunks: number; visible: boolean }
   >();
   let scannedChunks = 0;
-  let scanned = true;
-  try {
+  // The manifest decides: a connector that declares `scan` is scanned, and a scan that fails
+  // fails verify (it is never reported as "not checked").
+  const scanned = connector.capabilities.scan === true;
+  if (scanned) {
     for await (const page of connector.scanChunks()) {
       for (const c of page) {
         scannedChunks++;
@@ -236,9 +237,6 @@ export async function reconcile(options: {
         groups.set(k, g);
       }
     }
-  } catch (err) {
-    if (!isRagfreshError(err, 'NOT_SUPPORTED')) throw err;
-    scanned = false;
   }
   const orphans = [...groups.values()].map((g) => ({
     ...g.ref,

@@ -25,3 +25,12 @@ export function resolveFrom(specifier: string, parentURL: string): string {
   if (url === undefined) throw new Error(`could not resolve ${specifier} from ${parentURL}`);
   return url;
 }
+
+/**
+ * The packages a store name stands for, in the order they are tried: the project's own
+ * `@ragfresh/connector-<store>`, then a third party's `ragfresh-connector-<store>`. The open
+ * registry convention shared by the CLI (`connector: { store }`) and `ragfresh-conformance`.
+ */
+export function connectorPackages(store: string): readonly [string, string] {
+  return [`@ragfresh/connector-${store}`, `ragfresh-connector-${store}`];
+}

@@ -1,4 +1,12 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -8,6 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   isRagfreshError,
   KeyvSqlite,
+  moveCorruptStateAside,
   openStateStore,
   PUBLISHER_LEASE,
   type SqliteStateBackend,
@@ -106,6 +115,65 @@ describe('openStateStore', () => {
     expect(await second.currentFence(PUBLISHER_LEASE)).toBe(lease!.fence);
     expect((await second.acquireLease(PUBLISHER_LEASE, 'a', 60_000))?.fence).toBe(lease!.fence + 1);
     await second.close();
+  });
+});
+
+describe('a damaged state file', () => {
+  const filled = async (name: string) => {
+    const path = join(mkdtempSync(join(dir, 'corrupt-')), name);
+    const store = await openStateStore(`sqlite:${path}`);
+    for (let i = 0; i < 200; i++) await store.putDocument(doc(`d${i}`, 's1'));
+    await store.close();
+    return path;
+  };
+  const code = (err: unknown) => (isRagfreshError(err) ? err.code : String(err));
+
+  it('is STATE_CORRUPT naming `ragfresh recover` (garbage bytes, a truncated file); a missing directory is not', async () => {
+    const garbage = await filled('garbage.sqlite');
+    writeFileSync(garbage, Buffer.alloc(32 * 1024, 'not sqlite '));
+    const refused = await openStateStore(`sqlite:${garbage}`).catch((e: unknown) => e);
+    expect(code(refused)).toBe('STATE_CORRUPT');
+    expect((refused as Error).message).toMatch(
+      /state file ".*garbage\.sqlite" is corrupt \(file is not a database\); run `ragfresh recover`/,
+    );
+    const truncated = await filled('truncated.sqlite');
+    truncateSync(truncated, Math.floor(statSync(truncated).size / 2));
+    const seen = await (async () => {
+      const store = await openStateStore(`sqlite:${truncated}`);
+      try {
+        for await (const _ of store.listDocuments());
+        return 'read';
+      } finally {
+        await store.close();
+      }
+    })().catch(code);
+    expect(seen).toBe('STATE_CORRUPT');
+    // Control: the same file intact reads back, and an unusable path stays STORE_UNREACHABLE.
+    const intact = await openStateStore(`sqlite:${await filled('intact.sqlite')}`);
+    let n = 0;
+    for await (const _ of intact.listDocuments()) n++;
+    await intact.close();
+    expect(n).toBe(200);
+    writeFileSync(join(dir, 'a-file'), '');
+    const badPath = await openStateStore(`sqlite:${join(dir, 'a-file', 'state.sqlite')}`).catch(
+      code,
+    );
+    expect(badPath).toBe('STORE_UNREACHABLE');
+  });
+
+  it('moveCorruptStateAside renames the file and its WAL, never deleting them', async () => {
+    const path = await filled('aside.sqlite');
+    writeFileSync(`${path}-wal`, 'wal bytes');
+    writeFileSync(path, 'garbage');
+    const moved = moveCorruptStateAside(`sqlite:${path}`, {
+      now: new Date('2026-12-03T12:00:00Z'),
+    });
+    expect(moved).toEqual({ from: path, to: `${path}.corrupt-2026-12-03T12-00-00-000Z` });
+    expect(existsSync(path)).toBe(false);
+    expect(readFileSync(moved!.to, 'utf8')).toBe('garbage');
+    expect(readFileSync(`${moved!.to}-wal`, 'utf8')).toBe('wal bytes');
+    expect(moveCorruptStateAside(`sqlite:${path}`)).toBeUndefined();
+    expect(moveCorruptStateAside('redis://127.0.0.1:6379')).toBeUndefined();
   });
 });
 

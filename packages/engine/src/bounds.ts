@@ -18,6 +18,12 @@ export interface PageLimits {
   readonly maxRunChars: number;
   /** Sum of the squares of the text runs longer than 100 chars (their tokenising cost). Default 25,000,000. */
   readonly maxRunCost: number;
+  /**
+   * Chunks of one page (each is embedded and stored). Default 2,000: a page at `maxChars` cuts
+   * into about 1,000 chunks of 512 tokens, so only a page of many tiny sections (or an export
+   * row that provides its own chunks) reaches it.
+   */
+  readonly maxChunks: number;
 }
 
 export const DEFAULT_PAGE_LIMITS: PageLimits = Object.freeze({
@@ -25,7 +31,24 @@ export const DEFAULT_PAGE_LIMITS: PageLimits = Object.freeze({
   maxDepth: 256,
   maxRunChars: 1_000,
   maxRunCost: 25_000_000,
+  maxChunks: 2_000,
 });
+
+/** The reason codes `screenPage` and `processBounded` refuse a page with (before the `:`). */
+export const PAGE_LIMIT_CODES: ReadonlySet<string> = new Set([
+  'page-too-large',
+  'page-too-deep',
+  'text-run-too-long',
+  'text-runs-too-costly',
+  'too-many-chunks',
+]);
+
+/** `too-many-chunks` when a page cut into more chunks than the limit allows. */
+export function chunkCountRefusal(count: number, limits: PageLimits): string | undefined {
+  return count > limits.maxChunks
+    ? `too-many-chunks: the page cuts into ${count} chunks, over the ${limits.maxChunks}-chunk limit`
+    : undefined;
+}
 
 // Elements that never nest: void elements, and those whose end tag HTML lets authors omit
 // (an unclosed <p> or <li> list would otherwise look a thousand levels deep).
@@ -159,7 +182,7 @@ function indexOfEndTag(html: string, name: string, from: number): number {
 }
 
 /**
- * The engine's pre-screen: undefined when the page may be parsed, else the reasons it is
+ * The engine's pre-screen: empty when the page may be parsed, else the reasons it is
  * refused (`empty-body`, `page-too-large`, `page-too-deep`, `text-run-too-long`,
  * `text-runs-too-costly`), each naming the limit.
  */
@@ -188,9 +211,9 @@ export function screenPage(input: PageInput, limits: PageLimits = DEFAULT_PAGE_L
 }
 
 /**
- * Runs the page pipeline on one page with the pre-screen in front and every throw caught: a
- * page the engine cannot read is not the document, with its own reason, and only that page
- * is affected.
+ * Runs the page pipeline on one page with the pre-screen in front, the chunk count checked
+ * after, and every throw caught: a page the engine cannot read is not the document, with its
+ * own reason, and only that page is affected.
  */
 export async function processBounded(
   pipeline: PagePipeline,
@@ -201,7 +224,10 @@ export async function processBounded(
   const refused = screenPage(input, limits);
   if (refused.length > 0) return { kind: 'not-the-document', reasons: refused };
   try {
-    return await pipeline.process(input, context);
+    const outcome = await pipeline.process(input, context);
+    const tooMany =
+      outcome.kind === 'document' ? chunkCountRefusal(outcome.chunks.length, limits) : undefined;
+    return tooMany === undefined ? outcome : { kind: 'not-the-document', reasons: [tooMany] };
   } catch (err) {
     return { kind: 'not-the-document', reasons: [`extract-failed: ${oneLine(err)}`] };
   }

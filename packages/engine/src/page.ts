@@ -216,6 +216,12 @@ async function onDocument(
   if (base.currentVersionId === doc.versionId && ctx.mustRepair.has(entry.documentId)) {
     // The store lost this version and no raw snapshot was kept: the fetched copy restores it.
     ctx.mustRepair.delete(entry.documentId);
+    // The fetch is a good observation (recorded here); the repair itself changes no lifecycle.
+    await recordGood(ctx, base, {
+      validators: now,
+      retrievedAt: result.fetchedAt,
+      rawDigest: result.rawDigest,
+    });
     const chunks = await embedNewChunks(ctx, doc, undefined, run.counts);
     run.counts.candidates++;
     await queue.add({ run, mode: 'repair', candidate: candidateOf(task, doc, result, chunks) });

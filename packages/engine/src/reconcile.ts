@@ -1,7 +1,7 @@
 import {
   type Connector,
   checkStoreAgainstState,
-  isRagfreshError,
+  type DocumentRecord,
   type ListedChunk,
   type MissingDocument,
   RagfreshError,
@@ -65,11 +65,14 @@ export async function republishFromSnapshots(
       },
       ctx.pageLimits,
     );
-    if (outcome.kind !== 'document') {
+    // The current version can only be re-written as itself; another cut is a normal publish,
+    // which records a new observation: never for a page whose lifecycle is not plain (gone
+    // evidence, a STALE or quarantined copy). The next refresh fetches those in full instead.
+    const recut = outcome.kind === 'document' && outcome.versionId !== record.currentVersionId;
+    if (outcome.kind !== 'document' || (recut && !plainLifecycle(record))) {
       noSnapshot.push(m.documentId);
       continue;
     }
-    // The current version can only be re-written as itself; another cut is a normal publish.
     const chunks = await embedNewChunks(ctx, outcome, undefined, run.counts);
     await queue.add({
       run,
@@ -90,6 +93,11 @@ export async function republishFromSnapshots(
     });
   }
   return { queued: [...runs.values()], noSnapshot };
+}
+
+/** Healthy, no gone evidence: a new cut of it can be published without hiding anything. */
+function plainLifecycle(r: DocumentRecord): boolean {
+  return r.status === 'healthy' && (r.goneCount ?? 0) === 0;
 }
 
 /** Drops the validators of documents to be fetched in full (their copy in the store is lost). */
@@ -205,16 +213,13 @@ export async function recoverState(
 ): Promise<RecoverReport> {
   const { connector, state } = ctx.deps;
   const now = () => ctx.now();
-  let readBy: RecoverReport['readBy'] = 'scan';
-  let report: StateRecoveryReport;
-  try {
-    report = await recoverStateFromStore({ connector, state, now });
-  } catch (err) {
-    if (!isRagfreshError(err, 'NOT_SUPPORTED')) throw err;
-    readBy = 'listing';
-    const view = scanByListing(connector, await listedIds());
-    report = await recoverStateFromStore({ connector: view, state, now });
-  }
+  // The manifest decides how the store is read: its own scan, or the documents sources list.
+  const readBy: RecoverReport['readBy'] = connector.capabilities.scan === true ? 'scan' : 'listing';
+  const report = await recoverStateFromStore({
+    connector: readBy === 'scan' ? connector : scanByListing(connector, await listedIds()),
+    state,
+    now,
+  });
   let tombstones = 0;
   for (const t of (await ctx.deps.tombstones?.list()) ?? []) {
     if (await ctx.ledger.tombstoneRestored(t)) tombstones++;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { documentId, FIELDS } from '@ragfresh/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PAGE_LIMITS, screenPage } from '../src/index.js';
+import { DEFAULT_PAGE_LIMITS, type PageOutcome, processBounded, screenPage } from '../src/index.js';
 import { type Harness, harness, source } from './harness.js';
 
 const article = (title: string, words: number) =>
@@ -136,6 +136,37 @@ describe('per-page fault isolation and bounded work', () => {
       ),
     ).toHaveLength(same!.currentChunkIds.length);
   }, 300_000);
+
+  it('a page cut into more chunks than maxChunks is not the document (too-many-chunks); at the limit it is', async () => {
+    const cutInto = (n: number) => ({
+      pipelineKey: 'fixed',
+      async process(): Promise<PageOutcome> {
+        return {
+          kind: 'document',
+          title: 't',
+          text: 't',
+          contentHash: 'h',
+          versionId: 'v',
+          chunks: Array.from({ length: n }, () => ({}) as never),
+        };
+      },
+    });
+    const page = {
+      text: '<p>x</p>',
+      contentType: 'text/html',
+      url: base,
+      finalUrl: base,
+      acquisition: 'raw' as const,
+    };
+    const ctx = { documentId: 'd', sourceId: 's', retrievedAt: '2026-11-01T00:00:00Z' };
+    const limits = { ...DEFAULT_PAGE_LIMITS, maxChunks: 3 };
+    expect((await processBounded(cutInto(3), page, ctx, limits)).kind).toBe('document');
+    expect(await processBounded(cutInto(4), page, ctx, limits)).toEqual({
+      kind: 'not-the-document',
+      reasons: ['too-many-chunks: the page cuts into 4 chunks, over the 3-chunk limit'],
+    });
+    expect(DEFAULT_PAGE_LIMITS.maxChunks).toBe(2_000);
+  });
 
   it('a pipeline that throws degrades that page only (extract-failed: <error>)', async () => {
     const pipeline = {

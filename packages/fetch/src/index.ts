@@ -45,6 +45,7 @@ export {
   seededRandom,
 } from './politeness.js';
 export {
+  DEFAULT_TURN_TTL_MS,
   type RedisEvalClient,
   RedisPolitenessGate,
   type RedisPolitenessGateOptions,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { RagfreshError } from '@ragfresh/core';
 import { sleep } from './politeness.js';
 import type { HostTurnPolicy, PolitenessGate, SharedHostTurn } from './politeness-shared.js';
 
@@ -12,11 +13,25 @@ export interface RedisEvalClient {
 
 export interface RedisPolitenessGateOptions {
   readonly redis: RedisEvalClient;
-  /** Key prefix; one per deployment (or test). Default `ragfresh:polite`. */
+  /**
+   * Key prefix; one per deployment (or test). Default `ragfresh:polite`. A host's keys are
+   * `<prefix>:{<host>}:holders` and `<prefix>:{<host>}:host`, so on a Redis Cluster both sit in
+   * one slot (the prefix's own `{hash tag}`, if it has one, else the host's).
+   */
   readonly prefix?: string;
   /** Re-check period while another fetcher's request to the host is unanswered. Default 10 ms. */
   readonly pollMs?: number;
+  /**
+   * How long a granted turn lives unless its holder renews it. The holder renews every third of
+   * this while its request is unanswered, so a fetcher that died holding a turn (SIGKILL, a lost
+   * machine) keeps the host from every other fetcher for at most this long. Default
+   * `DEFAULT_TURN_TTL_MS` (20 s).
+   */
+  readonly turnTtlMs?: number;
 }
+
+/** A dead holder's turn ends at most this long after its last renewal (20 s, under 30 s). */
+export const DEFAULT_TURN_TTL_MS = 20_000;
 
 // Every time below is Redis' own clock (TIME), so fetchers on machines with skewed clocks
 // still agree on when a host may be asked again.
@@ -28,7 +43,10 @@ const KEEP = `local function keep(key, untilMs)
   if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
 end`;
 
-/** KEYS: holders (zset token -> expiry), host (hash nextAt, blockedUntil). Returns 0 = granted, >0 = wait ms, -1 = held. */
+/**
+ * KEYS: holders (zset token -> expiry), host (hash nextAt, blockedUntil). ARGV: token, intervalMs,
+ * perHostConcurrency, ttlMs. Returns 0 = granted, >0 = wait ms, -1 = held.
+ */
 const ACQUIRE = `${NOW}
 ${KEEP}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -48,6 +66,15 @@ local expiry = now + tonumber(ARGV[4])
 redis.call('ZADD', KEYS[1], expiry, ARGV[1])
 keep(KEYS[1], expiry)
 return 0`;
+
+/** KEYS: holders. ARGV: token, ttlMs. Returns 1 = renewed, 0 = the turn had expired. */
+const RENEW = `${NOW}
+${KEEP}
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+local expiry = now + tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], 'XX', expiry, ARGV[1])
+keep(KEYS[1], expiry)
+return 1`;
 
 /** KEYS: holders, host. ARGV: token, intervalMs. */
 const ANSWERED = `${NOW}
@@ -86,6 +113,7 @@ export class RedisPolitenessGate implements PolitenessGate {
   readonly #redis: RedisEvalClient;
   readonly #prefix: string;
   readonly #pollMs: number;
+  readonly #turnTtlMs: number;
   /** Time spent waiting for shared turns, ms (for metrics). */
   waitedMs = 0;
   /** The same, per host. */
@@ -95,11 +123,20 @@ export class RedisPolitenessGate implements PolitenessGate {
     this.#redis = options.redis;
     this.#prefix = options.prefix ?? 'ragfresh:polite';
     this.#pollMs = options.pollMs ?? 10;
+    this.#turnTtlMs = options.turnTtlMs ?? DEFAULT_TURN_TTL_MS;
+    if (!Number.isFinite(this.#turnTtlMs) || this.#turnTtlMs < 30)
+      throw new RagfreshError(
+        'INVALID_ARGUMENT',
+        `turnTtlMs must be a number of milliseconds >= 30, got ${String(options.turnTtlMs)}.`,
+        { scope: 'fetch' },
+      );
   }
 
+  // Both keys of a host carry one hash tag (encodeURIComponent escapes braces in the host), so
+  // each script's keys share a Redis Cluster slot.
   #keys(host: string): [string, string] {
-    const h = encodeURIComponent(host);
-    return [`${this.#prefix}:holders:${h}`, `${this.#prefix}:host:${h}`];
+    const tag = `${this.#prefix}:{${encodeURIComponent(host)}}`;
+    return [`${tag}:holders`, `${tag}:host`];
   }
 
   async acquire(
@@ -110,6 +147,7 @@ export class RedisPolitenessGate implements PolitenessGate {
     const [holders, state] = this.#keys(host);
     const token = randomUUID();
     const started = Date.now();
+    const ttl = Math.min(this.#turnTtlMs, policy.maxHoldMs);
     for (;;) {
       if (signal?.aborted) throw signal.reason;
       const r = Number(
@@ -121,20 +159,40 @@ export class RedisPolitenessGate implements PolitenessGate {
           token,
           policy.intervalMs,
           policy.perHostConcurrency,
-          policy.maxHoldMs,
+          ttl,
         ),
       );
       if (r === 0) break;
       await sleep(r > 0 ? r : this.#pollMs, signal);
     }
-    const waited = Date.now() - started;
+    const granted = Date.now();
+    const waited = granted - started;
     this.waitedMs += waited;
     this.waitedMsByHost.set(host, (this.waitedMsByHost.get(host) ?? 0) + waited);
     let done = false;
+    // Renewed while this process lives and the request is unanswered, never past maxHoldMs: a
+    // killed holder stops renewing and its turn ends one TTL after the last renewal.
+    const renewal = setInterval(
+      () => {
+        const left = policy.maxHoldMs - (Date.now() - granted);
+        if (left <= 0) clearInterval(renewal);
+        else
+          this.#redis
+            .eval(RENEW, 1, holders, token, Math.min(ttl, left))
+            .then((renewed) => {
+              if (Number(renewed) !== 1) clearInterval(renewal);
+            })
+            // A renewal lost to an outage is tried again at the next tick, until the turn expires.
+            .catch(() => {});
+      },
+      Math.max(10, Math.floor(ttl / 3)),
+    );
+    renewal.unref();
     return {
       answered: async () => {
         if (done) return;
         done = true;
+        clearInterval(renewal);
         await this.#redis.eval(ANSWERED, 2, holders, state, token, policy.intervalMs);
       },
     };

@@ -12,8 +12,10 @@ export interface HostTurnPolicy {
   /** Requests in flight to the host across all fetchers while no interval applies. */
   readonly perHostConcurrency: number;
   /**
-   * Longest a turn may be held without being answered (a fetcher that died holding it): after
-   * this the turn expires and another fetcher may start. Keep it above the request timeout.
+   * Longest a live fetcher may hold a turn without its request being answered: after this the
+   * turn expires and another fetcher may start. Keep it above the request timeout. A fetcher
+   * that died holding a turn loses it sooner, when the gate's renewal lapses (the Redis gate's
+   * `turnTtlMs`).
    */
   readonly maxHoldMs: number;
 }

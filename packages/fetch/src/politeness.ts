@@ -284,7 +284,7 @@ export class HostGate {
       const interval = this.intervalOf(host);
       s.nextStartAt = interval > 0 ? Date.now() + interval : 0;
       // Commands on one Redis connection run in order, so this process's next acquire for the
-      // host sees the answer; a failure here only lets the turn expire (maxHoldMs).
+      // host sees the answer; a failure here only lets the turn expire (its renewal has stopped).
       void sharedTurn?.answered().catch(() => {});
       releaseStart?.();
     };

@@ -1,12 +1,32 @@
 import { RagfreshError, redactUrl } from '@ragfresh/core';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
-/** `queue: { redis, prefix }` in the ragfresh config: where the BullMQ queues live. */
+/** `queue: { redis, prefix, cluster }` in the ragfresh config: where the BullMQ queues live. */
 export interface QueueConfig {
-  /** `redis://host:port[/db]` or `rediss://…`. */
+  /** `redis://host:port[/db]` or `rediss://…`; with `cluster`, one node the others are found from. */
   readonly redis: string;
-  /** BullMQ key prefix and politeness key prefix; one per deployment (or test). Default `ragfresh`. */
+  /**
+   * BullMQ key prefix and politeness key prefix; one per deployment (or test). Default `ragfresh`,
+   * `{ragfresh}` on a cluster, where the prefix must hold a `{hash tag}`.
+   */
   readonly prefix?: string;
+  /** `redis` is a node of a Redis Cluster (ioredis `Cluster`). Default false. */
+  readonly cluster?: boolean;
+}
+
+/** A connection to the queues: one Redis server, or a Redis Cluster. */
+export type QueueRedis = Redis | Cluster;
+
+/**
+ * Letters, digits, ".", "_", "-", with at most one `{hash tag}`: Redis Cluster hashes only the
+ * tag, so every key of the prefix (a queue's, a flow's across queues, a host's politeness
+ * keys) lands in one slot, which BullMQ's multi-key scripts need.
+ */
+export const QUEUE_PREFIX_PATTERN = /^[A-Za-z0-9._-]*(\{[A-Za-z0-9._-]+\})?[A-Za-z0-9._-]*$/;
+
+/** Whether `prefix` holds a Redis Cluster hash tag (`{…}`). */
+export function hasHashTag(prefix: string): boolean {
+  return /\{[^{}]+\}/.test(prefix);
 }
 
 export const PAGES_QUEUE = 'pages';
@@ -20,16 +40,22 @@ export function queueConfigProblem(value: unknown): string | undefined {
   const v = value as Record<string, unknown>;
   if (typeof v.redis !== 'string' || !/^rediss?:\/\/./.test(v.redis))
     return `queue.redis must be a redis:// or rediss:// URL, got ${JSON.stringify(v.redis)}`;
+  if (v.cluster !== undefined && typeof v.cluster !== 'boolean')
+    return `queue.cluster must be true or false, got ${JSON.stringify(v.cluster)}`;
   if (
     v.prefix !== undefined &&
-    (typeof v.prefix !== 'string' || !/^[A-Za-z0-9._-]+$/.test(v.prefix))
+    (typeof v.prefix !== 'string' || v.prefix === '' || !QUEUE_PREFIX_PATTERN.test(v.prefix))
   )
-    return `queue.prefix must be letters, digits, ".", "_" or "-", got ${JSON.stringify(v.prefix)}`;
+    return `queue.prefix must be letters, digits, ".", "_" or "-" with at most one {hash tag}, got ${JSON.stringify(v.prefix)}`;
+  if (v.cluster === true && typeof v.prefix === 'string' && !hasHashTag(v.prefix))
+    return `queue.prefix ${JSON.stringify(v.prefix)} has no {hash tag}; on a Redis Cluster every queue key must share one slot: use e.g. "{${v.prefix}}"`;
+  if (v.cluster === true && !/^rediss?:\/\/[^/]*\/?(0)?$/.test(v.redis))
+    return `queue.redis selects a database, which a Redis Cluster does not have: drop the "/db" from ${JSON.stringify(redactUrl(v.redis))}`;
   return undefined;
 }
 
 export function prefixOf(config: QueueConfig): string {
-  return config.prefix ?? 'ragfresh';
+  return config.prefix ?? (config.cluster === true ? '{ragfresh}' : 'ragfresh');
 }
 
 const CONNECTION_CODES = new Set([
@@ -58,23 +84,27 @@ export function isConnectionError(err: unknown): boolean {
 
 /**
  * A Redis connection for BullMQ (which needs `maxRetriesPerRequest: null` for workers) and the
- * politeness gate. `onError` hears one line when Redis stops answering and one when it answers
- * again (not every reconnect attempt).
+ * politeness gate: a `Redis`, or a `Cluster` when `config.cluster` is set (`extra`'s
+ * `lazyConnect` and `retryStrategy` then apply to the cluster, the rest to each node).
+ * `onError` hears one line when Redis stops answering and one when it answers again (not every
+ * reconnect attempt).
  */
 export function connectRedis(
   config: QueueConfig,
   onError: (message: string) => void = () => {},
   extra: RedisOptions = {},
-): Redis {
+): QueueRedis {
   const problem = queueConfigProblem(config);
   if (problem !== undefined)
     throw new RagfreshError('INVALID_CONFIG', `queue: ${problem}.`, { scope: 'queue' });
-  const redis = new Redis(config.redis, {
+  const options: RedisOptions = {
     maxRetriesPerRequest: null,
     enableReadyCheck: true,
     lazyConnect: false,
     ...extra,
-  });
+  };
+  const redis =
+    config.cluster === true ? openCluster(config.redis, options) : new Redis(config.redis, options);
   let down = false;
   redis.on('error', (err: Error) => {
     if (down) return;
@@ -88,4 +118,20 @@ export function connectRedis(
     down = false;
   });
   return redis;
+}
+
+function openCluster(seed: string, options: RedisOptions): Cluster {
+  const url = new URL(seed);
+  const { lazyConnect, retryStrategy, enableReadyCheck, ...node } = options;
+  return new Cluster([{ host: url.hostname, port: Number(url.port === '' ? 6379 : url.port) }], {
+    ...(lazyConnect === undefined ? {} : { lazyConnect }),
+    ...(enableReadyCheck === undefined ? {} : { enableReadyCheck }),
+    ...(retryStrategy === undefined ? {} : { clusterRetryStrategy: retryStrategy }),
+    redisOptions: {
+      ...node,
+      ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
+      ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
+      ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+    },
+  });
 }

@@ -1,11 +1,14 @@
 export {
   connectRedis,
   FINISH_QUEUE,
+  hasHashTag,
   isConnectionError,
   PAGES_QUEUE,
   PUBLISH_QUEUE,
   prefixOf,
+  QUEUE_PREFIX_PATTERN,
   type QueueConfig,
+  type QueueRedis,
   queueConfigProblem,
 } from './config.js';
 export { type FinishResult, finishWindow } from './finish.js';
@@ -23,5 +26,6 @@ export {
   runKeyOf,
 } from './payloads.js';
 export { PublishConsumer, type PublishConsumerOptions } from './publish-consumer.js';
+export { assertQueueRedis } from './redis-policy.js';
 export { type ScheduleOptions, type ScheduleReport, scheduleDueSources } from './scheduler.js';
 export { obliterateQueues, type QueueStatus, queueStatus } from './status.js';

@@ -8,7 +8,7 @@ import {
 } from '@ragfresh/engine';
 import { mapLimit, refreshPage } from '@ragfresh/engine/stages';
 import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { QueueRedis } from './config.js';
 import { FINISH_QUEUE, isConnectionError, PAGES_QUEUE, PUBLISH_QUEUE } from './config.js';
 import { finishWindow } from './finish.js';
 import {
@@ -32,7 +32,7 @@ class CandidateCollector extends PublishQueue {
 }
 
 export interface PageWorkerOptions {
-  readonly connection: Redis;
+  readonly connection: QueueRedis;
   readonly prefix: string;
   /** The engine's dependencies without a publisher (sources, state, connector, fetcher, pipeline, embeddings…). */
   readonly deps: Omit<EngineDeps, 'publisher'>;

@@ -9,12 +9,12 @@ import {
 } from '@ragfresh/core';
 import { EngineContext, type EngineDeps, PublishQueue, SourceRun } from '@ragfresh/engine';
 import { type Job, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { QueueRedis } from './config.js';
 import { isConnectionError, PUBLISH_QUEUE } from './config.js';
 import type { PublishJob, PublishJobResult } from './payloads.js';
 
 export interface PublishConsumerOptions {
-  readonly connection: Redis;
+  readonly connection: QueueRedis;
   readonly prefix: string;
   /** The engine's dependencies; the publisher is opened here, under the fenced lease. */
   readonly deps: Omit<EngineDeps, 'publisher'>;

@@ -7,12 +7,12 @@ import {
   takeInventory,
 } from '@ragfresh/engine';
 import { type FlowJob, FlowProducer, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { QueueRedis } from './config.js';
 import { FINISH_QUEUE, PAGES_QUEUE } from './config.js';
 import { type FinishJob, finishJobId, type PageBatchJob, pageJobId, runKeyOf } from './payloads.js';
 
 export interface ScheduleOptions {
-  readonly connection: Redis;
+  readonly connection: QueueRedis;
   readonly prefix: string;
   /** The scheduler reads state and discovers sitemaps; it never publishes. */
   readonly deps: Omit<EngineDeps, 'publisher'>;

@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { QueueRedis } from './config.js';
 import { FINISH_QUEUE, PAGES_QUEUE, PUBLISH_QUEUE } from './config.js';
 
 export interface QueueStatus {
@@ -30,7 +30,7 @@ function workerName(client: Readonly<Record<string, string>>): string {
  * `ragfresh status`. A finish job waiting or delayed is a source window whose end (summary,
  * proposals) waits for its publish jobs.
  */
-export async function queueStatus(connection: Redis, prefix: string): Promise<QueueStatus> {
+export async function queueStatus(connection: QueueRedis, prefix: string): Promise<QueueStatus> {
   const queues = [];
   for (const name of [PAGES_QUEUE, PUBLISH_QUEUE, FINISH_QUEUE]) {
     const q = new Queue(name, { connection, prefix });
@@ -61,7 +61,7 @@ export async function queueStatus(connection: Redis, prefix: string): Promise<Qu
 }
 
 /** Removes every key of a prefix's queues (tests, and `ragfresh worker --reset`). */
-export async function obliterateQueues(connection: Redis, prefix: string): Promise<void> {
+export async function obliterateQueues(connection: QueueRedis, prefix: string): Promise<void> {
   for (const name of [FINISH_QUEUE, PAGES_QUEUE, PUBLISH_QUEUE]) {
     const q = new Queue(name, { connection, prefix });
     try {

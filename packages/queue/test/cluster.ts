@@ -2,9 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
 import pg from 'pg';
-import { obliterateQueues } from '../src/index.js';
+import { obliterateQueues, type QueueRedis } from '../src/index.js';
 import type { QueueProcessSpec } from '../src/process.js';
 
 // The real services of this machine and CI (the tests fail loudly without them), and the
@@ -19,7 +18,7 @@ export const UA = 'ragfresh-test/1.0 (+https://example.org/bot)';
  * (then closes `redis`) and its namespace's rows in the Postgres state table.
  */
 export async function clearServices(
-  redis: Redis,
+  redis: QueueRedis,
   prefix: string,
   namespace: string,
 ): Promise<void> {

@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { Fetcher, RedisPolitenessGate } from '@ragfresh/fetch';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_TURN_TTL_MS, Fetcher, RedisPolitenessGate } from '@ragfresh/fetch';
 import { startSimWeb } from '@ragfresh/sim';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const REDIS_URL = process.env.RAGFRESH_TEST_REDIS ?? 'redis://127.0.0.1:6379';
 const UA = 'ragfresh-test/1.0 (+https://example.org/bot)';
 const INTERVAL = 40;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let redis: Redis;
 const prefix = `rf-polite-test-${randomUUID().slice(0, 8)}`;
@@ -125,7 +128,7 @@ describe('shared gate across a Redis outage', () => {
       },
     };
     const gate = new RedisPolitenessGate({ redis: replaying, prefix: `${prefix}:replay` });
-    // Without the replay rule the turn would come only after maxHoldMs, when its own token expires.
+    // Without the replay rule the turn would come only after its TTL, when its own token expires.
     const turn = await gate.acquire(
       'replayed.example',
       { intervalMs: INTERVAL, perHostConcurrency: 1, maxHoldMs: 2000 },
@@ -133,5 +136,74 @@ describe('shared gate across a Redis outage', () => {
     );
     expect(replies).toEqual([0]);
     await turn.answered();
+  });
+});
+
+describe("a dead holder's host turn (real Redis; the holder is a child process running built code)", () => {
+  const HOLDER = fileURLToPath(new URL('./turn-holder.ts', import.meta.url));
+  const TTL = 1000;
+  const policy = { intervalMs: 10, perHostConcurrency: 1, maxHoldMs: 300_000 };
+  /** Redis' clock, ms (the gate's scripts use it for every expiry). */
+  const redisNow = async () => {
+    const [s, us] = await redis.time();
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  };
+  /** The expiry (Redis ms) of the one turn held on `host`, or undefined. */
+  const expiryOf = async (p: string, host: string) => {
+    const [, score] = await redis.zrange(`${p}:{${host}}:holders`, 0, 0, 'WITHSCORES');
+    return score === undefined ? undefined : Number(score);
+  };
+
+  it('is renewed while its holder lives, and ends one TTL after the holder is SIGKILLed', async () => {
+    const p = `${prefix}:dead`;
+    const host = 'held.example';
+    const child = spawn(process.execPath, [HOLDER, REDIS_URL, p, host, String(TTL)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise((r) => child.on('exit', r));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout!.on('data', (d: Buffer) => d.toString().includes('granted') && resolve());
+        void exited.then(() => reject(new Error('turn-holder exited before its turn was granted')));
+      });
+      const first = (await expiryOf(p, host))!;
+      expect(first - (await redisNow())).toBeLessThanOrEqual(TTL);
+      let granted = false;
+      const waiting = new RedisPolitenessGate({ redis, prefix: p, turnTtlMs: TTL });
+      const turn = waiting.acquire(host, policy).then((t) => {
+        granted = true;
+        return t;
+      });
+      // Control: while the holder lives, three TTLs pass and its turn is still its own (renewed).
+      await sleep(3 * TTL);
+      expect(granted).toBe(false);
+      const renewed = (await expiryOf(p, host))!;
+      expect(renewed).toBeGreaterThan(first + TTL);
+
+      child.kill('SIGKILL');
+      await exited;
+      const dead = await redisNow();
+      const last = (await expiryOf(p, host))!;
+      // The last renewal's expiry is at most one TTL after the holder died, and nothing renews it.
+      expect(last - dead).toBeLessThanOrEqual(TTL);
+      await (await turn).answered();
+      const grantedAt = await redisNow();
+      expect(granted).toBe(true);
+      expect(grantedAt).toBeGreaterThanOrEqual(last);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('by default a turn lives at most 30 s without renewal, far below the request timeout it used to follow', async () => {
+    expect(DEFAULT_TURN_TTL_MS).toBeLessThanOrEqual(30_000);
+    const p = `${prefix}:default`;
+    const gate = new RedisPolitenessGate({ redis, prefix: p });
+    const turn = await gate.acquire('default.example', policy);
+    const left = (await expiryOf(p, 'default.example'))! - (await redisNow());
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThanOrEqual(30_000);
+    await turn.answered();
+    expect(await expiryOf(p, 'default.example')).toBeUndefined();
   });
 });

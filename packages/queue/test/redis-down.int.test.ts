@@ -1,6 +1,5 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixture } from '@ragfresh/connector-pgvector/fixture';
@@ -13,10 +12,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { connectRedis, queueStatus, scheduleDueSources } from '../src/index.js';
 import type { QueueProcessSpec } from '../src/process.js';
 import { type Child, STATE_URL, startChild, UA, uniqueName } from './cluster.js';
+import { freePort, REDIS_SERVER, startRedisServer } from './redis-server.js';
 
 // A redis-server of its own on a free port, stopped and started again by the test; state on
 // this machine's Postgres. Fails loudly when either is missing. Children run dist code.
-const REDIS_SERVER = process.env.RAGFRESH_TEST_REDIS_SERVER ?? 'redis-server';
 const DIMENSIONS = 32;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -26,42 +25,9 @@ async function until(check: () => Promise<boolean> | boolean): Promise<void> {
 }
 const logs = (c: Child) => c.events.flatMap((e) => (e.event === 'log' ? [String(e.message)] : []));
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** redis-server with every write fsynced to its append-only file, so a restart keeps the queues. */
-function startRedis(port: number, dir: string): { proc: ChildProcess; exited: Promise<unknown> } {
-  const proc = spawn(
-    REDIS_SERVER,
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'yes',
-      '--appendfsync',
-      'always',
-      '--dir',
-      dir,
-    ],
-    { stdio: 'ignore' },
-  );
-  const exited = new Promise((resolve, reject) => {
-    proc.on('exit', resolve);
-    proc.on('error', (err) =>
-      reject(new Error(`cannot start ${REDIS_SERVER} (${err.message}); install redis-server`)),
-    );
-  });
-  return { proc, exited };
-}
+const startRedis = (port: number, dir: string) =>
+  startRedisServer(port, dir, ['--appendonly', 'yes', '--appendfsync', 'always']);
 
 describe('a worker (pages and publish roles) whose Redis is unreachable (own redis-server, real Postgres)', () => {
   const servers: ChildProcess[] = [];

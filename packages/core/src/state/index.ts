@@ -4,8 +4,10 @@ export { KeyvStateStore } from './keyv-store.js';
 export {
   DEFAULT_SQLITE_STATE_PATH,
   DEFAULT_STATE_NAMESPACE,
+  moveCorruptStateAside,
   type OpenStateStoreOptions,
   openStateStore,
+  sqliteStatePath,
 } from './open.js';
 // Type-only: the Redis and Postgres clients load when openStateStore opens such a store.
 export type { PostgresBackendOptions, PostgresStateBackend } from './postgres.js';

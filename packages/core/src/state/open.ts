@@ -1,3 +1,4 @@
+import { existsSync, renameSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { RagfreshError } from '../errors.js';
 import type { StateBackend } from './backend.js';
@@ -58,13 +59,8 @@ async function openBackend(
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(spec)?.[1]?.toLowerCase() ?? spec.toLowerCase();
   switch (scheme) {
     case 'sqlite': {
-      const rest = spec.slice('sqlite'.length).replace(/^:/, '').replace(/^\/\//, '');
-      const path = rest === '' ? DEFAULT_SQLITE_STATE_PATH : rest;
       return new SqliteStateBackend({
-        path:
-          path === ':memory:' || isAbsolute(path)
-            ? path
-            : resolve(options.cwd ?? process.cwd(), path),
+        path: sqliteStatePath(spec, options)!,
         ...(options.table === undefined ? {} : { table: options.table }),
         ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
         ...(options.sqliteSynchronous === undefined
@@ -99,6 +95,39 @@ async function openBackend(
         { scope: 'state' },
       );
   }
+}
+
+/** The file a `sqlite:` spec names (resolved against `cwd`), undefined for other specs. */
+export function sqliteStatePath(
+  spec: string,
+  options: Pick<OpenStateStoreOptions, 'cwd'> = {},
+): string | undefined {
+  const trimmed = spec.trim();
+  if (!/^sqlite(:|$)/i.test(trimmed)) return undefined;
+  const rest = trimmed.slice('sqlite'.length).replace(/^:/, '').replace(/^\/\//, '');
+  const path = rest === '' ? DEFAULT_SQLITE_STATE_PATH : rest;
+  return path === ':memory:' || isAbsolute(path)
+    ? path
+    : resolve(options.cwd ?? process.cwd(), path);
+}
+
+/**
+ * Moves a corrupt SQLite state file (and its `-wal` / `-shm` companions) aside to
+ * `<file>.corrupt-<time>`, never deleting it, so `ragfresh recover` can rebuild a fresh state
+ * in its place. Returns where the file went; undefined when the spec is not a SQLite file.
+ */
+export function moveCorruptStateAside(
+  spec: string,
+  options: Pick<OpenStateStoreOptions, 'cwd'> & { readonly now?: Date } = {},
+): { readonly from: string; readonly to: string } | undefined {
+  const path = sqliteStatePath(spec, options);
+  if (path === undefined || path === ':memory:' || !existsSync(path)) return undefined;
+  const stamp = (options.now ?? new Date()).toISOString().replace(/[:.]/g, '-');
+  const to = `${path}.corrupt-${stamp}`;
+  for (const suffix of ['-wal', '-shm'])
+    if (existsSync(`${path}${suffix}`)) renameSync(`${path}${suffix}`, `${to}${suffix}`);
+  renameSync(path, to);
+  return { from: path, to };
 }
 
 function requireUrl(spec: string): void {

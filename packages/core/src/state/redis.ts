@@ -85,7 +85,9 @@ return 0`;
 /**
  * Redis backend: records through `@keyv/redis`; lease grants and fenced writes are Lua scripts
  * (`EVAL`) on the same client, so each runs atomically on the server. Single-node Redis only:
- * the fenced journal write touches two keys, which a cluster would need in one hash slot.
+ * the fenced journal write touches two keys and batch reads (MGET) many, which a cluster would
+ * need in one hash slot; a cluster node is refused at open rather than failing later (MOVED,
+ * CROSSSLOT) mid-publish.
  */
 export class RedisStateBackend implements StateBackend {
   readonly kind = 'redis' as const;
@@ -129,6 +131,19 @@ export class RedisStateBackend implements StateBackend {
         'STORE_UNREACHABLE',
         `cannot reach Redis at ${redactUrl(options.url)} (${describeError(lastError ?? cause)}); start Redis or fix the state URL.`,
         { scope: 'redis', cause: lastError ?? cause },
+      );
+    }
+    // A server that refuses INFO (some managed services) is taken for a single node.
+    const clustered = await client.info('cluster').then(
+      (info) => /^cluster_enabled:1/m.test(info),
+      () => false,
+    );
+    if (clustered) {
+      client.destroy();
+      throw new RagfreshError(
+        'INVALID_CONFIG',
+        `state store ${redactUrl(options.url)} is a Redis Cluster node; the Redis state store needs one server (its fenced writes and batch reads span keys of many slots): use Postgres or a single-node Redis for state (the queue can run on the cluster, queue.cluster).`,
+        { scope: 'redis' },
       );
     }
     return new RedisStateBackend(client);

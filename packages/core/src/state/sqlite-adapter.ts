@@ -36,6 +36,7 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
   namespace?: string | undefined;
   readonly db: DatabaseSync;
   private readonly table: string;
+  private readonly path: string;
   private readonly pageSize: number;
   private readonly statements = new Map<string, StatementSync>();
 
@@ -50,6 +51,7 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
       );
     }
     this.table = table;
+    this.path = options.path;
     this.pageSize = Math.max(1, options.iterationLimit ?? 256);
     // `dialect` lets keyv expose its iterator over this adapter.
     this.opts = { dialect: 'sqlite', url: `sqlite://${options.path}`, table, path: options.path };
@@ -62,18 +64,30 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
         `CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
       );
     } catch (cause) {
-      throw new RagfreshError(
-        'STORE_UNREACHABLE',
-        `cannot open SQLite state file ${JSON.stringify(options.path)}: ${(cause as Error).message}; check the path and its permissions.`,
-        { scope: 'sqlite', cause },
+      throw (
+        corruptError(options.path, cause) ??
+        new RagfreshError(
+          'STORE_UNREACHABLE',
+          `cannot open SQLite state file ${JSON.stringify(options.path)}: ${(cause as Error).message}; check the path and its permissions.`,
+          { scope: 'sqlite', cause },
+        )
       );
+    }
+  }
+
+  /** Runs one SQLite call; a file found damaged mid-way (not only at open) is STATE_CORRUPT. */
+  private guard<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (cause) {
+      throw corruptError(this.path, cause) ?? cause;
     }
   }
 
   private statement(sql: string): StatementSync {
     let stmt = this.statements.get(sql);
     if (stmt === undefined) {
-      stmt = this.db.prepare(sql.replaceAll('$table', this.table));
+      stmt = this.guard(() => this.db.prepare(sql.replaceAll('$table', this.table)));
       this.statements.set(sql, stmt);
     }
     return stmt;
@@ -81,9 +95,8 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
 
   /** Synchronous read, for use inside `transaction()`. */
   getSync(key: string): string | undefined {
-    const row = this.statement('SELECT value FROM $table WHERE key = ?').get(key) as
-      | { value: string }
-      | undefined;
+    const stmt = this.statement('SELECT value FROM $table WHERE key = ?');
+    const row = this.guard(() => stmt.get(key)) as { value: string } | undefined;
     return row?.value;
   }
 
@@ -92,9 +105,10 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
     const found = new Map<string, string>();
     for (let i = 0; i < keys.length; i += 256) {
       const slice = keys.slice(i, i + 256);
-      const rows = this.statement(
+      const stmt = this.statement(
         `SELECT key, value FROM $table WHERE key IN (${slice.map(() => '?').join(',')})`,
-      ).all(...slice) as unknown as Row[];
+      );
+      const rows = this.guard(() => stmt.all(...slice)) as unknown as Row[];
       for (const r of rows) found.set(r.key, r.value);
     }
     return keys.map((k) => found.get(k));
@@ -102,13 +116,15 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
 
   /** Synchronous upsert, for use inside `transaction()`. */
   setSync(key: string, value: string): void {
-    this.statement(
+    const stmt = this.statement(
       'INSERT INTO $table (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
-    ).run(key, value);
+    );
+    this.guard(() => stmt.run(key, value));
   }
 
   deleteSync(key: string): boolean {
-    return Number(this.statement('DELETE FROM $table WHERE key = ?').run(key).changes) > 0;
+    const stmt = this.statement('DELETE FROM $table WHERE key = ?');
+    return Number(this.guard(() => stmt.run(key)).changes) > 0;
   }
 
   /**
@@ -116,10 +132,10 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
    * to the busy timeout), so a read-check-write inside `fn` cannot race another connection.
    */
   transaction<T>(fn: () => T): T {
-    this.db.exec('BEGIN IMMEDIATE');
+    this.guard(() => this.db.exec('BEGIN IMMEDIATE'));
     try {
       const result = fn();
-      this.db.exec('COMMIT');
+      this.guard(() => this.db.exec('COMMIT'));
       return result;
     } catch (error) {
       if (this.db.isTransaction) this.db.exec('ROLLBACK');
@@ -162,11 +178,13 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
 
   async clear(): Promise<void> {
     if (this.namespace === undefined) {
-      this.statement('DELETE FROM $table').run();
+      const all = this.statement('DELETE FROM $table');
+      this.guard(() => all.run());
       return;
     }
     const [low, high] = prefixRange(this.namespace);
-    this.statement('DELETE FROM $table WHERE key >= ? AND key < ?').run(low, high);
+    const some = this.statement('DELETE FROM $table WHERE key >= ? AND key < ?');
+    this.guard(() => some.run(low, high));
   }
 
   /** `[key, value]` of every key starting with `namespace + ':'` (all keys without one), by key, paged. */
@@ -176,13 +194,12 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
     const [low, high] = namespace === undefined ? ['', '\u{10FFFF}'] : prefixRange(namespace);
     let after: string | null = null;
     for (;;) {
-      const rows = (after === null
-        ? this.statement(
-            'SELECT key, value FROM $table WHERE key >= ? AND key < ? ORDER BY key LIMIT ?',
-          ).all(low, high, this.pageSize)
-        : this.statement(
-            'SELECT key, value FROM $table WHERE key > ? AND key < ? ORDER BY key LIMIT ?',
-          ).all(after, high, this.pageSize)) as unknown as Row[];
+      const first = after === null;
+      const stmt = this.statement(
+        `SELECT key, value FROM $table WHERE key ${first ? '>=' : '>'} ? AND key < ? ORDER BY key LIMIT ?`,
+      );
+      const from = after ?? low;
+      const rows = this.guard(() => stmt.all(from, high, this.pageSize)) as unknown as Row[];
       for (const row of rows) yield [row.key, row.value as Awaited<Value>];
       if (rows.length < this.pageSize) return;
       after = rows[rows.length - 1]!.key;
@@ -192,6 +209,23 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
   async disconnect(): Promise<void> {
     if (this.db.isOpen) this.db.close();
   }
+}
+
+/** SQLite's primary result codes for a damaged file: SQLITE_CORRUPT and SQLITE_NOTADB. */
+const CORRUPT_CODES: ReadonlySet<number> = new Set([11, 26]);
+
+/**
+ * STATE_CORRUPT for an error SQLite raised because the file is damaged (garbage bytes, a
+ * truncated file), undefined for any other error. The message names the way out.
+ */
+export function corruptError(path: string, cause: unknown): RagfreshError | undefined {
+  const code = (cause as { errcode?: unknown } | null)?.errcode;
+  if (typeof code !== 'number' || !CORRUPT_CODES.has(code & 0xff)) return undefined;
+  return new RagfreshError(
+    'STATE_CORRUPT',
+    `SQLite state file ${JSON.stringify(path)} is corrupt (${(cause as Error).message}); run \`ragfresh recover\` to move it aside and rebuild the state from the store.`,
+    { scope: 'sqlite', cause },
+  );
 }
 
 /** `[low, high)` bounds of every key starting with `prefix:` under binary collation. */

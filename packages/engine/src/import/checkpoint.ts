@@ -35,6 +35,8 @@ export interface CheckpointInput {
   readonly crawlStartedAt?: string;
   /** Kept behind the crawl start, for pages changed while the crawl ran and for clock skew. Default 1 h. */
   readonly overlapMs?: number;
+  /** Rows of the export the import refused or could not read: the next crawl must ask for them again. */
+  readonly notImported?: number;
 }
 
 /**
@@ -47,6 +49,10 @@ export function decideCheckpoint(input: CheckpointInput): CheckpointDecision {
     reasons.push('checkpoint policy is "never"; pass --checkpoint complete-coverage to advance it');
   if (!input.coverage.complete)
     reasons.push(...input.coverage.reasons.map((r) => `partial export: ${r}`));
+  if ((input.notImported ?? 0) > 0)
+    reasons.push(
+      `${input.notImported} ${input.notImported === 1 ? 'row was' : 'rows were'} refused or unreadable; the next crawl must ask for them again`,
+    );
   if (input.crawlStartedAt === undefined)
     reasons.push(
       'the crawl start time is unknown (--crawl-started-at); the largest loadedTime proves nothing',

@@ -1,12 +1,16 @@
 import { RagfreshError } from '@ragfresh/core';
-import { type ExportRecord, parseCsvRecords, parseJsonRecords } from './records.js';
+import { DEFAULT_PAGE_LIMITS, type PageLimits } from '../bounds.js';
+import { type ExportItem, ExportReader, type ReaderLimits } from './reader.js';
 import {
   type ExportCoverage,
+  type ImportItem,
   type ImportRow,
   PARTIAL_UNPROVEN,
   type ParsedExport,
   type ProvidedChunk,
 } from './row.js';
+
+type ExportRecord = Extract<ExportItem, { kind: 'record' }>;
 
 /**
  * The export formats ragfresh reads. Field names are the vendors' own (docs/import.md says
@@ -45,6 +49,8 @@ export interface ParseExportOptions {
   readonly webscraper?: WebScraperMapping;
   /** Web Scraper Cloud job status (`finished` proves the job scraped every page it found). */
   readonly jobStatus?: string;
+  /** The page limits rows must pass; a record longer than 4 × `maxChars` is refused as it is read. */
+  readonly limits?: Partial<PageLimits>;
 }
 
 type Obj = Readonly<Record<string, unknown>>;
@@ -208,57 +214,129 @@ function webscraperCoverage(jobStatus: string | undefined): ExportCoverage {
   };
 }
 
-/** Reads an export's text into rows. Throws INVALID_ARGUMENT for input that is not the format at all. */
-export function parseExport(text: string, options: ParseExportOptions): ParsedExport {
-  const { format } = options;
-  if (!EXPORT_FORMATS.includes(format)) {
+function checkOptions(options: ParseExportOptions): void {
+  if (!EXPORT_FORMATS.includes(options.format)) {
     throw new RagfreshError(
       'INVALID_ARGUMENT',
-      `import: unknown format ${JSON.stringify(format)}; use one of ${EXPORT_FORMATS.join(', ')}.`,
+      `import: unknown format ${JSON.stringify(options.format)}; use one of ${EXPORT_FORMATS.join(', ')}.`,
       { scope: 'import' },
     );
   }
-  let records: ExportRecord[];
-  let envelope: Obj | undefined;
-  const trimmed = text.replace(/^\uFEFF/, '').trimStart();
-  if (format === 'webscraper' && !trimmed.startsWith('[') && !trimmed.startsWith('{')) {
-    records = parseCsvRecords(text);
-  } else {
-    const parsed = parseJsonRecords(text);
-    envelope = isObj(parsed.envelope) ? parsed.envelope : undefined;
-    records = parsed.records;
-    // Firecrawl answers in an envelope: `{ success, data: Document | Document[], status, ... }`.
-    if (envelope !== undefined && 'data' in envelope) {
-      const data = envelope.data;
-      records = (Array.isArray(data) ? data : [data]).map((value, i) => ({ line: i + 1, value }));
-    }
-  }
-  if (format === 'webscraper' && (options.webscraper?.text ?? []).length === 0) {
+  if (options.format === 'webscraper' && (options.webscraper?.text ?? []).length === 0) {
     throw new RagfreshError(
       'INVALID_ARGUMENT',
       'import: a Web Scraper export needs the column(s) holding the page text; pass --map text=<column>.',
       { scope: 'import' },
     );
   }
+}
+
+function adapt(options: ParseExportOptions, r: ExportRecord): Adapted {
+  switch (options.format) {
+    case 'crawler':
+      return crawlerRow(r);
+    case 'apify-wcc':
+      return apifyRow(r);
+    case 'firecrawl':
+      return firecrawlRow(r);
+    case 'webscraper':
+      return webscraperRow(r, options.webscraper ?? {});
+  }
+}
+
+function coverageOf(options: ParseExportOptions, envelope: Obj | undefined): ExportCoverage {
+  return options.format === 'firecrawl'
+    ? firecrawlCoverage(envelope)
+    : options.format === 'webscraper'
+      ? webscraperCoverage(options.jobStatus)
+      : PARTIAL_UNPROVEN;
+}
+
+/**
+ * An export read as it streams: `items` yields rows, unreadable records and refused records in
+ * input order, one record in memory at a time; `coverage()` is known once `items` has ended
+ * (a vendor envelope may state it after its data).
+ */
+export interface ExportStream {
+  readonly format: ExportFormat;
+  readonly items: AsyncIterable<ImportItem>;
+  coverage(): ExportCoverage;
+}
+
+/** Reader limits for rows that must then pass `limits` (a record may hold body, text and chunks). */
+export function readerLimitsFor(limits: PageLimits): ReaderLimits {
+  return { maxRecordChars: 4 * limits.maxChars + 65_536, maxDepth: limits.maxDepth };
+}
+
+class ExportAdapter {
+  readonly reader: ExportReader;
+  readonly #options: ParseExportOptions;
+
+  constructor(options: ParseExportOptions) {
+    checkOptions(options);
+    this.#options = options;
+    this.reader = new ExportReader({
+      csv: options.format === 'webscraper',
+      limits: readerLimitsFor({ ...DEFAULT_PAGE_LIMITS, ...options.limits }),
+    });
+  }
+
+  *items(items: readonly ExportItem[]): Generator<ImportItem> {
+    for (const item of items) {
+      if (item.kind !== 'record') {
+        yield item;
+        continue;
+      }
+      const adapted = adapt(this.#options, item);
+      yield 'row' in adapted
+        ? { kind: 'row', row: adapted.row }
+        : { kind: 'unreadable', line: item.line, reason: adapted.unreadable };
+    }
+  }
+
+  coverage(): ExportCoverage {
+    const envelope = this.reader.envelope;
+    return coverageOf(this.#options, isObj(envelope) ? envelope : undefined);
+  }
+}
+
+/**
+ * Reads an export as it streams (bytes or text chunks, e.g. a file's read stream), decoding
+ * UTF-8 as it goes (invalid bytes become U+FFFD). Throws INVALID_ARGUMENT at once for an
+ * unknown format or a Web Scraper export without its text column.
+ */
+export function readExport(
+  input: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
+  options: ParseExportOptions,
+): ExportStream {
+  const adapter = new ExportAdapter(options);
+  async function* items(): AsyncGenerator<ImportItem> {
+    const decoder = new TextDecoder('utf-8');
+    for await (const chunk of input) {
+      const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+      yield* adapter.items(adapter.reader.write(text));
+    }
+    yield* adapter.items(adapter.reader.write(decoder.decode()));
+    yield* adapter.items(adapter.reader.end());
+  }
+  return { format: options.format, items: items(), coverage: () => adapter.coverage() };
+}
+
+/** Reads a whole export text into rows (the same reader as `readExport`, for small inputs). */
+export function parseExport(text: string, options: ParseExportOptions): ParsedExport {
+  const adapter = new ExportAdapter(options);
   const rows: ImportRow[] = [];
   const unreadable: { line: number; reason: string }[] = [];
-  for (const r of records) {
-    const adapted =
-      format === 'crawler'
-        ? crawlerRow(r)
-        : format === 'apify-wcc'
-          ? apifyRow(r)
-          : format === 'firecrawl'
-            ? firecrawlRow(r)
-            : webscraperRow(r, options.webscraper ?? {});
-    if ('row' in adapted) rows.push(adapted.row);
-    else unreadable.push({ line: r.line, reason: adapted.unreadable });
+  const refused: { line: number; reason: string; url?: string }[] = [];
+  for (const item of adapter.items([...adapter.reader.write(text), ...adapter.reader.end()])) {
+    if (item.kind === 'row') rows.push(item.row);
+    else if (item.kind === 'unreadable') unreadable.push({ line: item.line, reason: item.reason });
+    else
+      refused.push({
+        line: item.line,
+        reason: item.reason,
+        ...(item.url === undefined ? {} : { url: item.url }),
+      });
   }
-  const coverage =
-    format === 'firecrawl'
-      ? firecrawlCoverage(envelope)
-      : format === 'webscraper'
-        ? webscraperCoverage(options.jobStatus)
-        : PARTIAL_UNPROVEN;
-  return { format, rows, coverage, unreadable };
+  return { format: options.format, rows, coverage: adapter.coverage(), unreadable, refused };
 }

@@ -1,4 +1,6 @@
 import type { DocumentRecord } from '@ragfresh/core';
+import type { NetworkPolicy, Resolver } from '@ragfresh/fetch';
+import { PAGE_LIMIT_CODES } from '../bounds.js';
 import { type EngineContext, SourceRun } from '../context.js';
 import type { DocumentEvent } from '../counts.js';
 import { embedNewChunks } from '../embed.js';
@@ -6,25 +8,53 @@ import { recordGood } from '../evidence.js';
 import { PublishQueue } from '../publish.js';
 import { proposeDeletion } from '../review.js';
 import type { EngineSource } from '../types.js';
-import type { ExportCoverage, ImportRow } from './row.js';
+import {
+  futureRefusal,
+  isFutureMark,
+  RowHostPolicy,
+  refusalCode,
+  rowLimitRefusals,
+} from './guards.js';
+import type { ExportCoverage, ImportItem, ImportRow } from './row.js';
 import { fetchTimeOf, IMPORT_REVIEW, identityOf, reviewRow } from './rules.js';
 import { type ImportChunking, type RowVersion, rowBody, versionOfRow } from './version.js';
 
+/** Rows to import: a list, or a stream of `readExport` items (rows, unreadable and refused records). */
+export type ImportInput = Iterable<ImportRow | ImportItem> | AsyncIterable<ImportRow | ImportItem>;
+
 export interface ImportOptions {
   readonly source: EngineSource;
-  readonly rows: readonly ImportRow[];
+  readonly rows: ImportInput;
   /** `provided` (default): a row's own chunks are the cut; `rechunk`: ragfresh's chunker cuts the Markdown. */
   readonly chunking?: ImportChunking;
   /** Fetch time of rows that carry none (the crawl's time); must state its timezone. */
   readonly fetchedAt?: string;
   /** Where the rows came from (a file, a dataset id), quoted in review evidence. */
   readonly label?: string;
-  readonly coverage?: ExportCoverage;
+  /** What the export proves; a function is asked once the rows have streamed (an envelope may say it last). */
+  readonly coverage?: ExportCoverage | (() => ExportCoverage);
+  /**
+   * The network policy rows are judged by (`RowHostPolicy`). Default: the fetcher's own
+   * (`fetch.allow`, `allowPrivateNetworks`) and its resolver.
+   */
+  readonly network?: { readonly policy?: NetworkPolicy; readonly resolver?: Resolver };
+  /** Rows screened before their documents are decided and published. Default 200. */
+  readonly rowBatch?: number;
 }
+
+const REFUSED_OUTCOMES: ReadonlySet<string> = new Set([...PAGE_LIMIT_CODES, 'extract-failed']);
+
+/** Rows listed in a report (events, unreadable records); the counts stay exact beyond it. */
+export const MAX_REPORTED_ROWS = 10_000;
 
 /** Counts of one import. Every row lands in exactly one of the row outcomes. */
 export interface ImportCounts {
+  /** Records read: rows, unreadable and refused ones. */
   rows: number;
+  /** Records that are not a row (not JSON, no URL field, truncated). */
+  unreadable: number;
+  /** Rows refused by a guard: page limits, host policy, a fetch time in the future (see `refusedBy`). */
+  refused: number;
   /** New versions handed to the publisher. */
   candidates: number;
   published: number;
@@ -60,13 +90,21 @@ export interface ImportReport {
   readonly label?: string;
   readonly coverage: ExportCoverage;
   readonly counts: ImportCounts;
+  /** Refused rows by reason code (`page-too-large`, `off-source-host`, `future-fetch-time`, ...). */
+  readonly refusedBy: Readonly<Record<string, number>>;
+  /** The first `MAX_REPORTED_ROWS` unreadable records. */
+  readonly unreadable: readonly { readonly line: number; readonly reason: string }[];
+  /** The first `MAX_REPORTED_ROWS` row events (`eventsOmitted` says how many more). */
   readonly events: readonly DocumentEvent[];
+  readonly eventsOmitted: number;
   readonly duplicateGroups: readonly DuplicateGroup[];
 }
 
-function emptyImportCounts(rows: number): ImportCounts {
+function emptyImportCounts(): ImportCounts {
   return {
-    rows,
+    rows: 0,
+    unreadable: 0,
+    refused: 0,
     candidates: 0,
     published: 0,
     unchanged: 0,
@@ -97,21 +135,58 @@ class ImportRun {
   readonly queue: PublishQueue;
   readonly ctx: EngineContext;
   readonly options: ImportOptions;
+  readonly hosts: RowHostPolicy;
+  readonly refusedBy: Record<string, number> = {};
+  readonly unreadable: { line: number; reason: string }[] = [];
+  eventsOmitted = 0;
 
   constructor(ctx: EngineContext, options: ImportOptions) {
     this.ctx = ctx;
     this.options = options;
-    this.counts = emptyImportCounts(options.rows.length);
+    this.counts = emptyImportCounts();
     this.run = new SourceRun(options.source, ctx.nowIso());
     this.queue = new PublishQueue(ctx);
+    // A context without a fetcher (tests, offline tools) has no DNS: names are judged by name.
+    const fetcher = ctx.deps.fetcher as EngineContext['deps']['fetcher'] | undefined;
+    this.hosts = new RowHostPolicy(
+      options.source,
+      options.network?.policy ?? fetcher?.options.network,
+      options.network?.resolver ??
+        (fetcher === undefined ? async () => [] : fetcher.options.resolver),
+    );
   }
 
   get sourceId(): string {
     return this.options.source.id;
   }
 
-  evidence(row: ImportRow, ...lines: string[]): string[] {
+  evidence(row: { readonly line: number }, ...lines: string[]): string[] {
     return [...lines, `row ${row.line} of ${this.options.label ?? 'the export'}`];
+  }
+
+  /** A row a guard refused: counted by its reason code, reported with its line. */
+  refuse(
+    row: { readonly line: number; readonly url?: string },
+    reason: string,
+    documentId = '',
+  ): void {
+    this.counts.refused++;
+    const code = refusalCode(reason);
+    this.refusedBy[code] = (this.refusedBy[code] ?? 0) + 1;
+    this.run.event(row.url ?? '', documentId, 'refused', this.evidence(row, reason));
+  }
+
+  unreadableRecord(line: number, reason: string): void {
+    this.counts.unreadable++;
+    if (this.unreadable.length < MAX_REPORTED_ROWS) this.unreadable.push({ line, reason });
+  }
+
+  /** Keeps the report's event list bounded for exports of millions of rows. */
+  trimEvents(): void {
+    const extra = this.run.events.length - MAX_REPORTED_ROWS;
+    if (extra <= 0) return;
+    this.run.events.splice(MAX_REPORTED_ROWS, extra);
+    this.eventsOmitted += extra;
   }
 
   async review(
@@ -142,6 +217,11 @@ class ImportRun {
 
 /** Rules that need only the row: identity, fetch time, answer, removal evidence, empty content. */
 async function screen(ir: ImportRun, row: ImportRow): Promise<Accepted | undefined> {
+  const offHost = await ir.hosts.refusal(row);
+  if (offHost !== undefined) {
+    ir.refuse(row, offHost);
+    return undefined;
+  }
   const identity = identityOf(ir.options.source, row);
   if (!identity.ok) {
     await ir.review(row, IMPORT_REVIEW.identity, row.url, [identity.why]);
@@ -182,6 +262,11 @@ async function screen(ir: ImportRun, row: ImportRow): Promise<Accepted | undefin
     await ir.review(row, IMPORT_REVIEW.fetchTime, row.loadedTime ?? '', [time.why], id);
     return undefined;
   }
+  const future = futureRefusal(time.at, ir.ctx.now());
+  if (future !== undefined) {
+    ir.refuse(row, future, id);
+    return undefined;
+  }
   if (rowBody(row).trim() === '') {
     await ir.review(
       row,
@@ -190,6 +275,11 @@ async function screen(ir: ImportRun, row: ImportRow): Promise<Accepted | undefin
       ['the row has no markdown, text or chunk text'],
       id,
     );
+    return undefined;
+  }
+  const limits = rowLimitRefusals(row, ir.ctx.pageLimits);
+  if (limits.length > 0) {
+    ir.refuse(row, limits.join('; '), id);
     return undefined;
   }
   return { row, documentId: id, at: time.at };
@@ -226,6 +316,11 @@ async function newestOf(ir: ImportRun, rows: Accepted[]): Promise<Decided | unde
       ir.options.chunking ?? 'provided',
     );
     if (version.kind === 'not-the-document') {
+      // Over a limit, or the pipeline threw on it: refused with that reason, not "empty content".
+      if (version.reasons.some((r) => REFUSED_OUTCOMES.has(refusalCode(r)))) {
+        ir.refuse(accepted.row, version.reasons.join('; '), accepted.documentId);
+        continue;
+      }
       await ir.review(
         accepted.row,
         IMPORT_REVIEW.empty,
@@ -270,7 +365,9 @@ async function settle(
     ir.run.event(row.url, documentId, 'tombstoned-skip');
     return false;
   }
-  const stored = record?.timestamps.retrievedAt;
+  // A stored time beyond the clock skew (written before future times were refused) is no mark.
+  const mark = record?.timestamps.retrievedAt;
+  const stored = isFutureMark(mark, ctx.now()) ? undefined : mark;
   if (stored !== undefined && at < stored) {
     counts.stale++;
     ir.run.event(row.url, documentId, 'stale', [`fetched ${at}, stored observation ${stored}`]);
@@ -340,39 +437,71 @@ async function settle(
   return true;
 }
 
+/** Documents by content hash, slim (id and URL), for the duplicate groups of one import. */
+type ContentMembers = Map<string, Map<string, string>>;
+
+// Distinct contents tracked for duplicate groups; past it, new contents are not grouped.
+const MAX_TRACKED_CONTENTS = 200_000;
+
+function trackContent(members: ContentMembers, d: Decided): void {
+  const hash = d.version.doc.contentHash;
+  let docs = members.get(hash);
+  if (docs === undefined) {
+    if (members.size >= MAX_TRACKED_CONTENTS) return;
+    docs = new Map();
+    members.set(hash, docs);
+  }
+  docs.set(d.accepted.documentId, d.accepted.row.url);
+}
+
 async function recordDuplicateGroups(
   ir: ImportRun,
-  members: Map<string, Decided[]>,
+  members: ContentMembers,
 ): Promise<DuplicateGroup[]> {
   const groups: DuplicateGroup[] = [];
-  for (const [hash, list] of members) {
-    const ids = [...new Map(list.map((d) => [d.accepted.documentId, d])).values()];
-    if (ids.length < 2) continue;
+  for (const [hash, docs] of members) {
+    if (docs.size < 2) continue;
     const id = `dup-${hash.slice(0, 16)}`;
-    const documents = ids.map((d) => ({
-      documentId: d.accepted.documentId,
-      url: d.accepted.row.url,
-    }));
+    const documents = [...docs].map(([documentId, url]) => ({ documentId, url }));
     groups.push({ id, documents });
-    for (const d of ids) {
-      const record = await ir.ctx.deps.state.getDocument(d.accepted.documentId);
+    for (const d of documents) {
+      const record = await ir.ctx.deps.state.getDocument(d.documentId);
       if (record === undefined) continue;
       const last = (record.history ?? []).findLast((h) => h.event === 'duplicate-group');
       if (last?.reasons[0] === id) continue;
       // Both documents stay, each citing its own URL; the group says they say the same thing.
-      const others = documents
-        .filter((o) => o.documentId !== d.accepted.documentId)
-        .map((o) => o.url);
+      const others = documents.filter((o) => o.documentId !== d.documentId).map((o) => o.url);
       await ir.ctx.ledger.grouped(record, id, others);
     }
   }
   return groups;
 }
 
+/** Decides and publishes one batch of screened rows; the queue is drained, so the next batch sees its records. */
+async function settleBatch(
+  ir: ImportRun,
+  byDoc: Map<string, Accepted[]>,
+  byContent: ContentMembers,
+): Promise<void> {
+  for (const rows of byDoc.values()) {
+    const decided = await newestOf(ir, rows);
+    if (decided === undefined) continue;
+    const record = await ir.ctx.deps.state.getDocument(decided.accepted.documentId);
+    if (await settle(ir, decided, record)) trackContent(byContent, decided);
+  }
+  await ir.queue.drain();
+  ir.trimEvents();
+}
+
+const isItem = (x: ImportRow | ImportItem): x is ImportItem => 'kind' in x;
+
 /**
  * Imports an export's rows at the point fetched pages enter: after acquisition, through the
  * engine's classify/extract/chunk/embed stages and core's Publisher in shared batches. It is a
  * delta: documents the export does not mention are untouched, since absence is never evidence.
+ * Rows stream in batches (`rowBatch`), each decided and published before the next is read, and
+ * pass the guards a fetched page passes: the page limits, the host and network policy, and a
+ * fetch time no later than the clock skew allows (`guards.ts`).
  * A retry is safe: a version already current is a no-op, and nothing is marked imported outside
  * the publisher's journalled record write, so a crash can never skip a row on the next run.
  */
@@ -381,23 +510,39 @@ export async function importRows(
   options: ImportOptions,
 ): Promise<ImportReport> {
   const ir = new ImportRun(ctx, options);
-  const byDoc = new Map<string, Accepted[]>();
-  for (const row of options.rows) {
-    const accepted = await screen(ir, row);
+  const rowBatch = options.rowBatch ?? 200;
+  // A batch also ends at 16 pages of the largest size, so memory stays bounded by the limits.
+  const batchChars = 16 * ctx.pageLimits.maxChars;
+  let byDoc = new Map<string, Accepted[]>();
+  let screened = 0;
+  let chars = 0;
+  const byContent: ContentMembers = new Map();
+  for await (const entry of options.rows) {
+    ir.counts.rows++;
+    // Refused rows fill no batch: the event list is bounded here, not only per batch.
+    ir.trimEvents();
+    const item: ImportItem = isItem(entry) ? entry : { kind: 'row', row: entry };
+    if (item.kind === 'unreadable') {
+      ir.unreadableRecord(item.line, item.reason);
+      continue;
+    }
+    if (item.kind === 'refused') {
+      ir.refuse(item, item.reason);
+      continue;
+    }
+    const accepted = await screen(ir, item.row);
     if (accepted === undefined) continue;
     byDoc.set(accepted.documentId, [...(byDoc.get(accepted.documentId) ?? []), accepted]);
-  }
-  const byContent = new Map<string, Decided[]>();
-  for (const rows of byDoc.values()) {
-    const decided = await newestOf(ir, rows);
-    if (decided === undefined) continue;
-    const record = await ctx.deps.state.getDocument(decided.accepted.documentId);
-    if (await settle(ir, decided, record)) {
-      const h = decided.version.doc.contentHash;
-      byContent.set(h, [...(byContent.get(h) ?? []), decided]);
+    screened++;
+    chars += rowBody(accepted.row).length;
+    if (screened >= rowBatch || chars >= batchChars) {
+      await settleBatch(ir, byDoc, byContent);
+      byDoc = new Map();
+      screened = 0;
+      chars = 0;
     }
   }
-  await ir.queue.drain();
+  await settleBatch(ir, byDoc, byContent);
   const rc = ir.run.counts;
   Object.assign(ir.counts, {
     published: rc.published,
@@ -419,12 +564,16 @@ export async function importRows(
         { source: ir.sourceId, outcome },
         n,
       );
+  const coverage = typeof options.coverage === 'function' ? options.coverage() : options.coverage;
   return {
     sourceId: ir.sourceId,
     ...(options.label === undefined ? {} : { label: options.label }),
-    coverage: options.coverage ?? { complete: false, reasons: ['coverage not stated'] },
+    coverage: coverage ?? { complete: false, reasons: ['coverage not stated'] },
     counts: ir.counts,
+    refusedBy: ir.refusedBy,
+    unreadable: ir.unreadable,
     events: ir.run.events,
+    eventsOmitted: ir.eventsOmitted,
     duplicateGroups,
   };
 }

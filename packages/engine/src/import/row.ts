@@ -31,6 +31,17 @@ export interface ImportRow {
   readonly removal?: { readonly evidence: string };
 }
 
+/** One item of an export on its way into `importRows`: a row, or a record that never became one. */
+export type ImportItem =
+  | { readonly kind: 'row'; readonly row: ImportRow }
+  | { readonly kind: 'unreadable'; readonly line: number; readonly reason: string }
+  | {
+      readonly kind: 'refused';
+      readonly line: number;
+      readonly reason: string;
+      readonly url?: string;
+    };
+
 /** Whether an export can speak for the whole site, and why not. */
 export interface ExportCoverage {
   readonly complete: boolean;
@@ -44,6 +55,12 @@ export interface ParsedExport {
   readonly coverage: ExportCoverage;
   /** Records without a readable URL: reported, never guessed. */
   readonly unreadable: readonly { readonly line: number; readonly reason: string }[];
+  /** Records refused as they were read (too large, too deep), with their URL when it was seen. */
+  readonly refused: readonly {
+    readonly line: number;
+    readonly reason: string;
+    readonly url?: string;
+  }[];
   /** Earliest crawl time the export states (Firecrawl/Apify run start), if any. */
   readonly crawlStartedAt?: string;
 }

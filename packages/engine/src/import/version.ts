@@ -6,6 +6,7 @@ import {
   normalizeMarkdown,
   tiktokenCounter,
 } from '@ragfresh/extract';
+import { processBounded } from '../bounds.js';
 import { classifyOutcome } from '../classify.js';
 import type { EngineContext } from '../context.js';
 import type { ExtractedDocument } from '../extract.js';
@@ -95,7 +96,8 @@ function fromProvidedChunks(row: ImportRow, rc: RowContext): ExtractedDocument {
 /**
  * A row enters where a fetched page would after acquisition: a body is a Markdown page whose
  * acquisition is an export, classified, extracted and chunked by the engine's page pipeline
- * (one parse). Provided chunks skip only the cut, which the export already made.
+ * (one parse), behind the same limits. Provided chunks skip only the cut, which the export
+ * already made (`rowLimitRefusals` bounds them before this).
  */
 export async function versionOfRow(
   ctx: EngineContext,
@@ -106,7 +108,9 @@ export async function versionOfRow(
   const body = rowBody(row);
   if (chunking === 'provided' && (row.chunks ?? []).some((c) => c.text.trim() !== ''))
     return { kind: 'document', doc: fromProvidedChunks(row, rc), body };
-  const outcome = await ctx.deps.pipeline.process(
+  // The fetch path's own bounded call: pre-screen, chunk count, and a throw is this row's only.
+  const outcome = await processBounded(
+    ctx.deps.pipeline,
     {
       text: body,
       contentType: 'text/markdown',
@@ -120,6 +124,7 @@ export async function versionOfRow(
       retrievedAt: rc.retrievedAt,
       ...(rc.authority === undefined ? {} : { authority: rc.authority }),
     },
+    ctx.pageLimits,
   );
   const verdict = classifyOutcome(row.url, outcome);
   if (verdict.kind === 'not-the-document')
