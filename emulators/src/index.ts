@@ -12,4 +12,11 @@ export {
   type StrictMode,
   startQdrantEmulator,
 } from './qdrant.js';
-export { type FaultDecision, Faults, seededRandom } from './server.js';
+export {
+  type FaultDecision,
+  type FaultHook,
+  type FaultRequest,
+  Faults,
+  type ScriptedFault,
+  seededRandom,
+} from './server.js';

@@ -22,10 +22,31 @@ export type FaultDecision =
   | { readonly kind: '5xx' }
   | { readonly kind: 'timeout' };
 
+/** The request a scripted fault is decided for (before its body is read). */
+export interface FaultRequest {
+  readonly method: string;
+  readonly path: string;
+}
+
+/**
+ * A fault chosen by a test for one request. `hold` delays the handling, by ms or until a promise
+ * settles (a request that arrives late: a paused client's write in flight). `afterApply` runs once the handler has applied the
+ * request (whatever the decision does to the answer): a test kills its client process there to
+ * model a crash after the write landed.
+ */
+export type ScriptedFault = FaultDecision & {
+  readonly hold?: number | Promise<unknown>;
+  readonly afterApply?: () => void;
+};
+
+/** Chooses a fault per request; undefined falls through to the random rates. */
+export type FaultHook = (request: FaultRequest) => ScriptedFault | undefined;
+
 /** Fault state shared by an emulator; implements the FaultController of `StoreTarget.faults`. */
 export class Faults implements FaultController {
   #config: FaultConfig = {};
   readonly #random: () => number;
+  #hook: FaultHook | undefined;
   /** Counts of injected faults, for tests that assert a fault really happened. */
   readonly injected = { drop: 0, '429': 0, '5xx': 0, timeout: 0 };
 
@@ -47,6 +68,12 @@ export class Faults implements FaultController {
 
   reset(): void {
     this.#config = {};
+    this.#hook = undefined;
+  }
+
+  /** Scripts faults request by request (fault-at-every-request tests); undefined removes it. */
+  intercept(hook: FaultHook | undefined): void {
+    this.#hook = hook;
   }
 
   get config(): FaultConfig {
@@ -57,7 +84,9 @@ export class Faults implements FaultController {
     return this.#config.visibilityLagMs ?? 0;
   }
 
-  decide(): FaultDecision {
+  decide(request: FaultRequest = { method: '', path: '' }): ScriptedFault {
+    const scripted = this.#hook?.(request);
+    if (scripted !== undefined) return this.#count(scripted);
     const c = this.#config;
     if (this.#hit(c.dropRate)) return this.#count({ kind: 'drop' });
     if (this.#hit(c.rate429))
@@ -71,7 +100,7 @@ export class Faults implements FaultController {
     return rate !== undefined && rate > 0 && this.#random() < rate;
   }
 
-  #count(d: FaultDecision): FaultDecision {
+  #count<D extends FaultDecision>(d: D): D {
     if (d.kind !== 'none') this.injected[d.kind] += 1;
     return d;
   }
@@ -220,7 +249,10 @@ async function serve(
   h: EmulatorHandlers,
   faults: Faults,
 ): Promise<void> {
-  const decision = faults.decide();
+  const decision = faults.decide({
+    method: req.method ?? 'GET',
+    path: new URL(req.url ?? '/', 'http://emulator').pathname,
+  });
   if (decision.kind === 'drop') {
     // The connection dies before any byte of a response: the client sees a socket error.
     req.socket.destroy();
@@ -237,6 +269,9 @@ async function serve(
   try {
     const raw = await readBody(req, h.maxBodyBytes);
     if (typeof raw === 'number') throw h.tooLarge(raw);
+    const hold = decision.hold;
+    if (typeof hold === 'number') await new Promise((r) => setTimeout(r, hold));
+    else if (hold !== undefined) await hold.catch(() => undefined);
     const url = new URL(req.url ?? '/', 'http://emulator');
     let body: unknown;
     if (raw.length > 0) {
@@ -254,6 +289,7 @@ async function serve(
       rawBody: raw,
       body,
     });
+    decision.afterApply?.();
     if (decision.kind === 'timeout') {
       // The write has been applied but the answer never comes: the client times out and
       // must retry idempotently. The socket is destroyed when the server closes.
@@ -262,6 +298,7 @@ async function serve(
     if (result instanceof Reply) send(res, result.status, result.body, result.headers);
     else send(res, 200, result);
   } catch (err) {
+    decision.afterApply?.();
     if (decision.kind === 'timeout') return;
     if (err instanceof HttpError) {
       send(res, err.status, err.body, err.headers);

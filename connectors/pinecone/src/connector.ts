@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { type Index, Pinecone, type RecordMetadata } from '@pinecone-database/pinecone';
 import {
   buildConnector,
@@ -27,7 +26,14 @@ import {
   type ViewSelector,
   withRetry,
 } from '@ragfresh/core';
-import { DataPlane, DataPlaneError } from './data-plane.js';
+import {
+  defaultClaimExpiryMs,
+  EPOCH_SENTINEL_KEY,
+  EPOCH_VALUE_KEY,
+  EPOCH_VECTOR_ID,
+  EpochClaims,
+} from './claim.js';
+import { DataPlane, DataPlaneError, isUnsupported } from './data-plane.js';
 
 /** Metadata key holding the chunk text (LangChain `PineconeStore` default `textKey`). */
 export const TEXT_KEY = 'text';
@@ -36,15 +42,18 @@ export const PINECONE_MAX_METADATA_BYTES = 40_960;
 /** Pinecone's published upsert limits: vectors and bytes per request. */
 export const PINECONE_MAX_UPSERT_VECTORS = 1_000;
 export const PINECONE_MAX_REQUEST_BYTES = 2 * 1024 * 1024;
-/** Reserved id of the epoch pointer vector, in the reserved epoch namespace. */
-export const EPOCH_VECTOR_ID = 'ragfresh-epoch-pointer';
-export const EPOCH_SENTINEL_KEY = 'rf_sentinel';
-export const EPOCH_VALUE_KEY = 'rf_epoch';
-/** Id prefix of the epoch claims (`<prefix><expected>-<token>`) in the epoch namespace. */
-export const EPOCH_CLAIM_PREFIX = 'ragfresh-epoch-claim-';
-export const CLAIM_FROM_KEY = 'rf_claim_from';
-export const CLAIM_TOKEN_KEY = 'rf_claim_token';
-export const CLAIM_LSN_KEY = 'rf_claim_lsn';
+export {
+  CLAIM_FROM_KEY,
+  CLAIM_LSN_KEY,
+  CLAIM_TOKEN_KEY,
+  defaultClaimExpiryMs,
+  EPOCH_CLAIM_PREFIX,
+  EPOCH_SENTINEL_KEY,
+  EPOCH_TOKEN_KEY,
+  EPOCH_VALUE_KEY,
+  EPOCH_VECTOR_ID,
+} from './claim.js';
+export { isUnsupported } from './data-plane.js';
 /**
  * Default declared visibility lag. Pinecone serverless is eventually consistent; this is a
  * policy, not a measurement of any real index: measure yours with `measureVisibilityLag` and
@@ -90,6 +99,13 @@ export interface PineconeConnectorOptions {
    * check-then-set that only the publisher lease makes safe, declared in the manifest.
    */
   readonly epochClaim?: 'exclusive' | 'lease-only';
+  /**
+   * How long a rival's epoch claim may stay visible without the pointer moving before the next
+   * publisher treats it as dead, deletes it and claims over it (ms; default
+   * `2 × (2 × maxLagMs + 1000)`, 42 s at the default lag). A claimant abandons its own claim
+   * after half of it. At least `2 × maxLagMs`.
+   */
+  readonly claimExpiryMs?: number;
 }
 
 type Filter = Record<string, unknown>;
@@ -123,25 +139,20 @@ export function versionsFilter(refs: readonly VersionRef[]): Filter {
   return refs.length === 1 ? pair(refs[0]!) : { $or: refs.map(pair) };
 }
 
-/**
- * Whether a refusal means "this index has no such operation" (the fallback applies): 404, 501,
- * or a 400 saying so. Any other refusal is an error of this request only and is thrown.
- */
-export function isUnsupported(err: unknown): boolean {
-  const cause = err instanceof RagfreshError ? err.cause : err;
-  if (!(cause instanceof DataPlaneError)) return false;
-  if (cause.status === 404 || cause.status === 501) return true;
-  return (
-    cause.status === 400 && /not (be )?supported|unsupported|not implemented/i.test(cause.detail)
-  );
-}
-
 class RetryableStatus extends Error {
   constructor(
     readonly response: Response,
     readonly afterMs: number | undefined,
   ) {
     super(`HTTP ${response.status}`);
+  }
+}
+
+/** The caller aborted the request (not a per-attempt timeout): never retried. */
+class DeadlinePassed extends Error {
+  constructor() {
+    super('the caller aborted the request (deadline passed)');
+    this.name = 'DeadlinePassed';
   }
 }
 
@@ -167,10 +178,14 @@ export function retryingFetch(timeoutMs: number, policy: RetryPolicy): typeof fe
   return async (input, init) => {
     try {
       return await withRetry('pinecone', 'request', policy, classify, async () => {
+        // The caller's own signal (the epoch claim's deadline) ends the retries too.
+        if (init?.signal?.aborted) throw new DeadlinePassed();
         const signal = init?.signal
           ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)])
           : AbortSignal.timeout(timeoutMs);
-        const res = await fetch(input, { ...init, signal });
+        const res = await fetch(input, { ...init, signal }).catch((err: unknown) => {
+          throw init?.signal?.aborted ? new DeadlinePassed() : err;
+        });
         // 501 Not Implemented is an answer, not a failure: the caller falls back.
         if (res.status === 429 || (res.status >= 500 && res.status !== 501)) {
           const after = retryAfterMs(res.headers.get('retry-after'));
@@ -230,6 +245,7 @@ export class PineconeConnector extends Connector {
   #lsnHeaders: boolean | undefined;
   readonly #maxLagMs: number;
   readonly #fetch: typeof fetch;
+  readonly #claims: EpochClaims;
 
   constructor(options: PineconeConnectorOptions) {
     const maxLagMs = options.maxLagMs ?? DEFAULT_MAX_LAG_MS;
@@ -255,8 +271,30 @@ export class PineconeConnector extends Connector {
         'INVALID_CONFIG',
         "namespace must be a string ('' for the default namespace).",
       );
+    const claimExpiryMs = options.claimExpiryMs ?? defaultClaimExpiryMs(maxLagMs);
+    if (!Number.isSafeInteger(claimExpiryMs) || claimExpiryMs < 2 * maxLagMs)
+      throw this.error(
+        'INVALID_CONFIG',
+        `claimExpiryMs must be an integer of at least 2 × maxLagMs (${2 * maxLagMs}), got ${claimExpiryMs}.`,
+      );
     this.options = options;
     this.#maxLagMs = maxLagMs;
+    this.#claims = new EpochClaims(
+      {
+        dataPlane: () => this.#dp,
+        namespace: epochNamespace(options.namespace),
+        maxLagMs,
+        probe: () => this.#probe(),
+        call: (what, op) => this.call(what, op),
+        noteLsn: (lsn) => this.#noteLsn(this.#epochNs, lsn),
+        waitIndexed: (lsn, what) => this.#waitIndexed(this.#epochNs, lsn, what),
+        waitFor: (what, check) => this.#waitFor(what, check),
+        fetchPointer: () => this.#fetchPointer(),
+        conflict: (expected, detail) => this.#conflict(expected, detail),
+        notSupported: (detail) => this.error('NOT_SUPPORTED', detail),
+      },
+      claimExpiryMs,
+    );
     this.#fetch = retryingFetch(options.timeoutMs ?? 30_000, options.retry ?? {});
     this.pinecone = new Pinecone({
       apiKey: options.apiKey,
@@ -632,99 +670,15 @@ export class PineconeConnector extends Connector {
   }
 
   /**
-   * Exclusive compare-and-set without a conditional write: an LSN-ordered claim. Each racer of
-   * the move away from `expected` writes its own claim record (LSN `l`), then publishes `l` in
-   * it, then queries the claims of `expected` until the answer reflects both writes. Every claim
-   * with a smaller LSN is then visible (a query at max-indexed-LSN ≥ `l` reflects every write
-   * up to it); the claim with the smallest LSN wins, so two racers can never both win. Only the
-   * winner writes the pointer. A racer that cannot learn a rival's LSN within the lag budget
-   * gives up with EPOCH_CONFLICT (safe; the move can be retried).
+   * Exclusive compare-and-set without a conditional write: an LSN-ordered claim that expires
+   * (EpochClaims, docs/connectors/pinecone.md). Two racers never both win; a claimant that dies
+   * anywhere in the move delays the next one by at most the claim expiry.
    */
   protected async _advanceEpoch(expected: number, next: number): Promise<void> {
     const now = await this._readEpoch();
     if (now !== expected) throw this.#conflict(expected, `the store holds ${now}`);
-    if (this.capabilities.epochClaim === 'lease-only') {
-      await this.#movePointer(next, undefined);
-      return;
-    }
-    const token = randomUUID();
-    const id = `${EPOCH_CLAIM_PREFIX}${expected}-${token}`;
-    const probe = this.#probe();
-    const claimLsn = await this.call('claim the epoch move', () =>
-      this.#dp.upsert({
-        namespace: this.#epochNs,
-        vectors: [
-          { id, values: probe, metadata: { [CLAIM_FROM_KEY]: expected, [CLAIM_TOKEN_KEY]: token } },
-        ],
-      }),
-    );
-    if (this.#noteLsn(this.#epochNs, claimLsn) === undefined) {
-      throw this.error(
-        'NOT_SUPPORTED',
-        "this index sends no x-pinecone-request-lsn header, so the epoch claim cannot be made exclusive; pass epochClaim: 'lease-only' (the manifest then says only the publisher lease protects the epoch).",
-      );
-    }
-    const published = await this.call('publish the claim LSN', () =>
-      this.#dp.update({
-        namespace: this.#epochNs,
-        id,
-        setMetadata: { [CLAIM_LSN_KEY]: claimLsn! },
-      }),
-    );
-    const barrier = this.#noteLsn(this.#epochNs, published.lsn) ?? claimLsn!;
-    let outcome: 'won' | 'lost' | undefined;
-    try {
-      await this.#waitFor(`the claim on epoch ${expected} to be decided`, async () => {
-        const r = await this.call('read the epoch claims', () =>
-          this.#dp.query({
-            namespace: this.#epochNs,
-            vector: probe,
-            topK: 100,
-            includeMetadata: true,
-            filter: { [CLAIM_FROM_KEY]: { $eq: expected } },
-          }),
-        );
-        if (r.maxIndexedLsn === undefined || r.maxIndexedLsn < barrier) return false;
-        let unknown = false;
-        for (const m of r.value.matches ?? []) {
-          if (m.id === id) continue;
-          const lsn = (m.metadata as Record<string, unknown> | undefined)?.[CLAIM_LSN_KEY];
-          if (typeof lsn !== 'number') unknown = true;
-          else if (lsn < claimLsn!) {
-            outcome = 'lost';
-            return true;
-          }
-        }
-        if (unknown) return false;
-        outcome = 'won';
-        return true;
-      });
-    } catch (err) {
-      if (!(err instanceof RagfreshError && err.code === 'VERIFY_FAILED')) throw err;
-    }
-    if (outcome !== 'won')
-      throw this.#conflict(expected, `another publisher claimed the move to ${next} first`);
-    await this.#movePointer(next, token);
-  }
-
-  /** Writes the pointer and returns once queries reflect it and it fetches back. */
-  async #movePointer(next: number, token: string | undefined): Promise<void> {
-    const r = await this.call('advance epoch', () =>
-      this.#dp.update({
-        namespace: this.#epochNs,
-        id: EPOCH_VECTOR_ID,
-        setMetadata: {
-          [EPOCH_VALUE_KEY]: next,
-          ...(token === undefined ? {} : { rf_epoch_token: token }),
-        },
-      }),
-    );
-    await this.#waitIndexed(this.#epochNs, this.#noteLsn(this.#epochNs, r.lsn), 'the epoch move');
-    let seen: number | undefined;
-    await this.#waitFor(`epoch ${next} to become visible`, async () => {
-      seen = await this.#fetchEpoch();
-      return seen === next;
-    });
+    if (this.capabilities.epochClaim === 'lease-only') await this.#claims.moveUnclaimed(next);
+    else await this.#claims.advance(expected, next);
   }
 
   /**
@@ -866,6 +820,7 @@ export function createConnector(
     timeoutMs: 'integer',
     retry: 'object',
     epochClaim: 'string',
+    claimExpiryMs: 'integer',
   } as const;
   const given = checkConnectorOptions<PineconeConnectorOptions>('pinecone', options, spec);
   return buildConnector(

@@ -12,6 +12,7 @@ import {
   VectorOperationsApi,
   X_PINECONE_API_VERSION,
 } from '@pinecone-database/pinecone/dist/pinecone-generated-ts-fetch/db_data/index.js';
+import { RagfreshError } from '@ragfresh/core';
 
 /** Header carrying the LSN Pinecone assigned to a write (upsert, update, delete). */
 export const REQUEST_LSN_HEADER = 'x-pinecone-request-lsn';
@@ -27,6 +28,24 @@ export class DataPlaneError extends Error {
     super(`HTTP ${status}: ${detail}`);
     this.name = 'DataPlaneError';
   }
+}
+
+/**
+ * Whether a refusal means "this index has no such operation" (the fallback applies): 404, 501,
+ * or a 400 saying so. Any other refusal is an error of this request only and is thrown.
+ */
+export function isUnsupported(err: unknown): boolean {
+  const cause = err instanceof RagfreshError ? err.cause : err;
+  if (!(cause instanceof DataPlaneError)) return false;
+  if (cause.status === 404 || cause.status === 501) return true;
+  return (
+    cause.status === 400 && /not (be )?supported|unsupported|not implemented/i.test(cause.detail)
+  );
+}
+
+/** Per-call options: `signal` aborts the call and its retries (the epoch claim's deadline). */
+export interface CallOptions {
+  readonly signal?: AbortSignal;
 }
 
 function lsnOf(headers: Headers, name: string): number | undefined {
@@ -72,12 +91,15 @@ export class DataPlane {
   }
 
   /** Upserts; returns the write's LSN (undefined where the index sends none). */
-  async upsert(request: UpsertRequest): Promise<number | undefined> {
+  async upsert(request: UpsertRequest, options: CallOptions = {}): Promise<number | undefined> {
     const r = await this.#raw(() =>
-      this.#api.upsertVectorsRaw({
-        xPineconeApiVersion: X_PINECONE_API_VERSION,
-        upsertRequest: request,
-      }),
+      this.#api.upsertVectorsRaw(
+        {
+          xPineconeApiVersion: X_PINECONE_API_VERSION,
+          upsertRequest: request,
+        },
+        options,
+      ),
     );
     return lsnOf(r.headers, REQUEST_LSN_HEADER);
   }
@@ -85,22 +107,29 @@ export class DataPlane {
   /** Updates by id or by filter; returns the LSN and, by filter, how many records matched. */
   async update(
     request: UpdateRequest,
+    options: CallOptions = {},
   ): Promise<{ lsn: number | undefined; matchedRecords: number | undefined }> {
     const r = await this.#raw(() =>
-      this.#api.updateVectorRaw({
-        xPineconeApiVersion: X_PINECONE_API_VERSION,
-        updateRequest: request,
-      }),
+      this.#api.updateVectorRaw(
+        {
+          xPineconeApiVersion: X_PINECONE_API_VERSION,
+          updateRequest: request,
+        },
+        options,
+      ),
     );
     return { lsn: lsnOf(r.headers, REQUEST_LSN_HEADER), matchedRecords: r.value.matchedRecords };
   }
 
-  async delete(request: DeleteRequest): Promise<number | undefined> {
+  async delete(request: DeleteRequest, options: CallOptions = {}): Promise<number | undefined> {
     const r = await this.#raw(() =>
-      this.#api.deleteVectorsRaw({
-        xPineconeApiVersion: X_PINECONE_API_VERSION,
-        deleteRequest: request,
-      }),
+      this.#api.deleteVectorsRaw(
+        {
+          xPineconeApiVersion: X_PINECONE_API_VERSION,
+          deleteRequest: request,
+        },
+        options,
+      ),
     );
     return lsnOf(r.headers, REQUEST_LSN_HEADER);
   }
@@ -108,12 +137,16 @@ export class DataPlane {
   /** Queries; returns the matches and the highest LSN the answer reflects. */
   async query(
     request: QueryRequest,
+    options: CallOptions = {},
   ): Promise<{ value: QueryResponse; maxIndexedLsn: number | undefined }> {
     const r = await this.#raw(() =>
-      this.#api.queryVectorsRaw({
-        xPineconeApiVersion: X_PINECONE_API_VERSION,
-        queryRequest: request,
-      }),
+      this.#api.queryVectorsRaw(
+        {
+          xPineconeApiVersion: X_PINECONE_API_VERSION,
+          queryRequest: request,
+        },
+        options,
+      ),
     );
     return { value: r.value, maxIndexedLsn: lsnOf(r.headers, MAX_INDEXED_LSN_HEADER) };
   }

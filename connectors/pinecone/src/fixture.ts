@@ -1,11 +1,17 @@
-import type { JsonValue, StoreFixture, StoreTarget } from '@ragfresh/core';
-import {
-  containerEngineAvailable,
-  type PineconeEmulatorOptions,
-  startContainer,
-  startPineconeEmulator,
-} from '@ragfresh/emulators';
+import { type JsonValue, RagfreshError, type StoreFixture, type StoreTarget } from '@ragfresh/core';
+// An optional peer: only the container and emulator targets load it, at start.
+import type { PineconeEmulatorOptions } from '@ragfresh/emulators';
 import { createPineconeConnector, type PineconeConnectorOptions } from './connector.js';
+
+/** The optional peer, or one line saying how to get it. */
+const emulators = () =>
+  import('@ragfresh/emulators').catch((err: unknown) => {
+    if (!String(err).includes("package '@ragfresh/emulators'")) throw err;
+    throw new RagfreshError(
+      'NOT_SUPPORTED',
+      '@ragfresh/connector-pinecone/fixture starts Pinecone Local or the emulator with @ragfresh/emulators, which is not installed; install it (npm install -D @ragfresh/emulators) or give a control plane with --url.',
+    );
+  });
 
 /**
  * Image of the container target. Pinecone Local serves the control plane on 5080 and the
@@ -114,6 +120,7 @@ export function pineconeFixture(emulator: PineconeEmulatorOptions = {}): StoreFi
           async () => {},
         );
       }
+      const { containerEngineAvailable, startContainer, startPineconeEmulator } = await emulators();
       if (await containerEngineAvailable()) {
         const ports = Array.from({ length: 11 }, (_, i) => 5080 + i);
         const c = await startContainer({

@@ -385,6 +385,7 @@ export class QdrantConnector extends Connector {
     await this.write('create epoch pointer', (c, wait) =>
       c.upsert(this.collection, {
         ...wait,
+        ordering: 'strong',
         update_mode: 'insert_only',
         points: [
           {
@@ -441,12 +442,19 @@ export class QdrantConnector extends Connector {
     return this.#epochOf(await this.#readPointer());
   }
 
-  async #readPointer(): Promise<{ payload?: Record<string, unknown> | null } | undefined> {
+  /**
+   * Reads the pointer. `consistency: 'all'` asks every active replica and returns the point only
+   * when all of them hold it equal (lib/collection/src/shards/resolve.rs).
+   */
+  async #readPointer(
+    consistency?: 'all',
+  ): Promise<{ payload?: Record<string, unknown> | null } | undefined> {
     const [point] = await this.call('read epoch', (c) =>
       c.retrieve(this.collection, {
         ids: [EPOCH_POINT_ID],
         with_payload: true,
         with_vector: false,
+        ...(consistency === undefined ? {} : { consistency }),
       }),
     );
     return point as { payload?: Record<string, unknown> | null } | undefined;
@@ -474,12 +482,19 @@ export class QdrantConnector extends Connector {
    * only the call whose write matched `rf_epoch == expected` can leave its token there (Qdrant
    * applies the filtered update of one point under the shard's update lock, in WAL order). A
    * retry after a lost answer matches nothing and still reads back its own token.
+   *
+   * With replicas, the default `weak` ordering lets each replica apply two racers' writes in
+   * its own order, and each racer read back its own token from its own replica: both win.
+   * `ordering: 'strong'` sends the write through the leader replica, which applies writes one at
+   * a time to every replica in one order; the read-back asks every replica
+   * (`consistency: 'all'`), so it cannot see a replica the other racer won on.
    */
   protected async _advanceEpoch(expected: number, next: number): Promise<void> {
     const token = randomUUID();
     await this.write('advance epoch', (c, wait) =>
       c.setPayload(this.collection, {
         ...wait,
+        ordering: 'strong',
         payload: { [EPOCH_VALUE_KEY]: next, [EPOCH_TOKEN_KEY]: token },
         filter: {
           must: [
@@ -489,7 +504,14 @@ export class QdrantConnector extends Connector {
         },
       }),
     );
-    const pointer = await this.#readPointer();
+    const pointer = await this.#readPointer('all');
+    if (pointer === undefined) {
+      this.#epochOf(await this.#readPointer()); // missing everywhere: STATE_CORRUPT
+      throw this.error(
+        'EPOCH_CONFLICT',
+        `expected epoch ${expected} to move to ${next}, but the replicas do not hold the same epoch pointer; another publisher's weakly ordered write may have reached them in another order. Check the collection's replicas.`,
+      );
+    }
     const now = this.#epochOf(pointer);
     if (now !== next || pointer?.payload?.[EPOCH_TOKEN_KEY] !== token) {
       throw this.error(

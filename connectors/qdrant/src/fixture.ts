@@ -1,12 +1,24 @@
-import type { JsonValue, StoreFixture, StoreTarget } from '@ragfresh/core';
-import {
-  CLOUD_STRICT_MODE,
-  containerEngineAvailable,
-  type QdrantEmulatorOptions,
-  startContainer,
-  startQdrantEmulator,
-} from '@ragfresh/emulators';
+import { type JsonValue, RagfreshError, type StoreFixture, type StoreTarget } from '@ragfresh/core';
+// An optional peer: only the container and emulator targets load it, at start.
+import type { QdrantEmulatorOptions } from '@ragfresh/emulators';
 import { createQdrantConnector, type QdrantConnectorOptions } from './connector.js';
+
+/** Qdrant Cloud's strict mode for new collections (`CLOUD_STRICT_MODE` of the emulators). */
+const CLOUD_STRICT_MODE = Object.freeze({
+  enabled: true,
+  unindexed_filtering_retrieve: false,
+  unindexed_filtering_update: false,
+});
+
+/** The optional peer, or one line saying how to get it. */
+const emulators = () =>
+  import('@ragfresh/emulators').catch((err: unknown) => {
+    if (!String(err).includes("package '@ragfresh/emulators'")) throw err;
+    throw new RagfreshError(
+      'NOT_SUPPORTED',
+      '@ragfresh/connector-qdrant/fixture starts a container or the emulator with @ragfresh/emulators, which is not installed; install it (npm install -D @ragfresh/emulators) or give a running server with --url.',
+    );
+  });
 
 /** Image the container target runs (`docker run -p 6333:6333 qdrant/qdrant:<tag>`). */
 export const QDRANT_IMAGE = 'qdrant/qdrant:v1.19.0';
@@ -16,14 +28,17 @@ const collectionName = (ns: string) => `rf_${ns.replace(/[^A-Za-z0-9_-]/g, '_')}
 function target(
   kind: StoreTarget['kind'],
   description: string,
-  url: string,
+  url: string | readonly string[],
   extra: Partial<QdrantConnectorOptions>,
   stop: () => Promise<void>,
   faults?: StoreTarget['faults'],
 ): StoreTarget {
+  // Several URLs: nodes of one cluster; each new connector talks to the next node.
+  const urls = typeof url === 'string' ? [url] : url;
+  let turn = 0;
   const options = (ns: string): QdrantConnectorOptions => ({
     ...extra,
-    url,
+    url: urls[turn++ % urls.length]!,
     collection: collectionName(ns),
   });
   return {
@@ -71,6 +86,7 @@ export function qdrantFixture(emulator: QdrantEmulatorOptions = {}): StoreFixtur
           async () => {},
         );
       }
+      const { containerEngineAvailable, startContainer, startQdrantEmulator } = await emulators();
       if (await containerEngineAvailable()) {
         const c = await startContainer({
           image: QDRANT_IMAGE,
@@ -90,11 +106,14 @@ export function qdrantFixture(emulator: QdrantEmulatorOptions = {}): StoreFixtur
       const modes = [
         `version ${emulator.version ?? '1.19.0'}`,
         emulator.strictMode?.enabled ? 'strict mode' : 'no strict mode',
+        ...((emulator.replicas ?? 1) > 1
+          ? [`${emulator.replicas} replicas on ${emulator.replicas} nodes, connectors round-robin`]
+          : []),
       ];
       return target(
         'emulator',
         `ragfresh Qdrant wire emulator at ${running.url} (${modes.join(', ')}; no Qdrant engine, see docs/connectors/qdrant.md)`,
-        running.url,
+        running.nodes,
         // Injected timeouts hang until the client gives up: keep that short on the emulator.
         { timeoutMs: 2_000, retry: { attempts: 8, baseDelayMs: 20, maxDelayMs: 2_000 } },
         () => running.close(),

@@ -17,7 +17,7 @@ commands:
   watch --distributed        enqueue due sources as URL batches for the workers
   status [--json]            per-source freshness table, review queue, gone evidence (exit codes below)
   review list [--all]|show <id>     the review queue; show: one item with its evidence history
-  review approve|reject <id...> [--source id] [--reason r] [--all-withdrawn] [--by name]
+  review approve|accept|reject <id...> [--source id] [--reason r] [--all-withdrawn] [--by name]
   verify [--repair]          two-way state/store reconciliation; --repair republishes from raw
                              snapshots (no refetch) and removes orphan chunks
   recover                    rebuild a lost state from the store's own metadata (a corrupt

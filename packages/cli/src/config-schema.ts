@@ -1,6 +1,17 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
-import { type Connector, RagfreshError, suggestKey } from '@ragfresh/core';
-import type { SectionSplitter, SplitterPreparation } from '@ragfresh/extract';
+import {
+  CANONICAL_POLICIES,
+  type CanonicalPolicy,
+  type Connector,
+  RagfreshError,
+  suggestKey,
+} from '@ragfresh/core';
+import {
+  NOT_DOCUMENT_CODES,
+  type SectionSplitter,
+  type SplitterPreparation,
+} from '@ragfresh/extract';
+import { allowEntryProblem } from '@ragfresh/fetch';
 import { z } from 'zod';
 import type { ConfigConnectorFactory } from './connectors.js';
 import { isConnector, STORE_NAME } from './connectors.js';
@@ -79,6 +90,8 @@ const sourceSchema = z.strictObject({
   sitemaps: urlList().optional(),
   llmsTxt: urlList().optional(),
   authority: z.string().optional(),
+  /** Whose word a page's canonical link is: `same-site` (default), `trust` or `ignore`. */
+  canonical: z.enum(CANONICAL_POLICIES as [CanonicalPolicy, ...CanonicalPolicy[]]).optional(),
   every: duration().optional(),
   expectedChangeEvery: duration().optional(),
   freshnessObjective: duration().optional(),
@@ -88,6 +101,19 @@ const sourceSchema = z.strictObject({
   proxy: z.strictObject({ url: z.string().min(1), region: z.string().optional() }).optional(),
   identity: identitySchema.optional(),
   canaries: z.array(canarySchema).readonly().optional(),
+  /** Verdict codes that never block this source's pages (still labelled in the run's events). */
+  classify: z
+    .strictObject({
+      ignore: z
+        .array(
+          z.enum(NOT_DOCUMENT_CODES, {
+            error: `is not a classification code; use one of ${NOT_DOCUMENT_CODES.join(', ')}`,
+          }),
+        )
+        .readonly()
+        .optional(),
+    })
+    .optional(),
 });
 
 /** `{ store: 'x', ...options }`: the package `@ragfresh/connector-x` (or `ragfresh-connector-x`). */
@@ -174,10 +200,18 @@ export const configSchema = z.strictObject({
       globalConcurrency: count(1, 1024).optional(),
       allow: z
         .array(
-          z.string().trim().min(1, {
-            error:
-              'is not an entry; use a host, host:port or CIDR string, e.g. "127.0.0.1:8080", "docs.internal", "10.1.2.0/24"',
-          }),
+          z
+            .string()
+            .trim()
+            .min(1, {
+              error:
+                'is not an entry; use a host, host:port or CIDR string, e.g. "127.0.0.1:8080", "docs.internal", "10.1.2.0/24"',
+            })
+            // The fetcher's own check, so `status` refuses what `refresh` would.
+            .superRefine((entry, ctx) => {
+              const problem = entry === '' ? undefined : allowEntryProblem(entry);
+              if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+            }),
         )
         .readonly()
         .optional(),

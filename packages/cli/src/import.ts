@@ -18,7 +18,7 @@ import {
   readExport,
   reconcileInventory,
   type WebScraperMapping,
-} from '@ragfresh/engine';
+} from '@ragfresh/engine/import';
 import { loadConfig, type ResolvedConfig, type ResolvedSource } from './config.js';
 import { EXIT } from './exit.js';
 import { createLogger } from './log.js';

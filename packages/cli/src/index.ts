@@ -1,11 +1,9 @@
 // The engine is @ragfresh/engine; these names stay importable from `ragfresh`.
 export {
   type DocumentEvent,
-  type EngineDeps,
   type ExtractedDocument,
   ExtractPipeline,
   type ExtractPipelineOptions,
-  emptyCounts,
   type NotTheDocument,
   type PageContext,
   type PageInput,

@@ -86,7 +86,7 @@ async function select(
   return out;
 }
 
-/** `review list|show|approve|reject`, with bulk forms by source, reason and `--all-withdrawn`. */
+/** `review list|show|approve|accept|reject`, with bulk forms by source, reason and `--all-withdrawn`. */
 export async function reviewCommand(
   rt: Runtime,
   args: readonly string[],
@@ -111,9 +111,9 @@ export async function reviewCommand(
     }
     return show(rt, ids[0], opts.json, print);
   }
-  if (action !== 'approve' && action !== 'reject') {
+  if (action !== 'approve' && action !== 'accept' && action !== 'reject') {
     print(
-      `ragfresh: unknown review action "${action}"; use list, show <id>, approve <id...> or reject <id...> (or --source/--reason/--all-withdrawn).`,
+      `ragfresh: unknown review action "${action}"; use list, show <id>, approve|accept <id...> or reject <id...> (or --source/--reason/--all-withdrawn).`,
     );
     return EXIT.usage;
   }

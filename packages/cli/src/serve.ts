@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { errorMessage } from '@ragfresh/core';
-import { type ExportCoverage, importRows, parseExport } from '@ragfresh/engine';
+import { type ExportCoverage, importRows, parseExport } from '@ragfresh/engine/import';
 import type { ResolvedConfig, ResolvedSource } from './config.js';
 import { EXIT } from './exit.js';
 import { type ImportArgs, ImportUsageError, mappingOf, sourceOf } from './import.js';

@@ -74,6 +74,34 @@ describe('config schema: one line per problem, with the fix', () => {
       ],
     ],
     [
+      'a classification code that is none, and a typo beside it',
+      src({ classify: { ignore: ['soft404'], ignor: [] } }),
+      [
+        'config sources[0].classify.ignore[0]: "soft404" is not a classification code; use one of http_status, consent_wall, bot_challenge, login_wall, soft_404, error_page, rate_limited, empty_app_shell, empty.',
+        'config sources[0].classify.ignor: is not a known key; did you mean sources[0].classify.ignore?',
+      ],
+    ],
+    [
+      'a canonical policy',
+      src({ canonical: 'always' }),
+      [
+        'config sources[0].canonical: "always" is not allowed; use "same-site" or "trust" or "ignore".',
+      ],
+    ],
+    [
+      // The fetcher's own check: `status` refuses what `refresh` would (control: a good entry passes).
+      'allow-list entries the fetcher would refuse',
+      {
+        ...ok,
+        fetch: { allow: ['127.0.0.1:8080', '10.0.0.0/33', 'http://docs.internal/', '10.0.0.0/'] },
+      },
+      [
+        'config fetch.allow[1]: "10.0.0.0/33" has a bad prefix length; use a CIDR like 10.0.0.0/8.',
+        'config fetch.allow[2]: "http://docs.internal/" is neither a CIDR, an address, a host name nor host:port; use e.g. 10.1.2.0/24, 127.0.0.1:8080 or docs.internal.',
+        'config fetch.allow[3]: "10.0.0.0/" has a bad prefix length; use a CIDR like 10.0.0.0/8.',
+      ],
+    ],
+    [
       'a queue without its Redis URL',
       { ...ok, queue: { prefix: 'rf' } },
       ['config queue.redis: is missing; set it to a Redis URL such as "redis://127.0.0.1:6379".'],
@@ -95,7 +123,12 @@ describe('config schema: one line per problem, with the fix', () => {
     expect(configProblems(ok)).toEqual([]);
     expect(
       configProblems({
-        ...src({ every: '6h', contract: { minChars: 200, maxShrink: 0.5 }, markdownTwin: true }),
+        ...src({
+          every: '6h',
+          contract: { minChars: 200, maxShrink: 0.5 },
+          markdownTwin: true,
+          classify: { ignore: ['soft_404', 'login_wall'] },
+        }),
         connector: { store: 'libsql', url: 'file:index.db' },
         fetch: { allow: ['127.0.0.1:8080'], minIntervalMs: 0 },
         deletion: { goneChecks: 3, minGoneAge: '48h', autoApprove: false },

@@ -215,7 +215,7 @@ describe('ragfresh CLI: fault isolation, reconciliation, deletion safety and exi
     sim.clearLog();
     const r = await cli(dir, 'refresh', '--all');
     expect(r.out).toMatch(
-      /store-store-lost: .*9 documents republished from raw snapshots, 0 to fetch in full/,
+      /store-lost: .*9 documents republished from raw snapshots, 0 to fetch in full/,
     );
     expect(sim.log().filter((e) => e.status === 200)).toHaveLength(0);
     expect(r.code).toBe(0);

@@ -265,3 +265,49 @@ describe('the HTTP surface', () => {
     }
   });
 });
+
+describe('the document page cites what readers are shown', () => {
+  const page = async (extra: Record<string, string>) => {
+    const { FIELDS, openStateStore } = await import('@ragfresh/core');
+    const { documentPage } = await import('../src/ui/pages.js');
+    const state = await openStateStore('sqlite::memory:');
+    const record = doc('d1', [], { url: 'http://127.0.0.1:8080/old', currentVersionId: 'v1' });
+    await state.putDocument(record);
+    const chunk = {
+      id: 'c1',
+      text: 'x',
+      metadata: {
+        [FIELDS.versionId]: 'v1',
+        [FIELDS.url]: 'http://127.0.0.1:8080/old',
+        [FIELDS.finalUrl]: 'http://127.0.0.1:8080/pricing',
+        ...extra,
+      },
+    };
+    const out = await documentPage(
+      {
+        config: { sources: [] } as never,
+        state,
+        connector: { listChunks: async () => [chunk] } as never,
+        texts: { byVersion: async () => new Map() } as never,
+        runs: 5,
+      },
+      'd1',
+      {},
+    );
+    await state.close();
+    return String(out!.body);
+  };
+
+  it('an off-site canonical is shown as the page claim, never as the citation', async () => {
+    const body = await page({ canonical_claim: 'https://docs.other-company.example/p' });
+    expect(body).toMatch(/cited as <a class="ext" href="http:\/\/127\.0\.0\.1:8080\/pricing"/);
+    expect(body).toContain('the page claims the canonical');
+    expect(body).not.toContain('href="https://docs.other-company.example/p"');
+  });
+
+  it('an accepted canonical is the citation (the control)', async () => {
+    const body = await page({ canonical_url: 'http://127.0.0.1:8080/pricing-v2' });
+    expect(body).toMatch(/cited as <a class="ext" href="http:\/\/127\.0\.0\.1:8080\/pricing-v2"/);
+    expect(body).not.toContain('claims the canonical');
+  });
+});

@@ -1,3 +1,4 @@
+export * from './canonical.js';
 export * from './connector.js';
 export * from './connector-factory.js';
 export * from './embeddings.js';

@@ -153,15 +153,23 @@ export class DocumentLedger {
     return this.#put({ ...base, validators, lastAttemptAt: attemptedAt });
   }
 
-  /** Never overwrite: the last good version stays current; readers are told it is stale. */
-  degraded(base: DocumentRecord, reasons: readonly string[]): Promise<DocumentRecord> {
+  /**
+   * Never overwrite: the last good version stays current; readers are told it is stale. A page
+   * judged not the document names the version it would have been (`wouldBe`) in its history, so
+   * runs with the same verdict on unchanged content can be counted.
+   */
+  degraded(
+    base: DocumentRecord,
+    reasons: readonly string[],
+    wouldBe?: string,
+  ): Promise<DocumentRecord> {
     const at = this.#at();
     const status =
       base.status === 'quarantined' || base.status === 'tombstoned' ? base.status : 'degraded';
     return this.#put(
       withEvent(
         { ...base, status, statusReasons: [...reasons], lastAttemptAt: at },
-        event(at, 'degraded', reasons),
+        event(at, 'degraded', reasons, wouldBe),
       ),
     );
   }

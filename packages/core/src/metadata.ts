@@ -30,7 +30,16 @@ export const FIELDS = Object.freeze({
   source: 'source',
   url: 'url',
   finalUrl: 'final_url',
+  /**
+   * The page's canonical URL when its source's `canonical` policy accepted it (same site by
+   * default): it is then cited instead of `final_url`. Always http(s).
+   */
   canonicalUrl: 'canonical_url',
+  /**
+   * A canonical the page claimed that its source's policy did not accept (another site under
+   * `same-site`): kept as the page's claim, never cited, never identity (optional; additive).
+   */
+  canonicalClaim: 'canonical_claim',
   title: 'title',
   heading: 'heading',
   headingPath: 'heading_path',
@@ -86,6 +95,7 @@ export function toStoredChunk(chunk: EmbeddedChunk, fromEpoch: number): StoredCh
     [FIELDS.acquisition]: p.acquisition,
   };
   if (p.canonicalUrl !== undefined) meta[FIELDS.canonicalUrl] = p.canonicalUrl;
+  if (p.canonicalClaim !== undefined) meta[FIELDS.canonicalClaim] = p.canonicalClaim;
   if (p.sourceModifiedAt !== undefined) meta[FIELDS.sourceModifiedAt] = p.sourceModifiedAt;
   if (p.region !== undefined) meta[FIELDS.region] = p.region;
   if (p.authority !== undefined) meta[FIELDS.authority] = p.authority;
@@ -152,6 +162,9 @@ export function decodeChunkMetadata(meta: FlatMetadata): DecodedChunk {
     ...(optStr(meta, FIELDS.canonicalUrl) === undefined
       ? {}
       : { canonicalUrl: optStr(meta, FIELDS.canonicalUrl)! }),
+    ...(optStr(meta, FIELDS.canonicalClaim) === undefined
+      ? {}
+      : { canonicalClaim: optStr(meta, FIELDS.canonicalClaim)! }),
     ...(optStr(meta, FIELDS.sourceModifiedAt) === undefined
       ? {}
       : { sourceModifiedAt: optStr(meta, FIELDS.sourceModifiedAt)! }),

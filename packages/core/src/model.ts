@@ -37,7 +37,10 @@ export interface PublishContract {
 export interface ChunkProvenance {
   readonly url: string;
   readonly finalUrl: string;
+  /** The page's canonical, when the source's `canonical` policy accepted it (see `canonical.ts`). */
   readonly canonicalUrl?: string;
+  /** A canonical the page claimed that the policy did not accept: never cited (additive). */
+  readonly canonicalClaim?: string;
   readonly title: string;
   readonly retrievedAt: IsoTime;
   readonly contentChangedAt: IsoTime;

@@ -1,8 +1,10 @@
-import { decodeChunkMetadata, type FlatMetadata } from './metadata.js';
+import { citationUrl } from './canonical.js';
+import { decodeChunkMetadata, FIELDS, type FlatMetadata } from './metadata.js';
 import type { DocumentStatus } from './model.js';
 
 /** What a reader is told about one retrieved chunk, prepended at prompt-assembly time. */
 export interface EvidenceProvenance {
+  /** The cited URL: the accepted canonical, else the URL fetched after redirects (`citationUrl`). */
   readonly source: string;
   readonly title?: string;
   readonly fetched: string;
@@ -12,6 +14,20 @@ export interface EvidenceProvenance {
   readonly status?: DocumentStatus;
   readonly documentId?: string;
   readonly versionId?: string;
+}
+
+/**
+ * The cited URL of any chunk's metadata (stored, loaded, or another app's with ragfresh's keys):
+ * `canonical_url`, else `final_url`, else `url`, the first that is http(s) (`citationUrl`).
+ */
+export function metadataCitation(metadata: Readonly<Record<string, unknown>>): string | undefined {
+  const s = (key: string) =>
+    typeof metadata[key] === 'string' ? (metadata[key] as string) : undefined;
+  return citationUrl({
+    canonicalUrl: s(FIELDS.canonicalUrl),
+    finalUrl: s(FIELDS.finalUrl),
+    url: s(FIELDS.url),
+  });
 }
 
 /** Provenance of a stored chunk from its metadata (and, when known, its document's status). */
@@ -27,7 +43,7 @@ export function provenanceOf(
   const stale = doc !== undefined && (doc.status === 'degraded' || doc.status === 'quarantined');
   const fetched = doc?.retrievedAt ?? d.provenance.retrievedAt;
   return {
-    source: d.provenance.canonicalUrl ?? d.provenance.url,
+    source: citationUrl(d.provenance) ?? d.provenance.url,
     title: d.provenance.title,
     fetched,
     ...(d.headingPath.length === 0 ? {} : { section: d.headingPath.join(' > ') }),

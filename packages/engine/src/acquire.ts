@@ -1,6 +1,12 @@
 import { type AcquisitionMode, errorMessage, type FetchValidators } from '@ragfresh/core';
 import type { PageInput } from '@ragfresh/extract';
-import type { Fetcher, FetchResult, NotModifiedResult, OkResult } from '@ragfresh/fetch';
+import {
+  describeFetchFailure as describeFailure,
+  type Fetcher,
+  type FetchResult,
+  type NotModifiedResult,
+  type OkResult,
+} from '@ragfresh/fetch';
 import { type Classified, isAppShell } from './classify.js';
 import type { AcquisitionSetting, PageRenderer } from './types.js';
 
@@ -44,33 +50,6 @@ export type Acquisition<O> =
       readonly outcome: O;
       readonly acquisition: AcquisitionMode;
     };
-
-/** One line per fetch failure, naming the outcome and what the server said. */
-export function describeFailure(r: FetchResult): string {
-  switch (r.outcome) {
-    case 'rate-limited':
-      return `rate-limited: HTTP 429${r.retryAfterMs === undefined ? '' : `, retry after ${Math.round(r.retryAfterMs / 1000)}s`}`;
-    case 'server-error':
-      return `server-error: HTTP ${r.status}`;
-    case 'off-host-redirect':
-      return `off-host-redirect: to ${r.location}`;
-    case 'timeout':
-      return `timeout: ${r.phase}`;
-    case 'network-error':
-      return `network-error: ${r.error.code}`;
-    case 'robots-disallowed':
-      return `robots-disallowed: ${r.basis}`;
-    case 'unsupported-type':
-      return `unsupported-type: ${r.contentType || 'none'}`;
-    case 'too-large':
-      return `too-large: over ${r.limitBytes} bytes`;
-    case 'ssrf-refused':
-      // The guard's message names the setting that would allow the address.
-      return `ssrf-refused: ${r.error.message.replace(/^\[ragfresh\] \[[^\]]+\] /, '')}`;
-    default:
-      return `${r.outcome}: HTTP ${r.status}`;
-  }
-}
 
 function fetchOptions(req: AcquireRequest) {
   return {

@@ -1,4 +1,8 @@
-import type { PageOutcome } from './extract.js';
+import type { DocumentRecord } from '@ragfresh/core';
+import type { Fetcher, OkResult } from '@ragfresh/fetch';
+import type { ExtractedDocument, PageOutcome } from './extract.js';
+import type { HostEvidence } from './interstitial-evidence.js';
+import type { EngineSource } from './types.js';
 
 /** The part of a page outcome the classify stage reads (PageOutcome and extract's PreparedPage fit). */
 export interface Classified {
@@ -6,34 +10,131 @@ export interface Classified {
   readonly reasons?: readonly string[];
 }
 
+/** The code a reason line starts with: `soft_404: not-found title …` is `soft_404`. */
+export function reasonCode(reason: string): string {
+  return /^([a-z0-9_-]+):/i.exec(reason)?.[1]?.toLowerCase() ?? '';
+}
+
 /** True when classification called the page an empty JavaScript app shell (the `auto` render signal). */
 export function isAppShell(outcome: Classified): boolean {
   return (
     outcome.kind === 'not-the-document' &&
-    (outcome.reasons ?? []).some((r) => /^empty_app_shell/i.test(r))
+    (outcome.reasons ?? []).some((r) => reasonCode(r) === 'empty_app_shell')
   );
 }
 
 /** What the engine does with a classified page. */
 export type Verdict =
-  | { readonly kind: 'document'; readonly doc: Extract<PageOutcome, { kind: 'document' }> }
+  | {
+      readonly kind: 'document';
+      readonly doc: ExtractedDocument;
+      /**
+       * Verdicts that did not block it, labelled (`ignored by classify.ignore: soft_404: …`,
+       * `unconfirmed: …`, `accepted: …`): the run's event for the page carries them.
+       */
+      readonly labels: readonly string[];
+    }
   | {
       readonly kind: 'not-the-document';
       readonly reasons: readonly string[];
       /** Per-source alerts the verdict raises (an empty extraction is a shape break). */
       readonly alerts: readonly string[];
+      /** The page cut as a document all the same (for an accepted review item). */
+      readonly asDocument?: ExtractedDocument;
     };
 
+const withoutSuspicion = (doc: ExtractedDocument): ExtractedDocument => {
+  const { suspected: _s, ...rest } = doc;
+  return rest;
+};
+
 /**
- * The classify stage's verdict: a page that is not the document (consent wall, challenge,
- * login wall, soft 404, empty shell, empty extraction) never becomes a candidate.
+ * The classify stage's verdict without host evidence (import rows, anything with no host to
+ * ask): a page that is not the document (consent wall, challenge, login wall, soft 404, empty
+ * shell, empty extraction) never becomes a candidate, unless the source's `classify.ignore`
+ * names every reason; a status phrase the page alone does not prove is a label, not a verdict.
  */
-export function classifyOutcome(url: string, outcome: PageOutcome): Verdict {
-  if (outcome.kind === 'document') return { kind: 'document', doc: outcome };
+export function classifyOutcome(
+  url: string,
+  outcome: PageOutcome,
+  source?: Pick<EngineSource, 'classify'>,
+): Verdict {
+  if (outcome.kind === 'document') {
+    const labels = (outcome.suspected ?? []).map((r) => `unconfirmed: ${r}`);
+    return { kind: 'document', doc: withoutSuspicion(outcome), labels };
+  }
+  const ignore = new Set(source?.classify?.ignore ?? []);
+  const blocking = outcome.reasons.filter((r) => !ignore.has(reasonCode(r)));
+  if (blocking.length === 0 && outcome.asDocument !== undefined) {
+    return {
+      kind: 'document',
+      doc: withoutSuspicion(outcome.asDocument),
+      labels: outcome.reasons.map((r) => `ignored by classify.ignore: ${r}`),
+    };
+  }
   const empty = outcome.reasons.some((r) => /^empty/i.test(r));
   return {
     kind: 'not-the-document',
     reasons: outcome.reasons,
     alerts: empty ? [`empty-extraction: ${url}`] : [],
+    ...(outcome.asDocument === undefined
+      ? {}
+      : { asDocument: withoutSuspicion(outcome.asDocument) }),
+  };
+}
+
+/** What the classify stage of a fetched page reads besides the page. */
+export interface JudgeContext {
+  readonly fetcher: Pick<Fetcher, 'fetch'>;
+  readonly source: Pick<EngineSource, 'id' | 'classify'>;
+  readonly evidence: HostEvidence;
+  /** The version a reviewer accepted as the document despite its verdict, if any. */
+  accepted(documentId: string): Promise<{ versionId: string; by: string } | undefined>;
+}
+
+/**
+ * The classify stage of a fetched page: the page's own verdict, then host evidence for each
+ * status phrase it shows (see `HostEvidence`: a confirmed phrase becomes a reason, with the
+ * evidence appended), the source's `classify.ignore`, and a reviewer's acceptance of exactly
+ * this content (`persistent-not-the-document`). A later content change is judged afresh.
+ */
+export async function judgePage(
+  cx: JudgeContext,
+  page: { readonly url: string; readonly documentId: string; readonly record?: DocumentRecord },
+  outcome: PageOutcome,
+  result: OkResult,
+): Promise<Verdict> {
+  let judged = outcome;
+  // The version already published is the document it was judged to be: not asked (or
+  // labelled) again.
+  if (outcome.kind === 'document' && page.record?.currentVersionId === outcome.versionId)
+    return { kind: 'document', doc: withoutSuspicion(outcome), labels: [] };
+  if (outcome.kind === 'document' && (outcome.suspected ?? []).length > 0) {
+    const confirmed: string[] = [];
+    for (const reason of outcome.suspected ?? []) {
+      const why = await cx.evidence.find(cx.fetcher, cx.source.id, {
+        url: page.url,
+        documentId: page.documentId,
+        code: reasonCode(reason),
+        text: outcome.text,
+        contentHash: outcome.contentHash,
+        result,
+        ...(page.record?.currentVersionId === undefined || page.record.textChars === undefined
+          ? {}
+          : { publishedChars: page.record.textChars }),
+      });
+      if (why !== undefined) confirmed.push(`${reason}; ${why}`);
+    }
+    if (confirmed.length > 0)
+      judged = { kind: 'not-the-document', reasons: confirmed, asDocument: outcome };
+  }
+  const verdict = classifyOutcome(page.url, judged, cx.source);
+  if (verdict.kind === 'document' || verdict.asDocument === undefined) return verdict;
+  const accepted = await cx.accepted(page.documentId);
+  if (accepted?.versionId !== verdict.asDocument.versionId) return verdict;
+  return {
+    kind: 'document',
+    doc: verdict.asDocument,
+    labels: verdict.reasons.map((r) => `accepted by ${accepted.by}: ${r}`),
   };
 }

@@ -12,6 +12,7 @@ import { DEFAULT_PAGE_LIMITS, type PageLimits } from './bounds.js';
 import { Mutex } from './concurrency.js';
 import { emptyCounts, type RefreshCounts, type SourceReport } from './counts.js';
 import type { PagePipeline } from './extract.js';
+import { HostEvidence } from './interstitial-evidence.js';
 import { RecordSnapshot } from './records.js';
 import {
   DEFAULT_DELETION_POLICY,
@@ -163,6 +164,8 @@ export class SourceRun {
   readonly answered = new Set<string>();
   /** Deletion proposals of this run, written (or held as one alert) when the source finishes. */
   readonly proposals: GoneProposal[] = [];
+  /** Host evidence for status phrases (bodies seen, probes asked), for this run only. */
+  readonly hostEvidence = new HostEvidence();
 
   constructor(source: EngineSource, startedAt: string) {
     this.source = source;

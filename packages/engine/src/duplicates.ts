@@ -1,6 +1,7 @@
 import {
   FIELDS,
   HEADING_SEPARATOR,
+  metadataCitation,
   type PublishCandidate,
   type PublishReport,
   sha256Hex,
@@ -267,7 +268,7 @@ function citationOf(meta: Readonly<Record<string, unknown>>): Citation {
     }
   }
   return {
-    url: s(FIELDS.url) || s(FIELDS.source),
+    url: metadataCitation(meta) ?? s(FIELDS.source),
     title: s(FIELDS.title),
     heading,
     documentId: s(FIELDS.documentId),

@@ -31,12 +31,13 @@ import { reextractSource } from './reextract.js';
 import {
   type ApprovalReport,
   approveMany,
+  heldDocument,
   proposeInventoryDiff,
   reject,
   settleProposals,
 } from './review.js';
 import { checkShape } from './shape.js';
-import { extractSnapshot } from './snapshot.js';
+import { extractSnapshot, sourceProvenance } from './snapshot.js';
 import type { EngineSource } from './types.js';
 
 export interface RefreshOptions {
@@ -136,7 +137,7 @@ export class RefreshEngine {
     if (storeCheck.verdict !== 'ok' && storeCheck.verdict !== 'empty') {
       for (const run of runs)
         run.alerts.push(
-          `store-${storeCheck.verdict}: ${storeCheck.problems.join('; ')}; ${storeCheck.repaired} documents republished from raw snapshots, ${storeCheck.refetch} to fetch in full`,
+          `${storeCheck.verdict.startsWith('store-') ? '' : 'store-'}${storeCheck.verdict}: ${storeCheck.problems.join('; ')}; ${storeCheck.repaired} documents republished from raw snapshots, ${storeCheck.refetch} to fetch in full`,
         );
     }
     // A new extractor/chunker: re-extract from raw snapshots and publish first, so the
@@ -292,7 +293,7 @@ export class RefreshEngine {
     });
   }
 
-  /** Publishes a quarantined candidate a reviewer approved; returns why not, if it could not. */
+  /** Publishes a held version (quarantined, or accepted as the document) a reviewer approved; returns why not, if it could not. */
   async #publishHeld(item: ReviewItem): Promise<string | undefined> {
     const ctx = this.#ctx;
     const source = ctx.deps.sources.find((s) => s.id === item.sourceId);
@@ -309,27 +310,28 @@ export class RefreshEngine {
         documentId: item.documentId,
         sourceId: source.id,
         url: item.url,
-        ...(source.authority === undefined ? {} : { authority: source.authority }),
+        ...sourceProvenance(source),
       },
       ctx.pageLimits,
     );
-    if (outcome.kind !== 'document') return `not extractable: ${outcome.reasons.join('; ')}`;
+    const doc = heldDocument(item, outcome);
+    if (typeof doc === 'string') return doc;
     // An approval interrupted after its publication: the version is already current.
-    if (record?.currentVersionId === outcome.versionId) return undefined;
+    if (record?.currentVersionId === doc.versionId) return undefined;
     const run = new SourceRun(source, ctx.nowIso());
     const queue = new PublishQueue(ctx);
-    const chunks = await embedNewChunks(ctx, outcome, record, run.counts);
+    const chunks = await embedNewChunks(ctx, doc, record, run.counts);
     await queue.add({
       run,
       mode: 'accept',
       candidate: {
         documentId: item.documentId,
-        versionId: outcome.versionId,
+        versionId: doc.versionId,
         sourceId: source.id,
         url: item.url,
-        contentHash: outcome.contentHash,
-        textChars: outcome.text.length,
-        text: outcome.text,
+        contentHash: doc.contentHash,
+        textChars: doc.text.length,
+        text: doc.text,
         chunks,
         retrievedAt,
         rawDigest: item.rawDigest!,

@@ -36,13 +36,18 @@ export async function recordGood(
   await ctx.ledger.observed(base, seen);
 }
 
-/** Never overwrite: the last good version stays current; readers are told it is stale. */
+/**
+ * Never overwrite: the last good version stays current; readers are told it is stale. A page
+ * judged not the document carries the version it would have been (`wouldBe`) in its history
+ * entry, so runs with the same verdict on unchanged content can be counted.
+ */
 export async function recordDegraded(
   ctx: EvidenceContext,
   base: DocumentRecord,
   reasons: readonly string[],
-): Promise<void> {
-  await ctx.ledger.degraded(base, reasons);
+  wouldBe?: string,
+): Promise<DocumentRecord> {
+  return ctx.ledger.degraded(base, reasons, wouldBe);
 }
 
 /** Records one 404/410 observation and says whether the evidence now suffices for a proposal. */

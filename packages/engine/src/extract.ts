@@ -3,6 +3,7 @@ import {
   BoilerplateModel,
   boilerplateDigests,
   markdownToPlainText,
+  type NotTheDocumentPage,
   type PageContext,
   type PageInput,
   type PagePreparation,
@@ -26,11 +27,18 @@ export interface ExtractedDocument {
   readonly text: string;
   readonly contentHash: string;
   readonly versionId: string;
+  /** The page's canonical, accepted by its source's policy; `canonicalClaim` when refused. */
   readonly canonicalUrl?: string;
+  readonly canonicalClaim?: string;
   /** Chunks without vectors; `provenance.contentChangedAt` is this observation's time. */
   readonly chunks: readonly Chunk[];
   /** What the page showed the per-host learner (set by `processLearned` only). */
   readonly learning?: PageLearning;
+  /**
+   * Status phrases the page shows without interstitial evidence on it (`soft_404: …`): the
+   * classify stage looks for host evidence before it calls the page not the document.
+   */
+  readonly suspected?: readonly string[];
 }
 
 /** The learned model of one host in force for a page (see `boilerplate.ts`). */
@@ -71,6 +79,11 @@ export interface NotTheDocument {
   readonly kind: 'not-the-document';
   /** Stable reason codes with detail, e.g. `consent_wall: …`. */
   readonly reasons: readonly string[];
+  /**
+   * The page cut as a document all the same (the host's learned model not applied, the learner
+   * not fed), for a source's `classify.ignore` or an accepted review item; absent without text.
+   */
+  readonly asDocument?: ExtractedDocument;
 }
 
 export type PageOutcome = ExtractedDocument | NotTheDocument;
@@ -102,7 +115,19 @@ export class ExtractPipeline implements PagePipeline {
 
   async process(input: PageInput, ctx: PageContext): Promise<PageOutcome> {
     const page = this.#prepare(input, ctx);
-    return page.kind === 'not-the-document' ? page : this.#cut(documentOf(page), page);
+    return page.kind === 'not-the-document'
+      ? this.#notTheDocument(page)
+      : this.#cut(documentOf(page), page);
+  }
+
+  async #notTheDocument(page: NotTheDocumentPage): Promise<NotTheDocument> {
+    const { reasons, asDocument } = page;
+    if (asDocument === undefined) return { kind: 'not-the-document', reasons };
+    return {
+      kind: 'not-the-document',
+      reasons,
+      asDocument: await this.#cut(documentOf(asDocument), asDocument),
+    };
   }
 
   /** With a splitter of the user's, the page's Markdown is cut again by it (nothing is parsed again). */
@@ -141,7 +166,7 @@ export class ExtractPipeline implements PagePipeline {
     choice: LearnedModelChoice,
   ): Promise<PageOutcome> {
     const page = this.#prepare(input, ctx);
-    if (page.kind === 'not-the-document') return page;
+    if (page.kind === 'not-the-document') return this.#notTheDocument(page);
     const out = documentOf(page);
     if (out.chunks.length === 0) return this.#cut(out, page);
     const { rootTitle } = page;
@@ -187,7 +212,9 @@ function documentOf(page: PreparedPage): ExtractedDocument {
     contentHash: page.prepared.contentHash,
     versionId: page.prepared.versionId,
     ...(page.canonicalUrl === undefined ? {} : { canonicalUrl: page.canonicalUrl }),
+    ...(page.canonicalClaim === undefined ? {} : { canonicalClaim: page.canonicalClaim }),
     chunks: page.prepared.chunks,
+    ...(page.suspected === undefined ? {} : { suspected: page.suspected }),
   };
 }
 

@@ -47,12 +47,13 @@ async function discover(
     notModified += found.notModified;
     for (const e of found.entries) urls.push(e.url);
     if (found.truncated) problems.push(`sitemap-truncated: ${sitemap}`);
-    for (const f of found.failures) problems.push(`sitemap-unreadable: ${f.url} (${f.outcome})`);
+    for (const f of found.failures) problems.push(`sitemap-unreadable: ${f.url} (${f.reason})`);
   }
   for (const llms of source.llmsTxt ?? []) {
     const found = await discoverLlmsTxt(ctx.deps.fetcher, llms, opts);
     if (found.notModified) notModified += 1;
-    if (found.outcome !== 'ok') problems.push(`llms-txt-unreadable: ${llms} (${found.outcome})`);
+    if (found.outcome !== 'ok')
+      problems.push(`llms-txt-unreadable: ${llms} (${found.reason ?? found.outcome})`);
     for (const l of found.links) urls.push(l.url);
   }
   return { urls, problems, notModified };

@@ -2,14 +2,15 @@ import { DocumentLedger, type DocumentRecord, type Tombstone } from '@ragfresh/c
 import type { FetchResult, OkResult } from '@ragfresh/fetch';
 import { type AcquireDeps, type Acquisition, acquirePage } from './acquire.js';
 import { oneLine, processBounded } from './bounds.js';
-import { classifyOutcome } from './classify.js';
+import { judgePage } from './classify.js';
 import type { EngineContext, SourceRun } from './context.js';
 import { embedNewChunks } from './embed.js';
 import { recordDegraded, recordGone, recordGood } from './evidence.js';
 import type { ExtractedDocument, PageOutcome } from './extract.js';
 import type { InventoryEntry } from './inventory.js';
 import type { PublishQueue } from './publish.js';
-import { heldVersion, observeResurrection } from './review.js';
+import { acceptedVersion, heldVersion, observeResurrection, proposePersistent } from './review.js';
+import { sourceProvenance } from './snapshot.js';
 
 /** One page of one source's run, with what the state already knows about it. */
 export interface PageTask {
@@ -41,7 +42,7 @@ function process(ctx: EngineContext, task: PageTask) {
         sourceId: source.id,
         retrievedAt: fetched.fetchedAt,
         ...(fetched.region === undefined ? {} : { region: fetched.region }),
-        ...(source.authority === undefined ? {} : { authority: source.authority }),
+        ...sourceProvenance(source),
         ...(fetched.lastModifiedAt === undefined
           ? {}
           : { sourceModifiedAt: fetched.lastModifiedAt }),
@@ -125,14 +126,28 @@ async function settlePage(
       return false;
     case 'unreadable':
       run.counts.fetched200++;
-      await onNotTheDocument(ctx, task, acquired.reasons, []);
+      await onNotTheDocument(ctx, task, { reasons: acquired.reasons, alerts: [] });
       return true;
     case 'page': {
       run.counts.fetched200++;
-      const verdict = classifyOutcome(entry.url, acquired.outcome);
+      const verdict = await judgePage(
+        {
+          fetcher: ctx.deps.fetcher,
+          source: run.source,
+          evidence: run.hostEvidence,
+          accepted: (documentId) => acceptedVersion(ctx, documentId),
+        },
+        { url: entry.url, documentId: entry.documentId, ...(task.known ? { record: base } : {}) },
+        acquired.outcome,
+        acquired.result,
+      );
       if (verdict.kind === 'not-the-document')
-        await onNotTheDocument(ctx, task, verdict.reasons, verdict.alerts);
-      else await onDocument(ctx, queue, task, verdict.doc, acquired.result);
+        await onNotTheDocument(ctx, task, verdict, acquired.result.rawDigest);
+      else {
+        if (verdict.labels.length > 0)
+          run.event(entry.url, entry.documentId, 'indexed-despite', verdict.labels);
+        await onDocument(ctx, queue, task, verdict.doc, acquired.result);
+      }
       return true;
     }
   }
@@ -190,15 +205,33 @@ async function onGone(ctx: EngineContext, task: PageTask, result: FetchResult): 
 async function onNotTheDocument(
   ctx: EngineContext,
   task: PageTask,
-  reasons: readonly string[],
-  alerts: readonly string[],
+  verdict: {
+    readonly reasons: readonly string[];
+    readonly alerts: readonly string[];
+    readonly asDocument?: ExtractedDocument;
+  },
+  rawDigest?: string,
 ): Promise<void> {
   const { run, entry } = task;
+  const { reasons, asDocument } = verdict;
   run.counts.extracted++;
   run.counts.notTheDocument++;
-  run.alerts.push(...alerts);
-  await recordDegraded(ctx, { ...task.base, goneCount: 0 }, reasons);
+  run.alerts.push(...verdict.alerts);
+  const record = await recordDegraded(
+    ctx,
+    { ...task.base, goneCount: 0 },
+    reasons,
+    asDocument?.versionId,
+  );
   run.event(entry.url, entry.documentId, 'not-the-document', reasons);
+  if (asDocument !== undefined)
+    await proposePersistent(
+      ctx,
+      run,
+      record,
+      { versionId: asDocument.versionId, ...(rawDigest === undefined ? {} : { rawDigest }) },
+      reasons,
+    );
 }
 
 async function onDocument(

@@ -14,7 +14,7 @@ import {
 import { type EngineContext, SourceRun } from './context.js';
 import { embedNewChunks } from './embed.js';
 import type { PublishQueue } from './publish.js';
-import { extractSnapshot } from './snapshot.js';
+import { extractSnapshot, sourceProvenance } from './snapshot.js';
 
 /** What the start of a refresh found and did. */
 export interface StoreCheckReport {
@@ -58,7 +58,7 @@ export async function republishFromSnapshots(
         documentId: record.documentId,
         sourceId: source.id,
         url: record.url,
-        ...(source.authority === undefined ? {} : { authority: source.authority }),
+        ...sourceProvenance(source),
         ...(record.timestamps.retrievedAt === undefined
           ? {}
           : { retrievedAt: record.timestamps.retrievedAt }),

@@ -3,7 +3,7 @@ import type { EngineContext, SourceRun } from './context.js';
 import { embedNewChunks } from './embed.js';
 import type { PageOutcome } from './extract.js';
 import type { PublishQueue } from './publish.js';
-import { extractSnapshot } from './snapshot.js';
+import { extractSnapshot, sourceProvenance } from './snapshot.js';
 
 /**
  * Which documents to re-extract: all with a raw snapshot, only those cut under another pipeline
@@ -47,7 +47,7 @@ async function fromSnapshot(
       documentId: r.documentId,
       sourceId: run.source.id,
       url: r.url,
-      ...(run.source.authority === undefined ? {} : { authority: run.source.authority }),
+      ...sourceProvenance(run.source),
       ...(r.timestamps.retrievedAt === undefined ? {} : { retrievedAt: r.timestamps.retrievedAt }),
     },
     ctx.pageLimits,

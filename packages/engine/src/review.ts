@@ -1,6 +1,7 @@
 import type { DocumentRecord, RemovalRequest, ReviewItem } from '@ragfresh/core';
 import type { EngineContext, SourceRun } from './context.js';
 import type { EvidenceContext } from './evidence.js';
+import type { ExtractedDocument, PageOutcome } from './extract.js';
 
 /** The document a proposal is about. */
 export interface ProposalSubject {
@@ -21,11 +22,33 @@ export const DELETION_REASONS = Object.freeze({
   unlistedAnswering: 'unlisted-but-answering',
 });
 
+/**
+ * Runs with the same not-the-document verdict on unchanged content before the page becomes a
+ * `persistent-not-the-document` review item (a reviewer may accept it as the document).
+ */
+export const PERSISTENT_NOT_DOCUMENT_RUNS = 3;
+
 /** Ingestion review reasons. */
 export const INGESTION_REASONS = Object.freeze({
   contractQuarantine: 'contract-quarantine',
   tombstoneLift: 'tombstoned page answers 200 again',
+  /** Judged not the document on several runs with unchanged content; approval accepts it. */
+  persistentNotTheDocument: 'persistent-not-the-document',
 });
+
+/**
+ * Ingestion items that hold one version of a page: approval publishes exactly that version
+ * from its raw snapshot (the quarantine's way out), by id prefix.
+ */
+const HELD_PREFIX: Readonly<Record<string, string>> = Object.freeze({
+  [INGESTION_REASONS.contractQuarantine]: 'quarantine',
+  [INGESTION_REASONS.persistentNotTheDocument]: 'persistent',
+});
+
+/** True for an item that holds one version for publication (`quarantine:…`, `persistent:…`). */
+export function holdsVersion(item: ReviewItem): boolean {
+  return item.kind === 'ingestion' && HELD_PREFIX[item.reason] !== undefined;
+}
 
 /** Creates a pending deletion proposal; undefined when one is already pending. */
 export async function proposeDeletion(
@@ -284,7 +307,7 @@ export async function approveMany(
   const approved = [...deletions.approved];
   blocked.push(...deletions.blocked);
   for (const item of items.filter((i) => i.kind === 'ingestion')) {
-    if (item.reason === INGESTION_REASONS.contractQuarantine) {
+    if (holdsVersion(item)) {
       const problem =
         publishHeld === undefined ? 'no publisher for held candidates' : await publishHeld(item);
       if (problem !== undefined) {
@@ -324,18 +347,26 @@ export async function reject(ctx: EvidenceContext, reviewId: string, by: string)
   return true;
 }
 
+/** One version of a page held for review, with the raw snapshot approval publishes it from. */
+export type HeldVersion = ProposalSubject & {
+  readonly versionId: string;
+  readonly rawDigest?: string;
+};
+
 /**
- * A candidate the source's publish contract rejected becomes an ingestion review item
- * (`quarantine:<documentId>`) carrying its version and raw snapshot digest, so approval
+ * Writes the ingestion item holding `held` (`<prefix>:<documentId>`, see `HELD_PREFIX`) unless
+ * one already holds that version (`skipIf` says which of its statuses count). Approval
  * publishes it without refetching.
  */
-export async function proposeQuarantined(
+async function proposeHeld(
   ctx: EngineContext,
   run: SourceRun,
-  held: ProposalSubject & { readonly versionId: string; readonly rawDigest?: string },
-  reasons: readonly string[],
+  reason: string,
+  held: HeldVersion,
+  evidence: readonly string[],
+  skipIf: ReadonlySet<ReviewItem['status']>,
 ): Promise<void> {
-  const id = `quarantine:${held.documentId}`;
+  const id = `${HELD_PREFIX[reason]}:${held.documentId}`;
   const item = await ctx.ledger.proposed(
     {
       id,
@@ -343,16 +374,98 @@ export async function proposeQuarantined(
       documentId: held.documentId,
       sourceId: held.sourceId,
       url: held.url,
-      reason: INGESTION_REASONS.contractQuarantine,
-      evidence: [...reasons],
+      reason,
+      evidence: [...evidence],
       versionId: held.versionId,
       ...(held.rawDigest === undefined ? {} : { rawDigest: held.rawDigest }),
     },
-    (existing) => existing.status === 'pending' && existing.versionId === held.versionId,
+    (existing) => existing.versionId === held.versionId && skipIf.has(existing.status),
   );
   if (item === undefined) return;
   run.counts.reviewCreated++;
-  ctx.log.info('review-item', { id, reason: INGESTION_REASONS.contractQuarantine, url: held.url });
+  ctx.log.info('review-item', { id, reason, url: held.url });
+}
+
+/**
+ * A candidate the source's publish contract rejected becomes an ingestion review item
+ * (`quarantine:<documentId>`) carrying its version and raw snapshot digest.
+ */
+export function proposeQuarantined(
+  ctx: EngineContext,
+  run: SourceRun,
+  held: HeldVersion,
+  reasons: readonly string[],
+): Promise<void> {
+  return proposeHeld(
+    ctx,
+    run,
+    INGESTION_REASONS.contractQuarantine,
+    held,
+    reasons,
+    new Set(['pending']),
+  );
+}
+
+/** Trailing history entries that judged the page not the document as this same version. */
+export function unchangedVerdictRuns(record: DocumentRecord, versionId: string): number {
+  let n = 0;
+  for (const h of [...(record.history ?? [])].reverse()) {
+    if (h.event !== 'degraded' || h.versionId !== versionId) break;
+    n++;
+  }
+  return n;
+}
+
+/**
+ * A page judged not the document on `PERSISTENT_NOT_DOCUMENT_RUNS` runs in a row with unchanged
+ * content (the same would-be version) becomes `persistent:<documentId>`: a reviewer who knows
+ * it is the document (an error-code page, say) approves it, which publishes that version and
+ * lets later runs index it while the content stays the same. A decided item for the same
+ * version is not asked again.
+ */
+export async function proposePersistent(
+  ctx: EngineContext,
+  run: SourceRun,
+  record: DocumentRecord,
+  held: Omit<HeldVersion, keyof ProposalSubject>,
+  reasons: readonly string[],
+): Promise<void> {
+  const runs = unchangedVerdictRuns(record, held.versionId);
+  if (runs < PERSISTENT_NOT_DOCUMENT_RUNS) return;
+  await proposeHeld(
+    ctx,
+    run,
+    INGESTION_REASONS.persistentNotTheDocument,
+    { documentId: record.documentId, sourceId: record.sourceId, url: record.url, ...held },
+    [`judged not the document on ${runs} runs in a row, content unchanged`, ...reasons],
+    new Set(['pending', 'approved', 'rejected']),
+  );
+}
+
+/**
+ * What an approved held item publishes, extracted again from its raw snapshot: a quarantined
+ * candidate (a document by classification), or exactly the accepted version of a page judged
+ * not the document. A string says why there is nothing to publish.
+ */
+export function heldDocument(item: ReviewItem, outcome: PageOutcome): ExtractedDocument | string {
+  if (item.reason !== INGESTION_REASONS.persistentNotTheDocument)
+    return outcome.kind === 'document' ? outcome : `not extractable: ${outcome.reasons.join('; ')}`;
+  if (outcome.kind === 'not-the-document' && outcome.asDocument === undefined)
+    return `not extractable: ${outcome.reasons.join('; ')}`;
+  const doc = outcome.kind === 'document' ? outcome : outcome.asDocument!;
+  return doc.versionId === item.versionId
+    ? doc
+    : `its raw snapshot now gives version ${doc.versionId}, not the held ${item.versionId}; the next runs propose it again`;
+}
+
+/** The version a reviewer accepted as the document despite its verdict (an approved `persistent:` item). */
+export async function acceptedVersion(
+  ctx: EvidenceContext,
+  documentId: string,
+): Promise<{ versionId: string; by: string } | undefined> {
+  const item = await ctx.deps.state.getReviewItem(`persistent:${documentId}`);
+  if (item?.status !== 'approved' || item.versionId === undefined) return undefined;
+  return { versionId: item.versionId, by: item.decidedBy ?? 'a reviewer' };
 }
 
 /** The quarantine item holding exactly this version (awaiting review, or rejected), if any. */

@@ -1,3 +1,4 @@
+import type { CanonicalPolicy } from '@ragfresh/core';
 import { decodeBody, type RawSnapshot } from '@ragfresh/fetch';
 import { DEFAULT_PAGE_LIMITS, type PageLimits, processBounded } from './bounds.js';
 import type { PageOutcome, PagePipeline } from './extract.js';
@@ -8,8 +9,20 @@ export interface SnapshotSubject {
   readonly sourceId: string;
   readonly url: string;
   readonly authority?: string;
+  readonly canonical?: CanonicalPolicy;
   /** When the body was observed; default the snapshot's own `fetchedAt`. */
   readonly retrievedAt?: string;
+}
+
+/** What a source adds to each of its pages' provenance: its authority label and canonical policy. */
+export function sourceProvenance(source: {
+  readonly authority?: string | undefined;
+  readonly canonical?: CanonicalPolicy | undefined;
+}): { readonly authority?: string; readonly canonical?: CanonicalPolicy } {
+  return {
+    ...(source.authority === undefined ? {} : { authority: source.authority }),
+    ...(source.canonical === undefined ? {} : { canonical: source.canonical }),
+  };
 }
 
 /**
@@ -40,7 +53,7 @@ export async function extractSnapshot(
       sourceId: subject.sourceId,
       retrievedAt,
       ...(raw.meta.region === undefined ? {} : { region: raw.meta.region }),
-      ...(subject.authority === undefined ? {} : { authority: subject.authority }),
+      ...sourceProvenance(subject),
     },
     limits,
   );

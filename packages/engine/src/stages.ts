@@ -1,8 +1,24 @@
 /**
- * The page stage and the bounded pool, for callers that run pages outside `RefreshEngine`
- * (the `@ragfresh/queue` workers): the same pipeline, not a fork of it.
+ * The stages, for hosts that run them outside `RefreshEngine` (the `@ragfresh/queue` workers,
+ * the LangChain loader): the same pipeline, not a fork of it. Each takes the `EngineContext`
+ * (`ComposedEngine.context()` gives one wired from the settings) or an `EvidenceContext`.
  */
+export { type AcquireDeps, type Acquisition, acquirePage } from './acquire.js';
+export { learnedViewPipeline } from './boilerplate.js';
+export { type HostSampleJson, learnedModelOf } from './boilerplate-sample.js';
+export { type Chunking, chunkingFor, splitterPipelineKey } from './chunk.js';
 export { Mutex, mapLimit } from './concurrency.js';
+export { EngineContext, type EngineDeps, type GoneProposal, SourceRun } from './context.js';
+export { addCounts, emptyCounts } from './counts.js';
+export { type EvidenceContext, recordDegraded, recordGone, recordGood } from './evidence.js';
+export { type Inventory, type InventoryEntry, takeInventory } from './inventory.js';
 export { type PageTask, refreshPage } from './page.js';
+export { type PendingCandidate, PublishQueue } from './publish.js';
+export {
+  type ProposalSubject,
+  proposeDeletion,
+  proposeInventoryDiff,
+  settleProposals,
+} from './review.js';
 /** A source run's shape checks, for the queue's end-of-window job (as `RefreshEngine` runs them). */
 export { checkShape } from './shape.js';

@@ -1,4 +1,4 @@
-import type { Canary, PublishContract, UrlIdentityPolicy } from '@ragfresh/core';
+import type { Canary, CanonicalPolicy, PublishContract, UrlIdentityPolicy } from '@ragfresh/core';
 import type { RefreshCounts } from './counts.js';
 
 /** How a source's pages are read: the raw response, a headless render, or a render only for an empty app shell. */
@@ -16,6 +16,12 @@ export interface EngineSource {
   readonly llmsTxt?: readonly string[];
   /** Label carried into provenance, e.g. `official`. */
   readonly authority?: string;
+  /**
+   * Whose word a page's `<link rel="canonical">` (an export row's `canonicalUrl`) is: `same-site`
+   * (default) cites it only on the fetched URL's own site, `trust` cites any http(s) one, `ignore`
+   * keeps none (`@ragfresh/core`'s `judgeCanonical`).
+   */
+  readonly canonical?: CanonicalPolicy;
   /** Interval after which the source is due again. */
   readonly everyMs: number;
   /** A "frozen" alert is raised when nothing changed for longer than this. */
@@ -29,6 +35,18 @@ export interface EngineSource {
   readonly contract?: PublishContract;
   /** Queries that must keep finding what they expect, checked around each publication. */
   readonly canaries?: readonly Canary[];
+  /** How "not the document" verdicts act on this source's pages. */
+  readonly classify?: ClassifySettings;
+}
+
+/** A source's say over classification (config `sources[].classify`). */
+export interface ClassifySettings {
+  /**
+   * Verdict codes (`soft_404`, `rate_limited`, …; extract's `NOT_DOCUMENT_CODES`) that do not
+   * block indexing: a page whose every reason is listed is indexed, its run event labelled
+   * `indexed-despite` with the reasons.
+   */
+  readonly ignore?: readonly string[];
 }
 
 /** When gone evidence becomes a deletion proposal, and whether proposals skip review. */

@@ -1,6 +1,6 @@
 import type { FetchResult } from '@ragfresh/fetch';
 import { describe, expect, it } from 'vitest';
-import { type AcquireDeps, acquirePage, type PageRenderer } from '../src/index.js';
+import { type AcquireDeps, acquirePage, type PageRenderer } from './internals.js';
 
 const SHELL = { kind: 'not-the-document', reasons: ['empty_app_shell: no text, one root div'] };
 const DOC = { kind: 'document', reasons: [] };

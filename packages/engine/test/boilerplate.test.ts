@@ -20,6 +20,7 @@ import {
   PROMO,
   startChromeSite,
 } from '../bench/chrome-site.ts';
+import { countingEmbeddings, source } from './harness.js';
 import {
   BOILERPLATE_DOC_KIND,
   BOILERPLATE_HOST_KIND,
@@ -33,8 +34,7 @@ import {
   learnedModelOf,
   learningKey,
   RefreshEngine,
-} from '../src/index.js';
-import { countingEmbeddings, source } from './harness.js';
+} from './internals.js';
 
 /** One engine world: real HTTP on loopback, the memory connector, in-memory state, snapshots. */
 async function world(state: StateStore = new InMemoryStateStore()) {

@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { documentId, FIELDS } from '@ragfresh/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PAGE_LIMITS, type PageOutcome, processBounded, screenPage } from '../src/index.js';
 import { type Harness, harness, source } from './harness.js';
+import { DEFAULT_PAGE_LIMITS, type PageOutcome, processBounded, screenPage } from './internals.js';
 
 const article = (title: string, words: number) =>
   `<!doctype html><html><head><title>${title}</title></head><body><main><article><h1>${title}</h1>${Array.from(

@@ -12,7 +12,7 @@ import {
   ExtractPipeline,
   ROLE_TRAITS,
   resolveEngineSettings,
-} from '../src/index.js';
+} from './internals.js';
 
 // Every setting x every role that uses it, asserted on the component that applies it (the
 // fetcher's behaviour on a real loopback server, the stage context the stages read, the options

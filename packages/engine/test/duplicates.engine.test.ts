@@ -10,7 +10,7 @@ import {
 } from '@ragfresh/core';
 import { Fetcher } from '@ragfresh/fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExtractPipeline, RefreshEngine } from '../src/index.js';
+import { ExtractPipeline, RefreshEngine } from './internals.js';
 
 // Group ids through real refreshes: a late copy joins without rewriting anything else; a page
 // that stops being a copy leaves on its next version; the founder deleted leaves the label.

@@ -13,7 +13,7 @@ import {
   DuplicateGrouper,
   DuplicateIndex,
   passageShape,
-} from '../src/index.js';
+} from './internals.js';
 
 /** A fingerprint `bits` bits away from `fp` (the lowest bits flipped). */
 function flip(fp: string, bits: number): string {

@@ -1,7 +1,7 @@
 import { documentId, FIELDS } from '@ragfresh/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EngineSource, ExtractPipeline, type RefreshEngine } from '../src/index.js';
 import { type Harness, harness, source } from './harness.js';
+import { type EngineSource, ExtractPipeline, type RefreshEngine } from './internals.js';
 
 /** Versions visible in the current view of one document. */
 async function view(h: Harness, docId: string): Promise<string[]> {

@@ -8,7 +8,7 @@ import {
   ExtractPipeline,
   type PagePipeline,
   RefreshEngine,
-} from '../src/index.js';
+} from './internals.js';
 
 /** Counts what is sent to the embedder, so "nothing re-embedded" is measured. */
 export const countingEmbeddings = (): CountingEmbeddings =>

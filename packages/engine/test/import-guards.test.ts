@@ -3,6 +3,7 @@ import { documentId, InMemoryStateStore, Publisher } from '@ragfresh/core';
 import { MemoryRawSnapshotStore, type Resolver } from '@ragfresh/fetch';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { countingEmbeddings } from './harness.js';
 import {
   decideCheckpoint,
   EngineContext,
@@ -20,8 +21,7 @@ import {
   type ParseExportOptions,
   parseExport,
   readExport,
-} from '../src/index.js';
-import { countingEmbeddings } from './harness.js';
+} from './internals.js';
 
 const site: EngineSource = {
   id: 'site',

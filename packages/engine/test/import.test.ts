@@ -4,6 +4,7 @@ import { createMemoryConnector, type MemoryConnector } from '@ragfresh/connector
 import { documentId, FIELDS, InMemoryStateStore, Publisher, type StateStore } from '@ragfresh/core';
 import { MemoryRawSnapshotStore } from '@ragfresh/fetch';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { countingEmbeddings } from './harness.js';
 import {
   decideCheckpoint,
   EngineContext,
@@ -14,8 +15,7 @@ import {
   importRows,
   parseExport,
   reconcileInventory,
-} from '../src/index.js';
-import { countingEmbeddings } from './harness.js';
+} from './internals.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures/import');
 const read = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');

@@ -1,7 +1,7 @@
 import { DocumentLedger, documentId } from '@ragfresh/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineContext, takeInventory } from '../src/index.js';
 import { type Harness, harness, source } from './harness.js';
+import { EngineContext, takeInventory } from './internals.js';
 
 describe('inventory', () => {
   let h: Harness;

@@ -1,7 +1,7 @@
 import type { DocumentPublishResult, PublishCandidate, Publisher } from '@ragfresh/core';
 import { describe, expect, it } from 'vitest';
-import { EngineContext, PublishQueue, SourceRun } from '../src/index.js';
 import { source } from './harness.js';
+import { EngineContext, PublishQueue, SourceRun } from './internals.js';
 
 function candidate(documentId: string, sourceId: string): PublishCandidate {
   return {

@@ -7,8 +7,8 @@ import {
   Publisher,
 } from '@ragfresh/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExtractPipeline, RefreshEngine } from '../src/index.js';
 import { type Harness, harness, source } from './harness.js';
+import { ExtractPipeline, RefreshEngine } from './internals.js';
 
 /** Documents whose current view holds exactly one version, and those holding two or none. */
 async function viewShape(h: Harness, ids: readonly string[]) {
@@ -105,7 +105,7 @@ describe('state and store reconciliation', () => {
     const report = await h.engine([source('s', urls)]).refresh({ all: true });
     expect(report.storeCheck?.verdict).toBe('store-lost');
     expect(report.storeCheck?.repaired).toBe(ids.length);
-    expect(report.sources[0]!.alerts[0]).toMatch(/^store-store-lost: /);
+    expect(report.sources[0]!.alerts[0]).toMatch(/^store-lost: /);
     expect(h.sim.log().filter((e) => e.status === 200)).toHaveLength(0);
     expect(await viewShape(h, ids)).toEqual({ one: ids.length, two: 0, none: 0 });
     const next = await h.engine([source('s', urls)]).refresh({ all: true });

@@ -1,7 +1,7 @@
 import { documentId } from '@ragfresh/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RefreshEngine } from '../src/index.js';
 import { type Harness, harness, source } from './harness.js';
+import type { RefreshEngine } from './internals.js';
 
 describe('evidence and review', () => {
   let h: Harness;

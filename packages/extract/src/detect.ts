@@ -34,7 +34,39 @@ export interface CheckReason {
 export interface DocumentCheck {
   readonly ok: boolean;
   readonly reasons: readonly CheckReason[];
+  /**
+   * Status phrases (a "404" or "Too Many Requests" title, a "page not found" sentence) the page
+   * shows without interstitial evidence on the page itself (a non-2xx status, challenge markup
+   * or script). They leave `ok` true: documentation about an error code reads exactly like
+   * this. The refresh engine acts on them only with host evidence (a Retry-After header, the
+   * host's error page, the same body at several URLs); see docs/extract.md.
+   */
+  readonly unconfirmed?: readonly CheckReason[];
 }
+
+/**
+ * Every code `detectNotDocument` can give, lower-case as they appear in reasons
+ * (`soft_404: …`): what a source's `classify.ignore` may name.
+ */
+export const NOT_DOCUMENT_CODES = Object.freeze([
+  'http_status',
+  'consent_wall',
+  'bot_challenge',
+  'login_wall',
+  'soft_404',
+  'error_page',
+  'rate_limited',
+  'empty_app_shell',
+  'empty',
+] as const);
+export type NotDocumentReasonCode = (typeof NOT_DOCUMENT_CODES)[number];
+
+/** Codes whose title and phrase rules name an HTTP status: they need interstitial evidence. */
+const STATUS_PHRASE_CODES: ReadonlySet<NotDocumentCode> = new Set([
+  'SOFT_404',
+  'RATE_LIMITED',
+  'ERROR_PAGE',
+]);
 
 export interface DetectOptions {
   /** HTTP status of the response, if known. */
@@ -75,14 +107,22 @@ const CHALLENGE_CLASSES = new Set([
   'h-captcha',
 ]);
 const CF_ERROR = new Set(['cf-error-details']);
+/**
+ * A script only a challenge page runs: Cloudflare's challenge options (`window._cf_chl_opt`)
+ * or its challenge orchestration. Not `/cdn-cgi/challenge-platform/…/scripts/jsd/`: Cloudflare's
+ * bot detections inject that one into ordinary pages too.
+ */
+function challengeScriptOf(el: DomElement): string | undefined {
+  const src = el.getAttribute('src');
+  if (src !== null) return /\/challenge-platform\/.*\/orchestrate\//.test(src) ? src : undefined;
+  return (el.textContent ?? '').includes('_cf_chl_opt') ? 'inline window._cf_chl_opt' : undefined;
+}
 /** A bot-challenge widget: Cloudflare's challenge and Turnstile, reCAPTCHA, hCaptcha, PerimeterX, DataDome. */
 const isChallenge: ElementTest = (el, tag) => {
   if (CHALLENGE_IDS.has(el.id) || hasAnyClass(el, CHALLENGE_CLASSES)) return true;
   if (el.hasAttribute('data-sitekey')) return true;
   if (tag === 'form' && el.id === 'captcha-form') return true;
   if (tag === 'iframe' && (el.getAttribute('src') ?? '').includes('captcha')) return true;
-  if (tag === 'script' && (el.getAttribute('src') ?? '').includes('/cdn-cgi/challenge-platform/'))
-    return true;
   if (!hasAnyClass(el, CF_ERROR)) return false;
   for (let p = el.parentElement; p; p = p.parentElement) if (p.id === 'cf-wrapper') return true;
   return false;
@@ -96,13 +136,28 @@ const isConsentForm: ElementTest = (el, tag) => {
     (action.includes('consent') || action.includes('cookie') || action.includes('gdpr'))
   );
 };
+const HIDDEN_STYLE = /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)/i;
+/** Hidden from the reader in the served HTML: `hidden`, `aria-hidden="true"`, `display: none`. */
+function hiddenInPage(el: DomElement): boolean {
+  for (let p: DomElement | null = el; p; p = p.parentElement) {
+    if (p.hasAttribute('hidden') || p.getAttribute('aria-hidden') === 'true') return true;
+    if (HIDDEN_STYLE.test(p.getAttribute('style') ?? '')) return true;
+  }
+  return false;
+}
+/**
+ * A password field the reader sees. A hidden one (a site's sign-in drawer, Discourse's
+ * `#hidden-login-form`, a lock form shown only when a page is locked) walls nothing off.
+ */
 const isPasswordField: ElementTest = (el, tag) =>
-  tag === 'input' && el.getAttribute('type')?.toLowerCase() === 'password';
+  tag === 'input' && el.getAttribute('type')?.toLowerCase() === 'password' && !hiddenInPage(el);
 const CONSENT_ID =
   /(?:^|[\s_-])(?:cookie|cookies|consent|gdpr|onetrust|didomi|qc-cmp2?|sp_message|truste|cookiebot|usercentrics|privacy-banner|cookie-law|cc-window|fc-consent)(?:$|[\s_-])/i;
 
 const TITLE_CHALLENGE =
-  /^(?:just a moment\.*|attention required!? \| cloudflare|checking your browser.*|one more step|please wait\.*|ddos-guard|security check|are you a robot\??|access denied|verify(?:ing)? you are human|human verification|pardon our interruption|robot check)$/i;
+  /^(?:just a moment\.*|attention required!? \| cloudflare|checking your browser.*|one more step|please wait\.*|ddos-guard|security check|are you a robot\??|verify(?:ing)? you are human|human verification|pardon our interruption|robot check)$/i;
+/** A 403 said in the title: a status phrase (an "Access denied" docs page exists too). */
+const TITLE_FORBIDDEN = /^access denied$/i;
 const TITLE_LOGIN =
   /^(?:sign in|log ?in|login|sign in to .*|log in to .*|log in \| .*|sign in \| .*|.* - sign in|.* \| log ?in|login required|members only)$/i;
 const TITLE_404 =
@@ -164,6 +219,8 @@ export interface PageFacts {
   /** An app mount point with almost no text, described (`<div#root>`). */
   readonly emptyRoot?: string;
   readonly challengeWidget?: string;
+  /** A challenge page's own script (see `challengeScriptOf`), described. */
+  readonly challengeScript?: string;
   readonly passwordField: boolean;
   readonly consentLayer?: { readonly describe: string; readonly chars: number };
   readonly consentForm?: string;
@@ -183,11 +240,14 @@ export function collectPageFacts(doc: DomDocument): PageFacts {
   let inlineBytes = 0;
   // <noscript> stays: it is what a reader without JavaScript sees (Discourse serves whole
   // threads there), and an app shell's "enable JavaScript" note is short anyway.
+  let challengeScript: string | undefined;
   for (const el of selectAll(doc, doc, tagIn('script', 'style', 'template'))) {
     if (el.nodeName === 'SCRIPT') {
       scripts++;
       if (el.hasAttribute('src')) scriptSrcs++;
       else inlineBytes += (el.textContent ?? '').length;
+      // Read here: the element walk below runs after scripts are gone.
+      challengeScript ??= challengeScriptOf(el);
     }
     el.remove();
   }
@@ -229,6 +289,7 @@ export function collectPageFacts(doc: DomDocument): PageFacts {
         }
       : {}),
     ...(challengeWidget ? { challengeWidget } : {}),
+    ...(challengeScript ? { challengeScript } : {}),
     passwordField,
     ...(consent
       ? { consentLayer: { describe: describe(consent), chars: textLength(consent) } }
@@ -248,13 +309,47 @@ export function detectNotDocument(html: string, options: DetectOptions = {}): Do
   return classifyFacts(collectPageFacts(parseDocument(html)), options);
 }
 
+/**
+ * Interstitial evidence on the page itself, or undefined: what a status phrase needs before it
+ * counts. A documentation page about an error code has the phrase; an interstitial also has
+ * the status, or the challenge machinery that serves it.
+ */
+function pageEvidence(
+  s: PageFacts,
+  status: number | undefined,
+  mdLen: number | undefined,
+): string | undefined {
+  if (status !== undefined && (status < 200 || status >= 300)) return `HTTP status ${status}`;
+  if (s.challengeWidget) return `challenge element ${s.challengeWidget}`;
+  if (s.challengeScript) return `challenge script ${s.challengeScript}`;
+  // Nothing but the phrase, a "go home" link and a footer: the page is the status page itself,
+  // with no explanation to index (an error-code doc page explains in a few hundred characters).
+  // Under 40 chars the page is EMPTY anyway, which says more.
+  const chars = mdLen ?? s.textChars;
+  if (chars >= 40 && chars < (mdLen === undefined ? STATUS_PAGE_MIN_CHARS : STATUS_PAGE_MIN_MD))
+    return `only ${chars} chars of text beside it`;
+  return undefined;
+}
+
+/** Visible text below which a page with a status phrase holds nothing but the status. */
+const STATUS_PAGE_MIN_CHARS = 120;
+/** Extracted Markdown below which the same holds. */
+const STATUS_PAGE_MIN_MD = 60;
+
 /** The decision of {@link detectNotDocument} on facts already collected. Pure. */
 export function classifyFacts(s: PageFacts, options: DetectOptions = {}): DocumentCheck {
   const reasons: CheckReason[] = [];
+  const unconfirmed: CheckReason[] = [];
   const add = (code: NotDocumentCode, detail: string) => {
     if (!reasons.some((r) => r.code === code)) reasons.push({ code, detail });
   };
   const { status } = options;
+  const evidence = pageEvidence(s, status, options.markdown?.trim().length);
+  // A status phrase blocks only with evidence beside it; without, it is reported, not acted on.
+  const statusPhrase = (code: NotDocumentCode, detail: string) => {
+    if (evidence !== undefined) add(code, `${detail}; ${evidence}`);
+    else if (!unconfirmed.some((r) => r.code === code)) unconfirmed.push({ code, detail });
+  };
   if (status !== undefined && (status < 200 || status >= 300)) {
     if (status === 429) add('RATE_LIMITED', 'HTTP 429 Too Many Requests');
     else add('HTTP_STATUS', `HTTP status ${status}`);
@@ -272,11 +367,15 @@ export function classifyFacts(s: PageFacts, options: DetectOptions = {}): Docume
     );
   }
 
-  // Bot challenge: challenge widgets or a challenge title on a short page.
+  // Bot challenge: challenge widgets or scripts, or a challenge title, on a short page.
   if (TITLE_CHALLENGE.test(s.title) && textLen < 3000)
     add('BOT_CHALLENGE', `challenge title ${JSON.stringify(s.title)}`);
   else if (s.challengeWidget && textLen < 1000)
     add('BOT_CHALLENGE', `challenge element ${s.challengeWidget} on a page of ${textLen} chars`);
+  else if (s.challengeScript && textLen < 1000)
+    add('BOT_CHALLENGE', `challenge script ${s.challengeScript} on a page of ${textLen} chars`);
+  else if (TITLE_FORBIDDEN.test(s.title) && textLen < 3000)
+    statusPhrase('BOT_CHALLENGE', `access-denied title ${JSON.stringify(s.title)}`);
 
   // Login wall: a password field and little else.
   if (s.passwordField && (textLen < 2000 || (mdLen !== undefined && mdLen < 500))) {
@@ -303,9 +402,12 @@ export function classifyFacts(s: PageFacts, options: DetectOptions = {}): Docume
 
   // Soft 404 / rate limit: the title or h1 says so and the page is short.
   if (TITLE_404.test(heads) && textLen < 2500 && status !== 404)
-    add('SOFT_404', `not-found title/h1 ${JSON.stringify(heads)} on a page of ${textLen} chars`);
+    statusPhrase(
+      'SOFT_404',
+      `not-found title/h1 ${JSON.stringify(heads)} on a page of ${textLen} chars`,
+    );
   if (TITLE_RATE.test(heads) && textLen < 2500)
-    add('RATE_LIMITED', `rate-limit title/h1 ${JSON.stringify(heads)}`);
+    statusPhrase('RATE_LIMITED', `rate-limit title/h1 ${JSON.stringify(heads)}`);
   // Error page served with 200: the title's leading part names an error, and the page (or what
   // extraction kept of it) is short: a legal footer and a "go home" link, not a document.
   const titleHead = s.title.split(/\s+[|\u2013\u2014·:-]\s+/)[0] ?? '';
@@ -313,14 +415,19 @@ export function classifyFacts(s: PageFacts, options: DetectOptions = {}): Docume
     (TITLE_ERROR.test(titleHead) || TITLE_ERROR.test(s.h1)) &&
     (textLen < 1500 || (mdLen !== undefined && mdLen < 400))
   )
-    add('ERROR_PAGE', `error title/h1 ${JSON.stringify(heads)} on a page of ${textLen} chars`);
+    statusPhrase(
+      'ERROR_PAGE',
+      `error title/h1 ${JSON.stringify(heads)} on a page of ${textLen} chars`,
+    );
 
-  // Backstop phrases, only for short pages nothing above explained.
-  if (reasons.length === 0 && textLen < BACKSTOP_MAX_CHARS) {
+  // Backstop phrases, only for short pages nothing above explained (or suggested).
+  if (reasons.length === 0 && unconfirmed.length === 0 && textLen < BACKSTOP_MAX_CHARS) {
     for (const [code, re] of BACKSTOP) {
       const m = re.exec(s.text);
       if (m) {
-        add(code, `short page (${textLen} chars) says ${JSON.stringify(m[0])}`);
+        const detail = `short page (${textLen} chars) says ${JSON.stringify(m[0])}`;
+        if (STATUS_PHRASE_CODES.has(code)) statusPhrase(code, detail);
+        else add(code, detail);
         break;
       }
     }
@@ -331,7 +438,11 @@ export function classifyFacts(s: PageFacts, options: DetectOptions = {}): Docume
       `${mdLen ?? textLen} chars of ${mdLen !== undefined ? 'extracted' : 'visible'} text`,
     );
   }
-  return { ok: reasons.length === 0, reasons };
+  return {
+    ok: reasons.length === 0,
+    reasons,
+    ...(unconfirmed.length === 0 ? {} : { unconfirmed }),
+  };
 }
 
 function describe(el: DomElement): string {
@@ -448,5 +559,9 @@ export function validateDocument(
       )
     : { ok: true, reasons: [] };
   const reasons = [...detected.reasons, ...contract.reasons];
-  return { ok: reasons.length === 0, reasons };
+  return {
+    ok: reasons.length === 0,
+    reasons,
+    ...(detected.unconfirmed === undefined ? {} : { unconfirmed: detected.unconfirmed }),
+  };
 }

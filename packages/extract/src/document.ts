@@ -19,8 +19,12 @@ import { normalizeMarkdown } from './clean.js';
 import { chunkHash, normalizedTextHash, simhash64 } from './hashes.js';
 import { type TokenCounter, tiktokenCounter } from './tokens.js';
 
-/** Bump when extraction output for the same HTML may change (it is part of every versionId). */
-export const EXTRACTOR_VERSION = '8';
+/**
+ * Bump when extraction output for the same HTML may change (it is part of every versionId).
+ * 9: only http(s), mailto and relative links stay links (`href.ts`); `data:`, `vbscript:`,
+ * `file:`, `blob:` and custom schemes keep their text only, as `javascript:` did before.
+ */
+export const EXTRACTOR_VERSION = '9';
 /** Bump when chunk boundaries for the same Markdown may change (it is part of every versionId). */
 export const CHUNKER_VERSION = '4';
 

@@ -87,6 +87,11 @@ export interface ExtractedPage {
   readonly markdown: string;
   readonly method: ExtractionMethod;
   readonly lang?: string;
+  /**
+   * The `<link rel="canonical">` href exactly as the page wrote it: the page's claim, unchecked
+   * (possibly relative, another site's, or `javascript:`). `preparePage` judges it
+   * (`judgeCanonical` in `@ragfresh/core`) before anything cites it.
+   */
   readonly canonicalUrl?: string;
   readonly byline?: string;
   /** Blocks removed by the boilerplate model. */

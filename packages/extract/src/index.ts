@@ -7,6 +7,7 @@ export * from './document.js';
 export * from './dom.js';
 export * from './extract.js';
 export * from './hashes.js';
+export * from './href.js';
 export * from './markdown.js';
 export * from './page.js';
 export * from './plaintext.js';

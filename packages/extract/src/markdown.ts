@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import TurndownService from 'turndown';
 import { classOf, type DomElement, type DomNode, isElement } from './dom.js';
+import { isLinkableHref, isLinkableImage } from './href.js';
 import { LEVEL_ATTR } from './protect.js';
 
 // turndown-plugin-gfm ships no types; only its strikethrough and task-list rules are used (its
@@ -284,7 +285,7 @@ function addCleanup(service: TurndownService): void {
       const img = node as unknown as DomElement;
       const alt = (img.getAttribute('alt') ?? '').replace(/\s+/g, ' ').trim();
       const src = img.getAttribute('src') ?? '';
-      if (alt === '' || src === '' || src.startsWith('data:')) return '';
+      if (alt === '' || src === '' || !isLinkableImage(src)) return '';
       return `![${alt.replace(/[[\]]/g, '\\$&')}](${src.replace(/[()\s]/g, encodeURIComponent)})`;
     },
   });
@@ -294,7 +295,8 @@ function addCleanup(service: TurndownService): void {
       const href = (node as unknown as DomElement).getAttribute('href') ?? '';
       const text = content.replace(/\s*\n\s*/g, ' ').trim();
       if (text === '') return '';
-      if (href === '' || href.startsWith('#') || /^javascript:/i.test(href)) return content;
+      // An in-page anchor, or a target other than http(s), mailto or relative: the text stays.
+      if (href === '' || href.startsWith('#') || !isLinkableHref(href)) return content;
       // A link around a heading (a card title): the heading line stays a heading, linked.
       const heading = /^(#{1,6}) (.+)$/m.exec(content.trim());
       if (heading && content.trim().startsWith('#')) {

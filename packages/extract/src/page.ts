@@ -1,7 +1,13 @@
-import type { AcquisitionMode } from '@ragfresh/core';
+import {
+  type AcquisitionMode,
+  type CanonicalJudgement,
+  type CanonicalPolicy,
+  judgeCanonical,
+} from '@ragfresh/core';
 import type { BoilerplateModel } from './boilerplate.js';
 import { type PreparedDocument, pipelineVersions, prepareDocument } from './document.js';
 import { parsePage } from './extract.js';
+import { unlinkUnsafeMarkdown } from './href.js';
 import type { TitleAffixes } from './title.js';
 import { type TiktokenEncodingName, type TokenCounter, tiktokenCounter } from './tokens.js';
 
@@ -26,6 +32,8 @@ export interface PageContext {
   readonly region?: string;
   readonly authority?: string;
   readonly sourceModifiedAt?: string;
+  /** Whose word the page's `<link rel="canonical">` is (the source's setting; default `same-site`). */
+  readonly canonical?: CanonicalPolicy;
 }
 
 export interface PagePreparationOptions {
@@ -45,14 +53,29 @@ export interface PreparedPage {
   readonly title: string;
   /** The title heading paths were rooted at (the title without the site's name). */
   readonly rootTitle: string;
+  /** The page's canonical, accepted by the source's policy (it is then what chunks are cited by). */
   readonly canonicalUrl?: string;
+  /** A canonical the page claimed that the policy refused (another site): provenance only. */
+  readonly canonicalClaim?: string;
   readonly prepared: PreparedDocument;
+  /**
+   * Status phrases the page shows with no interstitial evidence on it (`soft_404: not-found
+   * title …`), see `DocumentCheck.unconfirmed`: the page is a document unless its host gives
+   * the evidence. Absent when there are none.
+   */
+  readonly suspected?: readonly string[];
 }
 
 export interface NotTheDocumentPage {
   readonly kind: 'not-the-document';
-  /** Stable reason codes with detail, e.g. `consent-wall: …`. */
+  /** Stable reason codes with detail, e.g. `consent_wall: …`. */
   readonly reasons: readonly string[];
+  /**
+   * What the page gives if it is the document after all (a source's `classify.ignore`, an
+   * accepted review item): extracted and chunked like any page. Absent when no text was
+   * extracted.
+   */
+  readonly asDocument?: PreparedPage;
 }
 
 export type PagePreparation = PreparedPage | NotTheDocumentPage;
@@ -64,13 +87,11 @@ function firstHeading(markdown: string): string {
   return m?.[1]?.trim() ?? '';
 }
 
-function notTheDocument(
-  reasons: ReadonlyArray<{ readonly code: string; readonly detail: string }>,
-): NotTheDocumentPage {
-  return {
-    kind: 'not-the-document',
-    reasons: reasons.map((r) => `${r.code.toLowerCase()}: ${r.detail}`),
-  };
+/** A classification reason as pages and records carry it: `consent_wall: consent layer …`. */
+function reasonLines(
+  reasons: ReadonlyArray<{ readonly code: string; readonly detail: string }> | undefined,
+): string[] {
+  return (reasons ?? []).map((r) => `${r.code.toLowerCase()}: ${r.detail}`);
 }
 
 /**
@@ -102,32 +123,39 @@ export function preparePage(
   let markdown: string;
   let title: string;
   let rootTitle: string;
-  let canonicalUrl: string | undefined;
+  let canonical: CanonicalJudgement = {};
   let normalized = false;
+  let reasons: string[] = [];
+  let suspected: string[] = [];
   if (input.acquisition === 'markdown-twin' || MARKDOWN_TYPES.includes(essence)) {
-    markdown = input.text;
+    markdown = unlinkUnsafeMarkdown(input.text);
     title = firstHeading(markdown);
     rootTitle = title;
   } else {
-    // One parse: classification first, on the untouched tree; extraction reuses it.
+    // One parse: classification first, on the untouched tree; extraction reuses it. A page
+    // that is not the document is extracted too, so an override or an accepted review item
+    // can index it as it is.
     const parsed = parsePage(input.text, { url: input.finalUrl });
     const before = parsed.classify({ status: 200 });
-    if (!before.ok) return notTheDocument(before.reasons);
     const page = parsed.extract({
       ...(options.boilerplate ? { boilerplate: options.boilerplate } : {}),
       ...(options.titleAffixes ? { titleAffixes: options.titleAffixes } : {}),
     });
     // The signals that depend on what extraction kept (a login form beside a short text).
-    const after = parsed.classify({ status: 200, markdown: page.markdown });
-    if (!after.ok) return notTheDocument(after.reasons);
+    const after = before.ok ? parsed.classify({ status: 200, markdown: page.markdown }) : before;
+    reasons = reasonLines(after.reasons);
+    suspected = reasonLines(after.unconfirmed);
     markdown = page.markdown;
     title = page.title;
     rootTitle = page.rootTitle;
-    canonicalUrl = page.canonicalUrl;
+    canonical = judgeCanonical(page.canonicalUrl, input.finalUrl, context.canonical);
     normalized = true;
   }
   if (markdown.trim() === '')
-    return { kind: 'not-the-document', reasons: ['empty: no text extracted'] };
+    return {
+      kind: 'not-the-document',
+      reasons: reasons.length > 0 ? reasons : ['empty: no text extracted'],
+    };
   const resolvedTitle = title || input.url;
   const prepared = prepareDocument({
     documentId: context.documentId,
@@ -137,7 +165,7 @@ export function preparePage(
     provenance: {
       url: input.url,
       finalUrl: input.finalUrl,
-      ...(canonicalUrl === undefined ? {} : { canonicalUrl }),
+      ...canonical,
       title: resolvedTitle,
       retrievedAt: context.retrievedAt,
       contentChangedAt: context.contentChangedAt ?? context.retrievedAt,
@@ -154,11 +182,13 @@ export function preparePage(
       ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
     },
   });
-  return {
+  const document: PreparedPage = {
     kind: 'document',
     title: resolvedTitle,
     rootTitle: rootTitle || resolvedTitle,
-    ...(canonicalUrl === undefined ? {} : { canonicalUrl }),
+    ...canonical,
     prepared,
   };
+  if (reasons.length > 0) return { kind: 'not-the-document', reasons, asDocument: document };
+  return suspected.length === 0 ? document : { ...document, suspected };
 }

@@ -54,10 +54,11 @@ describe('detectNotDocument', () => {
       expect(codes(shell(root))).toEqual(['EMPTY_APP_SHELL']);
   });
 
-  it('flags a soft 404 served with status 200', () => {
+  it('reports a soft 404 served with status 200 as unconfirmed: the page alone proves nothing', () => {
     const check = detectNotDocument(fixture('soft-404.html'), { status: 200 });
-    expect(check.reasons.map((r) => r.code)).toEqual(['SOFT_404']);
-    expect(check.reasons[0]?.detail).toContain('Page Not Found');
+    expect(check.ok).toBe(true);
+    expect(check.unconfirmed?.map((r) => r.code)).toEqual(['SOFT_404']);
+    expect(check.unconfirmed?.[0]?.detail).toContain('Page Not Found');
   });
 
   it('flags an empty React shell and names the mount point', () => {
@@ -72,13 +73,27 @@ describe('detectNotDocument', () => {
     expect(codes(html)).toEqual(['LOGIN_WALL']);
   });
 
-  it('flags rate limiting from the status and from the page', () => {
+  it('a hidden password form (a sign-in drawer, display: none) is no login wall', () => {
+    const page = (form: string) =>
+      `<html><head><title>Acme</title></head><body><main><h1>Welcome back</h1>${form}<p>Short news.</p></main></body></html>`;
+    const field = '<form action="/session"><input type="password" name="p"></form>';
+    for (const hidden of [
+      `<div style="display: none;">${field}</div>`,
+      `<div hidden>${field}</div>`,
+      `<aside aria-hidden="true">${field}</aside>`,
+      `<div style="color:red; visibility:hidden">${field}</div>`,
+    ])
+      expect(codes(page(hidden)), hidden).not.toContain('LOGIN_WALL');
+    // Control: the same form shown is one.
+    expect(codes(page(`<div style="display: block">${field}</div>`))).toEqual(['LOGIN_WALL']);
+  });
+
+  it('flags rate limiting from the status; a bare rate-limit page is still empty', () => {
     expect(codes('<html><body><p>ok</p></body></html>', { status: 429 })).toContain('RATE_LIMITED');
-    expect(
-      codes(
-        '<html><head><title>429 Too Many Requests</title></head><body><h1>Too Many Requests</h1></body></html>',
-      ),
-    ).toContain('RATE_LIMITED');
+    const bare =
+      '<html><head><title>429 Too Many Requests</title></head><body><h1>Too Many Requests</h1></body></html>';
+    expect(codes(bare)).toEqual(['EMPTY']);
+    expect(detectNotDocument(bare).unconfirmed?.map((r) => r.code)).toEqual(['RATE_LIMITED']);
   });
 
   it('uses the phrase backstop only for short pages nothing structural explained', () => {
@@ -150,7 +165,90 @@ describe('checkContract', () => {
       { markdown: md },
       { contract: { requiredPhrases: ['worker'] } },
     );
-    expect(check.reasons.map((r) => r.code)).toEqual(['SOFT_404', 'CONTRACT_REQUIRED_PHRASE']);
+    expect(check.reasons.map((r) => r.code)).toEqual(['CONTRACT_REQUIRED_PHRASE']);
+    expect(check.unconfirmed?.map((r) => r.code)).toEqual(['SOFT_404']);
+  });
+});
+
+/** A short API-docs page about one error code: a title naming the status, real explanation. */
+const errorDoc = (title: string, h1: string, extraHead = '', extraBody = '') =>
+  `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>${extraHead}</head><body>
+<nav class="sidebar"><a href="/docs/errors">Errors</a> <a href="/docs/auth">Authentication</a></nav>
+<main><article><h1>${h1}</h1>
+<p>The API returns this status when the request cannot be served as sent. The response body is a JSON object with <code>code</code> and <code>message</code>; log the <code>request_id</code> header when you contact support.</p>
+<p>Check the identifier in the path, the API version header and your credentials, then retry. Idempotent requests can be retried with exponential backoff starting at one second.</p>
+</article></main>${extraBody}</body></html>`;
+
+describe('status phrases need interstitial evidence', () => {
+  const pages = [
+    ['429 Too Many Requests | Acme API', '429 Too Many Requests', 'RATE_LIMITED'],
+    ['Error 404: Not Found | Acme API', 'Error 404: Not Found', 'SOFT_404'],
+    ['Error 500 | Acme API', 'Error 500', 'ERROR_PAGE'],
+    ['Access denied', 'Access denied (403)', 'BOT_CHALLENGE'],
+  ] as const;
+
+  it('a short error-code documentation page is the document; the phrase is only reported', () => {
+    for (const [title, h1, code] of pages) {
+      const check = detectNotDocument(errorDoc(title, h1), { status: 200 });
+      expect(check.ok, title).toBe(true);
+      expect(
+        check.unconfirmed?.map((r) => r.code),
+        title,
+      ).toEqual([code]);
+    }
+  });
+
+  it('the same pages with interstitial evidence (a non-2xx status, a challenge script) are flagged', () => {
+    const script = '<script>window._cf_chl_opt={cvId:"3",cType:"managed"};</script>';
+    for (const [title, h1, code] of pages) {
+      const withScript = detectNotDocument(errorDoc(title, h1, script));
+      expect(
+        withScript.reasons.map((r) => r.code),
+        title,
+      ).toContain(code);
+      expect(withScript.reasons.find((r) => r.code === code)?.detail).toMatch(
+        /challenge script inline window\._cf_chl_opt/,
+      );
+      expect(withScript.unconfirmed).toBeUndefined();
+      const withStatus = detectNotDocument(errorDoc(title, h1), { status: 503 });
+      expect(
+        withStatus.reasons.map((r) => r.code),
+        title,
+      ).toEqual(['HTTP_STATUS', code]);
+    }
+  });
+
+  it('a challenge widget is evidence too', () => {
+    const widget = '<div class="cf-turnstile" data-sitekey="k"></div>';
+    const check = detectNotDocument(errorDoc('Error 404: Not Found', 'Not found', '', widget));
+    expect(check.reasons.map((r) => r.code)).toContain('SOFT_404');
+  });
+});
+
+describe('challenge scripts (read before scripts are removed)', () => {
+  const page = (head: string) =>
+    `<html><head><title>Welcome</title>${head}</head><body><p>One moment while we check your connection.</p></body></html>`;
+
+  it("a challenge page's own script flags a short page with a plain title", () => {
+    for (const head of [
+      '<script>window._cf_chl_opt={cvId:"3"};</script>',
+      '<script src="/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1?ray=1"></script>',
+    ]) {
+      const check = detectNotDocument(page(head));
+      expect(check.reasons.map((r) => r.code)).toEqual(['BOT_CHALLENGE']);
+      expect(check.reasons[0]?.detail).toMatch(/^challenge script /);
+    }
+    expect(
+      collectPageFacts(parseDocument(page('<script>_cf_chl_opt=1</script>'))).challengeScript,
+    ).toBe('inline window._cf_chl_opt');
+  });
+
+  it('control: the bot-detection script Cloudflare adds to ordinary pages flags nothing', () => {
+    const check = detectNotDocument(
+      page('<script src="/cdn-cgi/challenge-platform/scripts/jsd/main.js"></script>'),
+    );
+    expect(check.ok).toBe(true);
+    expect(check.reasons).toEqual([]);
   });
 });
 

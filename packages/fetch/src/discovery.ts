@@ -1,6 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import type { FetchValidators, IsoTime } from '@ragfresh/core';
 import { decodeBody } from './charset.js';
+import { describeFetchFailure } from './describe.js';
 import type { Fetcher } from './fetcher.js';
 import type { FetchOutcome, OkResult } from './result.js';
 
@@ -129,7 +130,7 @@ async function readListing(
   },
 ): Promise<
   | { readonly text: string; readonly finalUrl: string; readonly notModified: boolean }
-  | { readonly failure: FetchOutcome | 'invalid-gzip' }
+  | { readonly failure: FetchOutcome | 'invalid-gzip'; readonly reason: string }
 > {
   const cached = await options.cache?.get(url);
   const r = await fetcher.fetch(url, {
@@ -140,9 +141,13 @@ async function readListing(
   });
   if (r.outcome === 'not-modified' && cached !== undefined)
     return { text: cached.text, finalUrl: cached.finalUrl, notModified: true };
-  if (r.outcome !== 'ok') return { failure: r.outcome };
+  if (r.outcome !== 'ok') return { failure: r.outcome, reason: describeFetchFailure(r) };
   const text = options.decode(r);
-  if (text === undefined) return { failure: 'invalid-gzip' };
+  if (text === undefined)
+    return {
+      failure: 'invalid-gzip',
+      reason: 'invalid-gzip: the body is not a readable gzip stream',
+    };
   if (options.cache !== undefined && text.length <= MAX_CACHED_CHARS)
     await options.cache.set(url, { validators: r.validators, text, finalUrl: r.finalUrl });
   return { text, finalUrl: r.finalUrl, notModified: false };
@@ -170,10 +175,12 @@ export interface SitemapDiscovery {
   readonly truncated: boolean;
   /** Sitemap documents answered 304 and read from the cache. */
   readonly notModified: number;
-  /** Sitemaps that could not be read, with the fetch outcome. */
+  /** Sitemaps that could not be read, with the fetch outcome and one line saying why. */
   readonly failures: ReadonlyArray<{
     readonly url: string;
     readonly outcome: FetchOutcome | 'invalid-gzip';
+    /** `describeFetchFailure` of the answer: an SSRF refusal names the allow-list setting. */
+    readonly reason: string;
   }>;
 }
 
@@ -201,7 +208,8 @@ export async function discoverSitemap(
   const maxBytes = options.maxBytes ?? 50 * 1024 * 1024;
   const entries: SitemapEntry[] = [];
   const read: string[] = [];
-  const failures: Array<{ url: string; outcome: FetchOutcome | 'invalid-gzip' }> = [];
+  const failures: Array<{ url: string; outcome: FetchOutcome | 'invalid-gzip'; reason: string }> =
+    [];
   const queue: Array<{ url: string; depth: number }> = [{ url: sitemapUrl, depth: 0 }];
   const seen = new Set<string>([sitemapUrl]);
   let truncated = false;
@@ -231,7 +239,7 @@ export async function discoverSitemap(
       },
     });
     if ('failure' in r) {
-      failures.push({ url: next.url, outcome: r.failure });
+      failures.push({ url: next.url, outcome: r.failure, reason: r.reason });
       continue;
     }
     if (r.notModified) notModified += 1;
@@ -306,6 +314,8 @@ export async function discoverLlmsTxt(
   readonly links: readonly LlmsTxtLink[];
   /** `ok` also when a 304 was answered from the cache (then `notModified` is true). */
   readonly outcome: FetchOutcome;
+  /** Why it could not be read (absent when `ok`): an SSRF refusal names the allow-list setting. */
+  readonly reason?: string;
   readonly notModified: boolean;
 }> {
   const r = await readListing(fetcher, llmsTxtUrl, {
@@ -314,6 +324,7 @@ export async function discoverLlmsTxt(
     signal: options.signal,
     decode: (ok) => ok.text,
   });
-  if ('failure' in r) return { links: [], outcome: r.failure as FetchOutcome, notModified: false };
+  if ('failure' in r)
+    return { links: [], outcome: r.failure as FetchOutcome, reason: r.reason, notModified: false };
   return { links: parseLlmsTxt(r.text, r.finalUrl), outcome: 'ok', notModified: r.notModified };
 }

@@ -267,6 +267,8 @@ export class Fetcher {
   readonly #politeness: PolitenessGate | undefined;
   readonly #guard: SsrfGuard;
   readonly #robots: RobotsCache | undefined;
+  /** Origins whose robots.txt the network policy refused (a redirect elsewhere): why, for the page's refusal. */
+  readonly #robotsRefusals = new Map<string, string>();
   readonly #robotsOptions: RobotsOptions;
   readonly #random: () => number;
   readonly #maxAttempts: number;
@@ -621,11 +623,16 @@ export class Fetcher {
           );
         }
         if (!decision.allowed) {
+          const refused =
+            decision.basis === 'rules' ? undefined : this.#robotsRefusals.get(url.origin);
           return final(
             'robots-disallowed',
             0,
             {},
-            { basis: decision.basis === 'rules' ? 'rules' : 'unreachable' },
+            {
+              basis: decision.basis === 'rules' ? 'rules' : 'unreachable',
+              ...(refused === undefined ? {} : { detail: `robots.txt ${refused}` }),
+            },
           );
         }
       }
@@ -871,10 +878,17 @@ export class Fetcher {
   ): Promise<{ status: number; body: string }> {
     let url = new URL('/robots.txt', origin);
     const maxBytes = this.#robotsOptions.maxBytes ?? 512 * 1024;
+    this.#robotsRefusals.delete(origin);
     for (let hop = 0; hop <= 5; hop++) {
       try {
         await this.#guard.check(url);
-      } catch {
+      } catch (err) {
+        const refusal = findSsrf(err);
+        if (refusal !== undefined)
+          this.#robotsRefusals.set(
+            origin,
+            refusal.message.replace(/^\[ragfresh\] \[[^\]]+\] /, ''),
+          );
         return { status: 0, body: '' };
       }
       const permit = await this.#gate.acquire(url.host, signal);

@@ -15,6 +15,7 @@ export {
   usableValidators,
   validatorsFrom,
 } from './conditional.js';
+export { describeFetchFailure } from './describe.js';
 export {
   type DiscoveryCache,
   type DiscoveryCacheEntry,
@@ -67,6 +68,7 @@ export {
   type RawSnapshotStore,
 } from './snapshots.js';
 export {
+  allowEntryProblem,
   classifyAddress,
   type NetworkPolicy,
   parseIp,

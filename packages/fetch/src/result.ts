@@ -129,6 +129,8 @@ export interface RobotsDisallowedResult extends FetchResultBase {
   readonly outcome: 'robots-disallowed';
   /** `rules`: robots.txt disallows the path; `unreachable`: robots.txt answered 5xx or not at all. */
   readonly basis: 'rules' | 'unreachable';
+  /** Why robots.txt was unreachable, when the network policy refused it (names the allow-list setting). */
+  readonly detail?: string;
 }
 
 export interface NetworkErrorResult extends FetchResultBase {

@@ -235,6 +235,43 @@ function bareHost(hostname: string): string {
   return h;
 }
 
+type AllowEntry =
+  | { readonly kind: 'host-port'; readonly host: string; readonly port: number }
+  | { readonly kind: 'range'; readonly bytes: Bytes; readonly prefix: number }
+  | { readonly kind: 'suffix'; readonly suffix: string }
+  | { readonly kind: 'host'; readonly host: string }
+  | { readonly problem: string };
+
+function parseAllowEntry(entry: string): AllowEntry {
+  const e = entry.trim().toLowerCase();
+  const withPort = splitHostPort(e);
+  if (withPort !== undefined) return { kind: 'host-port', ...withPort };
+  const [addr, len] = e.split('/');
+  const bytes = parseIp(addr ?? '');
+  if (bytes !== undefined) {
+    const prefix = len === undefined ? bytes.length * 8 : Number(len);
+    if (!/^\d+$/.test(len ?? '0') || prefix > bytes.length * 8)
+      return { problem: 'has a bad prefix length; use a CIDR like 10.0.0.0/8' };
+    return { kind: 'range', bytes, prefix };
+  }
+  if (e.startsWith('.') && e.length > 1 && /^[a-z0-9.-]+$/.test(e))
+    return { kind: 'suffix', suffix: e };
+  if (/^[a-z0-9.-]+$/.test(e)) return { kind: 'host', host: bareHost(e) };
+  return {
+    problem:
+      'is neither a CIDR, an address, a host name nor host:port; use e.g. 10.1.2.0/24, 127.0.0.1:8080 or docs.internal',
+  };
+}
+
+/**
+ * Why one `allow` entry of a {@link NetworkPolicy} is invalid ("<problem>; <fix>"), or undefined
+ * when the guard accepts it: the check the guard's constructor makes, for config validation.
+ */
+export function allowEntryProblem(entry: string): string | undefined {
+  const parsed = parseAllowEntry(entry);
+  return 'problem' in parsed ? parsed.problem : undefined;
+}
+
 /**
  * The SSRF guard. `check` resolves a URL's host and refuses it (SSRF_REFUSED) unless every
  * address is allowed; `lookup` is the same check as a `net.connect` lookup hook, so the socket
@@ -257,37 +294,25 @@ export class SsrfGuard {
     this.#setting = policy.settingName ?? 'network.allow';
     this.#resolver = resolver;
     for (const entry of policy.allow ?? []) {
-      const e = entry.trim().toLowerCase();
-      const withPort = splitHostPort(e);
-      if (withPort !== undefined) {
-        const ports = this.#allowHostPorts.get(withPort.host) ?? new Set<number>();
-        ports.add(withPort.port);
-        this.#allowHostPorts.set(withPort.host, ports);
-        continue;
-      }
-      const [addr, len] = e.split('/');
-      const bytes = parseIp(addr ?? '');
-      if (bytes !== undefined) {
-        const prefix = len === undefined ? bytes.length * 8 : Number(len);
-        if (!Number.isInteger(prefix) || prefix < 0 || prefix > bytes.length * 8) {
-          throw new RagfreshError(
-            'INVALID_CONFIG',
-            `${this.#setting} entry ${JSON.stringify(entry)} has a bad prefix length; use a CIDR like 10.0.0.0/8.`,
-            { scope: 'fetch' },
-          );
-        }
-        this.#allowRanges.push({ bytes, prefix, label: 'allowed' });
-        if (prefix === bytes.length * 8) this.#exactAddresses.push(bytes);
-      } else if (e.startsWith('.') && e.length > 1) {
-        this.#allowSuffixes.push(e);
-      } else if (/^[a-z0-9.-]+$/.test(e) && !e.includes('/')) {
-        this.#allowHosts.push(bareHost(e));
-      } else {
+      const parsed = parseAllowEntry(entry);
+      if ('problem' in parsed) {
         throw new RagfreshError(
           'INVALID_CONFIG',
-          `${this.#setting} entry ${JSON.stringify(entry)} is neither a CIDR, an address, a host name nor host:port; use e.g. 10.1.2.0/24, 127.0.0.1:8080 or docs.internal.`,
+          `${this.#setting} entry ${JSON.stringify(entry)} ${parsed.problem}.`,
           { scope: 'fetch' },
         );
+      }
+      if (parsed.kind === 'host-port') {
+        const ports = this.#allowHostPorts.get(parsed.host) ?? new Set<number>();
+        ports.add(parsed.port);
+        this.#allowHostPorts.set(parsed.host, ports);
+      } else if (parsed.kind === 'range') {
+        this.#allowRanges.push({ bytes: parsed.bytes, prefix: parsed.prefix, label: 'allowed' });
+        if (parsed.prefix === parsed.bytes.length * 8) this.#exactAddresses.push(parsed.bytes);
+      } else if (parsed.kind === 'suffix') {
+        this.#allowSuffixes.push(parsed.suffix);
+      } else {
+        this.#allowHosts.push(parsed.host);
       }
     }
   }

@@ -88,7 +88,9 @@ describe('sitemaps', () => {
       `${s.origin}/s2.xml.gz`,
       `${s.origin}/missing.xml`,
     ]);
-    expect(d.failures).toEqual([{ url: `${s.origin}/missing.xml`, outcome: 'gone' }]);
+    expect(d.failures).toEqual([
+      { url: `${s.origin}/missing.xml`, outcome: 'gone', reason: 'gone: HTTP 404' },
+    ]);
     expect(d.truncated).toBe(false);
   });
 

@@ -6,6 +6,7 @@ import {
   type EvidenceProvenance,
   FIELDS,
   type FlatMetadata,
+  metadataCitation,
   provenanceHeader,
   provenanceOf,
   RagfreshError,
@@ -53,8 +54,7 @@ export function evidenceProvenance(doc: DocumentInterface): EvidenceProvenance {
     const title = str(m[FIELDS.title]);
     const stale = m[READER_FIELDS.stale] === true;
     return {
-      source:
-        str(m[FIELDS.canonicalUrl]) ?? str(m[FIELDS.url]) ?? str(m[FIELDS.source]) ?? 'unknown',
+      source: metadataCitation(m) ?? str(m[FIELDS.source]) ?? 'unknown',
       fetched,
       ...(title === undefined ? {} : { title }),
       ...(section === undefined ? {} : { section }),

@@ -1,6 +1,6 @@
 import { Document } from '@langchain/core/documents';
 import { type Chunk, FIELDS, type StateStore } from '@ragfresh/core';
-import { acquirePage, chunkingFor } from '@ragfresh/engine';
+import { acquirePage, chunkingFor } from '@ragfresh/engine/stages';
 import { preparePage } from '@ragfresh/extract';
 import { mapOrdered } from './concurrency.js';
 import { type LiveFetchOptions, READER_FIELDS } from './fields.js';

@@ -4,6 +4,8 @@ import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import type { RecordManagerInterface } from '@langchain/core/indexing';
 import {
   assertSourceId,
+  CANONICAL_POLICIES,
+  type CanonicalPolicy,
   canonicalKey,
   DEFAULT_IDENTITY_POLICY,
   DEFAULT_SQLITE_STATE_PATH,
@@ -17,16 +19,18 @@ import {
   type UrlIdentityPolicy,
 } from '@ragfresh/core';
 import {
-  acquirePage,
-  type Chunking,
-  chunkingFor,
   DEFAULT_DELETION_POLICY,
   type DeletionPolicy,
   type EngineLogger,
-  type EvidenceContext,
   silentLogger,
-  splitterPipelineKey,
 } from '@ragfresh/engine';
+import {
+  acquirePage,
+  type Chunking,
+  chunkingFor,
+  type EvidenceContext,
+  splitterPipelineKey,
+} from '@ragfresh/engine/stages';
 import {
   asSplitterPreparation,
   type PreparedPage,
@@ -101,6 +105,12 @@ export interface RagfreshLoaderOptions {
   readonly volatileMetadata?: VolatileMetadata;
   /** Authority label carried into metadata (e.g. `official`). */
   readonly authority?: string;
+  /**
+   * Whose word a page's `<link rel="canonical">` is: `same-site` (default) cites it only on the
+   * fetched URL's own site and keeps another site's as `canonical_claim`; `trust` cites any http(s)
+   * canonical; `ignore` keeps none. Documents are cited by the fetched URL otherwise.
+   */
+  readonly canonical?: CanonicalPolicy;
   /** Try the page's Markdown twin first (`page.md`). Default false. */
   readonly markdownTwin?: boolean;
   /** Most URLs read from all sitemaps. Default 50,000. */
@@ -204,6 +214,13 @@ export class RagfreshLoader extends BaseDocumentLoader {
           },
         );
       }
+    }
+    if (options.canonical !== undefined && !CANONICAL_POLICIES.includes(options.canonical)) {
+      throw new RagfreshError(
+        'INVALID_ARGUMENT',
+        `canonical must be one of ${CANONICAL_POLICIES.join(', ')}, got ${JSON.stringify(options.canonical)}.`,
+        { scope: 'langchain' },
+      );
     }
     if ((options.urls?.length ?? 0) === 0 && (options.sitemaps?.length ?? 0) === 0) {
       throw new RagfreshError('INVALID_ARGUMENT', 'give the loader some urls or sitemaps.', {
@@ -364,7 +381,7 @@ export class RagfreshLoader extends BaseDocumentLoader {
         ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
       });
       for (const f of found.failures)
-        this.#skip({ url: f.url, reasons: [`sitemap-unreadable: ${f.outcome}`] });
+        this.#skip({ url: f.url, reasons: [`sitemap-unreadable: ${f.reason}`] });
       for (const entry of found.entries) if (fresh(entry.url)) yield entry.url;
     }
   }
@@ -448,6 +465,9 @@ export class RagfreshLoader extends BaseDocumentLoader {
               ...(this.options.authority === undefined
                 ? {}
                 : { authority: this.options.authority }),
+              ...(this.options.canonical === undefined
+                ? {}
+                : { canonical: this.options.canonical }),
               ...(fetched.lastModifiedAt === undefined
                 ? {}
                 : { sourceModifiedAt: fetched.lastModifiedAt }),
@@ -473,6 +493,7 @@ export class RagfreshLoader extends BaseDocumentLoader {
           sourceId,
           title: prep.title,
           ...(prep.canonicalUrl === undefined ? {} : { canonicalUrl: prep.canonicalUrl }),
+          ...(prep.canonicalClaim === undefined ? {} : { canonicalClaim: prep.canonicalClaim }),
           prepared,
           origin: 'fetched',
           fetch: {

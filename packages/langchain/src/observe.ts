@@ -6,7 +6,7 @@ import {
   recordDegraded,
   recordGone,
   recordGood,
-} from '@ragfresh/engine';
+} from '@ragfresh/engine/stages';
 import type { PagePreparation, PreparedPage } from '@ragfresh/extract';
 import type { OkResult } from '@ragfresh/fetch';
 import type { PageCopyStore } from './copies.js';

@@ -25,7 +25,10 @@ export interface LoadedPage {
   readonly documentId: string;
   readonly sourceId: string;
   readonly title: string;
+  /** The page's canonical, accepted by the loader's `canonical` policy (cited instead of the fetched URL). */
   readonly canonicalUrl?: string;
+  /** A canonical the page claimed that the policy refused: kept as `canonical_claim`, never cited. */
+  readonly canonicalClaim?: string;
   readonly prepared: PreparedDocument;
   readonly fetch: {
     /** When the version was fetched (a copy keeps the time of the fetch that produced it). */
@@ -91,6 +94,7 @@ export function stablePageMetadata(page: LoadedPage): Flat {
     [FIELDS.url]: page.url,
     [FIELDS.finalUrl]: page.fetch.finalUrl,
     ...(page.canonicalUrl === undefined ? {} : { [FIELDS.canonicalUrl]: page.canonicalUrl }),
+    ...(page.canonicalClaim === undefined ? {} : { [FIELDS.canonicalClaim]: page.canonicalClaim }),
     [FIELDS.title]: page.title,
     [LOADER_FIELDS.pageHash]: page.prepared.contentHash,
     [FIELDS.acquisition]: first?.acquisition ?? 'raw',

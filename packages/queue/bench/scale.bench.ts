@@ -420,7 +420,8 @@ async function main(): Promise<void> {
   }));
   const privateRedis = EXTERNAL_REDIS === '' ? await startRedisServer() : undefined;
   REDIS_URL = privateRedis?.url ?? EXTERNAL_REDIS;
-  const redis = connectRedis({ redis: REDIS_URL }, progress);
+  // One node (no `queue.cluster`): connectRedis gives a plain client.
+  const redis = connectRedis({ redis: REDIS_URL }, progress) as Redis;
   try {
     const setup: Setup = { sim, sources, redis };
     const idle0 = await redisCounters(redis);

@@ -1,15 +1,15 @@
 import type { RunSummary, StateStore } from '@ragfresh/core';
+import type { RefreshCounts } from '@ragfresh/engine';
 import {
   addCounts,
+  checkShape,
   EngineContext,
   type EngineDeps,
   emptyCounts,
   proposeInventoryDiff,
-  type RefreshCounts,
   SourceRun,
   settleProposals,
-} from '@ragfresh/engine';
-import { checkShape } from '@ragfresh/engine/stages';
+} from '@ragfresh/engine/stages';
 import { DelayedError, type Job, type Queue, UnrecoverableError } from 'bullmq';
 import { FINISH_QUEUE } from './config.js';
 import {

@@ -2,11 +2,12 @@ import type { DocumentRecord } from '@ragfresh/core';
 import {
   EngineContext,
   type EngineDeps,
+  mapLimit,
   type PendingCandidate,
   PublishQueue,
+  refreshPage,
   SourceRun,
-} from '@ragfresh/engine';
-import { mapLimit, refreshPage } from '@ragfresh/engine/stages';
+} from '@ragfresh/engine/stages';
 import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { QueueRedis } from './config.js';
 import { FINISH_QUEUE, isConnectionError, PAGES_QUEUE, PUBLISH_QUEUE } from './config.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PublishCandidate } from '@ragfresh/core';
-import type { GoneProposal } from '@ragfresh/engine';
+import type { GoneProposal } from '@ragfresh/engine/stages';
 
 /** One URL batch of one source's due run: what a page worker takes. */
 export interface PageBatchJob {

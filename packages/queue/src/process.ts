@@ -7,12 +7,12 @@ import {
 } from '@ragfresh/core';
 import {
   composeEngine,
-  type EngineDeps,
   type EngineMetrics,
   type EngineRole,
   type EngineSettingsInput,
   resolveEngineSettings,
 } from '@ragfresh/engine';
+import type { EngineDeps } from '@ragfresh/engine/stages';
 import { type Fetcher, RedisPolitenessGate } from '@ragfresh/fetch';
 import { connectRedis, prefixOf, type QueueConfig } from './config.js';
 import { PageWorker } from './page-worker.js';

@@ -7,7 +7,7 @@ import {
   Publisher,
   type PublisherOptions,
 } from '@ragfresh/core';
-import { EngineContext, type EngineDeps, PublishQueue, SourceRun } from '@ragfresh/engine';
+import { EngineContext, type EngineDeps, PublishQueue, SourceRun } from '@ragfresh/engine/stages';
 import { type Job, Worker } from 'bullmq';
 import type { QueueRedis } from './config.js';
 import { isConnectionError, PUBLISH_QUEUE } from './config.js';

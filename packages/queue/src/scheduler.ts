@@ -1,11 +1,11 @@
 import type { RunSummary } from '@ragfresh/core';
+import type { EngineSource } from '@ragfresh/engine';
 import {
   EngineContext,
   type EngineDeps,
-  type EngineSource,
   emptyCounts,
   takeInventory,
-} from '@ragfresh/engine';
+} from '@ragfresh/engine/stages';
 import { type FlowJob, FlowProducer, Queue } from 'bullmq';
 import type { QueueRedis } from './config.js';
 import { FINISH_QUEUE, PAGES_QUEUE } from './config.js';

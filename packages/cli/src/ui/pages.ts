@@ -3,6 +3,7 @@ import {
   type DocumentRecord,
   FIELDS,
   type ListedChunk,
+  metadataCitation,
   type ReviewItem,
   type RunSummary,
   type StateStore,
@@ -303,6 +304,15 @@ function headingPath(c: ListedChunk): string {
   return String(c.metadata[FIELDS.heading] ?? '');
 }
 
+/** What readers see as the current version's Source line, and a canonical the page only claimed. */
+function citedAs(chunk: ListedChunk | undefined): Html {
+  if (chunk === undefined) return as(html``);
+  const claim = chunk.metadata[FIELDS.canonicalClaim];
+  return as(
+    html`<p>cited as ${externalLink(metadataCitation(chunk.metadata))}${typeof claim === 'string' ? html` · the page claims the canonical <code class="unsafe-url">${claim}</code> on another site: kept as its claim, never cited` : ''}</p>`,
+  );
+}
+
 export async function documentPage(
   ctx: PageContext,
   id: string,
@@ -353,6 +363,7 @@ export async function documentPage(
     );
   const body = as(html`<section class="card">
 <p>${externalLink(record.url)} · source ${record.sourceId} · ${stateCell(record.status)} ${record.statusReasons.join('; ')}</p>
+${citedAs(current[0])}
 <p>document <code>${record.documentId}</code>; current version <code>${record.currentVersionId ?? '–'}</code> at epoch ${record.publishedEpoch ?? '–'}; last good observation ${when(record.lastGoodAt)}</p>
 </section>
 <h2>Version history</h2>

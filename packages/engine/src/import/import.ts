@@ -7,6 +7,7 @@ import { embedNewChunks } from '../embed.js';
 import { recordGood } from '../evidence.js';
 import { PublishQueue } from '../publish.js';
 import { proposeDeletion } from '../review.js';
+import { sourceProvenance } from '../snapshot.js';
 import type { EngineSource } from '../types.js';
 import {
   futureRefusal,
@@ -17,7 +18,7 @@ import {
 } from './guards.js';
 import type { ExportCoverage, ImportItem, ImportRow } from './row.js';
 import { fetchTimeOf, IMPORT_REVIEW, identityOf, reviewRow } from './rules.js';
-import { type ImportChunking, type RowVersion, rowBody, versionOfRow } from './version.js';
+import { type ImportChunking, type RowVersion, rowBody, rowUrls, versionOfRow } from './version.js';
 
 /** Rows to import: a list, or a stream of `readExport` items (rows, unreadable and refused records). */
 export type ImportInput = Iterable<ImportRow | ImportItem> | AsyncIterable<ImportRow | ImportItem>;
@@ -309,9 +310,7 @@ async function newestOf(ir: ImportRun, rows: Accepted[]): Promise<Decided | unde
         documentId: accepted.documentId,
         sourceId: ir.sourceId,
         retrievedAt: accepted.at,
-        ...(ir.options.source.authority === undefined
-          ? {}
-          : { authority: ir.options.source.authority }),
+        ...sourceProvenance(ir.options.source),
       },
       ir.options.chunking ?? 'provided',
     );
@@ -407,7 +406,7 @@ async function settle(
   );
   const rawDigest = await ctx.deps.snapshots?.put(new TextEncoder().encode(d.version.body), {
     url: row.url,
-    finalUrl: row.loadedUrl ?? row.url,
+    finalUrl: rowUrls(row).finalUrl,
     status: 200,
     fetchedAt: at,
     headers: {},

@@ -1,10 +1,21 @@
-import { type ChunkProvenance, chunkId, SCHEMA_VERSION, versionId } from '@ragfresh/core';
+import {
+  type CanonicalJudgement,
+  type CanonicalPolicy,
+  type ChunkProvenance,
+  chunkId,
+  httpUrl,
+  judgeCanonical,
+  SCHEMA_VERSION,
+  sameSite,
+  versionId,
+} from '@ragfresh/core';
 import {
   chunkHash,
   EXTRACTOR_VERSION,
   normalizedTextHash,
   normalizeMarkdown,
   tiktokenCounter,
+  unlinkUnsafeMarkdown,
 } from '@ragfresh/extract';
 import { processBounded } from '../bounds.js';
 import { classifyOutcome } from '../classify.js';
@@ -27,6 +38,26 @@ export interface RowContext {
   readonly sourceId: string;
   readonly retrievedAt: string;
   readonly authority?: string;
+  readonly canonical?: CanonicalPolicy;
+}
+
+/**
+ * The URLs a row's chunks are cited by, under the rules a fetched page follows: the export's
+ * `loadedUrl` counts as the fetched URL only when it is http(s) on the requested URL's site (a
+ * crawler's redirect elsewhere cannot be checked here), and its `canonicalUrl` is judged by the
+ * source's `canonical` policy against that URL.
+ */
+export function rowUrls(
+  row: ImportRow,
+  policy?: CanonicalPolicy,
+): { readonly finalUrl: string; readonly canonical: CanonicalJudgement } {
+  const requested = httpUrl(row.url);
+  const loaded = row.loadedUrl === undefined ? undefined : httpUrl(row.loadedUrl);
+  const finalUrl =
+    loaded !== undefined && requested !== undefined && sameSite(loaded, requested)
+      ? loaded.href
+      : row.url;
+  return { finalUrl, canonical: judgeCanonical(row.canonicalUrl, finalUrl, policy) };
 }
 
 export type RowVersion =
@@ -41,10 +72,11 @@ export function rowBody(row: ImportRow): string {
 }
 
 function provenance(row: ImportRow, rc: RowContext, title: string): ChunkProvenance {
+  const urls = rowUrls(row, rc.canonical);
   return {
     url: row.url,
-    finalUrl: row.loadedUrl ?? row.url,
-    ...(row.canonicalUrl === undefined ? {} : { canonicalUrl: row.canonicalUrl }),
+    finalUrl: urls.finalUrl,
+    ...urls.canonical,
     title,
     retrievedAt: rc.retrievedAt,
     contentChangedAt: rc.retrievedAt,
@@ -57,9 +89,12 @@ function provenance(row: ImportRow, rc: RowContext, title: string): ChunkProvena
 function fromProvidedChunks(row: ImportRow, rc: RowContext): ExtractedDocument {
   const counter = tiktokenCounter();
   const pieces = (row.chunks ?? [])
-    .map((c) => ({ text: c.text.normalize('NFC').trim(), headingPath: c.headingPath }))
+    .map((c) => ({
+      text: unlinkUnsafeMarkdown(c.text.normalize('NFC')).trim(),
+      headingPath: c.headingPath,
+    }))
     .filter((c) => c.text !== '');
-  const text = normalizeMarkdown(rowBody(row));
+  const text = normalizeMarkdown(unlinkUnsafeMarkdown(rowBody(row)));
   const verId = versionId({
     text,
     chunks: pieces,
@@ -77,7 +112,7 @@ function fromProvidedChunks(row: ImportRow, rc: RowContext): ExtractedDocument {
     text,
     contentHash: normalizedTextHash(text),
     versionId: verId,
-    ...(row.canonicalUrl === undefined ? {} : { canonicalUrl: row.canonicalUrl }),
+    ...rowUrls(row, rc.canonical).canonical,
     chunks: pieces.map((p, ordinal) => ({
       chunkId: chunkId(rc.documentId, verId, ordinal),
       documentId: rc.documentId,
@@ -106,6 +141,7 @@ export async function versionOfRow(
   chunking: ImportChunking,
 ): Promise<RowVersion> {
   const body = rowBody(row);
+  const urls = rowUrls(row, rc.canonical);
   if (chunking === 'provided' && (row.chunks ?? []).some((c) => c.text.trim() !== ''))
     return { kind: 'document', doc: fromProvidedChunks(row, rc), body };
   // The fetch path's own bounded call: pre-screen, chunk count, and a throw is this row's only.
@@ -115,7 +151,7 @@ export async function versionOfRow(
       text: body,
       contentType: 'text/markdown',
       url: row.url,
-      finalUrl: row.loadedUrl ?? row.url,
+      finalUrl: urls.finalUrl,
       acquisition: 'export',
     },
     {
@@ -138,14 +174,10 @@ export async function versionOfRow(
     doc: {
       ...doc,
       title,
-      ...(row.canonicalUrl === undefined ? {} : { canonicalUrl: row.canonicalUrl }),
+      ...urls.canonical,
       chunks: doc.chunks.map((c) => ({
         ...c,
-        provenance: {
-          ...c.provenance,
-          title,
-          ...(row.canonicalUrl === undefined ? {} : { canonicalUrl: row.canonicalUrl }),
-        },
+        provenance: { ...c.provenance, title, ...urls.canonical },
       })),
     },
   };
