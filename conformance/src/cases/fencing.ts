@@ -1,5 +1,6 @@
 import {
   type Connector,
+  type ConnectorCapabilities,
   errorMessage,
   isRagfreshError,
   type JournalStep,
@@ -10,17 +11,26 @@ import {
 import type { CaseContext, ConformanceCase } from '../types.js';
 import { chunkIdsOf, listInView, sameMembers, sleep } from './helpers.js';
 
-/** A's lease: short, so B can take over while A is paused inside one step. */
-const PAUSED_LEASE_MS = 300;
+/**
+ * A's lease: short, so B can take over while A is paused inside one step, but longer than any
+ * step A runs before its pause (verification waits up to the declared lag).
+ */
+function pausedLeaseMs(c: ConnectorCapabilities): number {
+  return c.visibility.mode === 'immediate' ? 300 : 2 * (2 * c.visibility.maxLagMs + 1_000);
+}
 
 /** Opens B once A's lease has expired (LEASE_HELD until then). */
-async function takeOver(connector: Connector, state: Publisher['state']): Promise<Publisher> {
+async function takeOver(
+  connector: Connector,
+  state: Publisher['state'],
+  leaseMs: number,
+): Promise<Publisher> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await Publisher.open({ connector, state, holder: 'successor-b' });
     } catch (err) {
       if (!isRagfreshError(err, 'LEASE_HELD') || attempt > 200) throw err;
-      await sleep(PAUSED_LEASE_MS / 4);
+      await sleep(leaseMs / 4);
     }
   }
 }
@@ -48,12 +58,18 @@ async function pausedRun(ctx: CaseContext, pauseAt: JournalStep): Promise<string
   const pausedAt = new Promise<void>((resolve) => {
     paused = resolve;
   });
-  let armed = false;
+  // The documents A's batch changes, published before A takes its short lease.
+  const first = await Publisher.open({ connector: a, state, holder: 'paused-a' });
+  await first.publish([x, r1]);
+  await first.close();
+  const epoch = await a.readEpoch();
+  const leaseMs = pausedLeaseMs(ctx.capabilities);
+  let armed = true;
   const publisherA = await Publisher.open({
     connector: a,
     state,
     holder: 'paused-a',
-    leaseTtlMs: PAUSED_LEASE_MS,
+    leaseTtlMs: leaseMs,
     hooks: {
       async beforeStep(step) {
         if (!armed || step !== pauseAt) return;
@@ -63,9 +79,6 @@ async function pausedRun(ctx: CaseContext, pauseAt: JournalStep): Promise<string
       },
     },
   });
-  await publisherA.publish([x, r1]);
-  const epoch = await a.readEpoch();
-  armed = true;
   const batchA = publisherA.publish([r2, n]).then(
     () => undefined,
     (err: unknown) => err,
@@ -73,7 +86,7 @@ async function pausedRun(ctx: CaseContext, pauseAt: JournalStep): Promise<string
   await pausedAt;
   // B is another process: its own connector on the same namespace.
   const b = await ctx.openAnotherConnector();
-  const publisherB = await takeOver(b, state);
+  const publisherB = await takeOver(b, state, leaseMs);
   let outcome: unknown;
   try {
     const report = await publisherB.publish([g]);
@@ -137,7 +150,7 @@ export const pausedPublisher: ConformanceCase = {
   id: 'paused-publisher',
   title: 'a publisher paused past its lease cannot write after its successor took over',
   guarantee:
-    'Publisher A pauses past its lease inside a batch (once before staging, once before the epoch move); B takes the lease on another connector, which raises the fence in the store, recovers A\u2019s batch and publishes E -> E + 1. When A wakes, its next store write (stage, validity patch or epoch move) is refused with LEASE_LOST by the connector, and epoch E + 1 holds exactly what B published: no document lost, none gained, no chunk of A stored.',
+    'Publisher A (a lease of 300 ms, or twice the verification budget on eventual stores) pauses past its lease inside a batch (once before staging, once before the epoch move); B takes the lease on another connector, which raises the fence in the store, recovers A\u2019s batch and publishes E -> E + 1. When A wakes, its next store write (stage, validity patch or epoch move) is refused with LEASE_LOST by the connector, and epoch E + 1 holds exactly what B published: no document lost, none gained, no chunk of A stored.',
   whenItFails:
     "The fence must reach the store: Publisher.open calls raiseFence(lease.fence) before recovering, and every write hook refuses a fence older than the store's (fencing 'store': in the same transaction or conditional write as the write, throwing this.staleFence(fence, held); 'client': the base class checks _readFence before the hook). _readFence must read the store, not a value cached in this instance (B writes through another connector).",
   appliesTo: (c) => c.fencing !== undefined && c.fencing !== 'none',
