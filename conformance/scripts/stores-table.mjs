@@ -53,13 +53,16 @@ function storeCell(report) {
 
 export function table(reports) {
   const rows = [
-    '| store | target | epoch readers | `rf_current` readers | visibility | epoch in store | epoch claim | LangChain reader | cases |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| store | target | epoch readers | `rf_current` readers | visibility | epoch in store | epoch claim | fencing | scan | LangChain reader | cases |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const r of reports) {
     const c = r.capabilities;
     const epochInStore = c.epochInStore ? proven(r, 'epoch-in-store', 'yes') : 'no';
     const claim = c.epochInStore ? proven(r, 'epoch-race', c.epochClaim ?? 'exclusive') : '—';
+    const fencing =
+      (c.fencing ?? 'none') === 'none' ? 'none' : proven(r, 'paused-publisher', c.fencing);
+    const scan = c.scan === true ? proven(r, 'scan-pages', 'yes') : 'no';
     rows.push(
       [
         '',
@@ -70,6 +73,8 @@ export function table(reports) {
         proven(r, 'verify-within-lag', visibility(c.visibility)),
         epochInStore,
         claim,
+        fencing,
+        scan,
         langchainCell(r),
         `${r.counts.passed} passed, ${r.counts.failed} failed, ${r.counts.skipped} n/a`,
         '',

@@ -29,9 +29,16 @@ const kill = (): void => {
 const killAt = job.killAt;
 if (killAt.kind === 'advance') {
   const advance = connector.advanceEpoch.bind(connector);
-  connector.advanceEpoch = async (expected: number, next: number): Promise<void> => {
+  connector.advanceEpoch = async (expected, next, options): Promise<void> => {
     if (killAt.when === 'before') kill();
-    await advance(expected, next);
+    if (killAt.when === 'during') {
+      const moving = advance(expected, next, options);
+      moving.catch(() => undefined);
+      for (let turn = 0; turn < killAt.turns; turn++)
+        await new Promise((resolve) => setImmediate(resolve));
+      kill();
+    }
+    await advance(expected, next, options);
     if (killAt.when === 'after') kill();
   };
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import {
   type Connector,
   type ConnectorCapabilities,
@@ -177,7 +178,50 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Runs one case against a started target. Never throws: failures are in the report. */
+/*
+ * The watchdog: a worker thread with its own event loop. The case's own timeout is a timer on
+ * the main loop, which never fires while a synchronous driver call (or a busy wait) blocks
+ * that loop; the worker's timer still does. It then prints one line naming the case and kills
+ * the process (the only way out of a blocked thread), so the run fails with the case's name
+ * instead of hanging. A healthy case disarms it when its report is ready.
+ */
+const WATCHDOG_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { writeSync } = require('node:fs');
+const timers = new Map();
+parentPort.on('message', (m) => {
+  clearTimeout(timers.get(m.id));
+  timers.delete(m.id);
+  if (m.line !== undefined) timers.set(m.id, setTimeout(() => {
+    writeSync(2, m.line + '\\n');
+    process.kill(process.pid, 'SIGKILL');
+  }, m.ms));
+});`;
+let watchdog: Worker | undefined;
+let watched = 0;
+
+/** Arms the watchdog for one case (cases may run concurrently); returns its disarm. */
+function armWatchdog(caseId: string, timeoutMs: number): () => void {
+  if (watchdog === undefined) {
+    watchdog = new Worker(WATCHDOG_SOURCE, { eval: true });
+    watchdog.unref();
+  }
+  const worker = watchdog;
+  const id = ++watched;
+  // Past the case's own timeout (which reports normally while the loop runs) by a margin.
+  const ms = timeoutMs + Math.min(15_000, Math.max(200, timeoutMs / 4));
+  worker.postMessage({
+    id,
+    ms,
+    line: `[ragfresh] [conformance] case ${caseId} did not finish within ${ms} ms and the event loop stayed blocked (a synchronous driver call or a busy wait in the connector); the run was stopped. Make every store call asynchronous.`,
+  });
+  return () => worker.postMessage({ id });
+}
+
+/**
+ * Runs one case against a started target. Never throws: failures are in the report. A case
+ * that blocks the event loop past its time budget stops the process (see the watchdog).
+ */
 export async function runCase(
   c: ConformanceCase,
   target: StoreTarget,
@@ -205,12 +249,15 @@ export async function runCase(
   }
   const ctx = new Context(target, capabilities, namespace);
   const started = performance.now();
+  const timeoutMs = c.timeoutMs ?? DEFAULT_CASE_TIMEOUT_MS;
+  const disarm = armWatchdog(c.id, timeoutMs);
   try {
-    await withTimeout(c.run(ctx), c.timeoutMs ?? DEFAULT_CASE_TIMEOUT_MS, `case ${c.id}`);
+    await withTimeout(c.run(ctx), timeoutMs, `case ${c.id}`);
   } catch (err) {
     ctx.failures.push(`unexpected error: ${errorMessage(err)}`);
   } finally {
     await ctx.cleanup();
+    disarm();
   }
   const durationMs = Math.round(performance.now() - started);
   return {

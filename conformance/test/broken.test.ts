@@ -54,6 +54,32 @@ describe('what the broken connectors are caught with', () => {
   });
 });
 
+describe('a connector that ignores the fence, or scans one page, is caught', () => {
+  it('ignores-fence: the paused publisher gains a document at E + 1 and, later, loses one', {
+    timeout: 60_000,
+  }, async () => {
+    const broken = BROKEN_CONNECTORS.find((b) => b.kind === 'ignores-fence')!;
+    const report = await runSuite({ fixture: broken.fixture, cases: ['paused-publisher'] });
+    const f = report.cases[0]!.failures;
+    // Woken before staging: its staged chunks appear in the successor's epoch.
+    expect(f).toContain(
+      'staging: epoch 2 shows 3 chunk(s) of document n, expected 0 (only the paused publisher staged it)',
+    );
+    // Woken before the epoch move: its validity patch closes a document the successor kept.
+    expect(f).toContain('promoting: epoch 4 shows 0 chunk(s) of document r, expected 4');
+  });
+
+  it('first-page-scan: a scan that stops after its first page misses the rest', {
+    timeout: 60_000,
+  }, async () => {
+    const broken = BROKEN_CONNECTORS.find((b) => b.kind === 'first-page-scan')!;
+    const report = await runSuite({ fixture: broken.fixture, cases: ['scan-pages'] });
+    const c = report.cases[0]!;
+    expect(c.observations).toMatchObject({ pages: 1, chunks: 4 });
+    expect(c.failures[0]).toMatch(/^a scan in pages of 4 missed 24 of 28 chunks/);
+  });
+});
+
 describe('broken batch hooks are caught by the batched-form cases', () => {
   it('first-patch-only: the batch patch closes one replaced version; core confirm refuses the promotion', {
     timeout: 60_000,

@@ -14,6 +14,7 @@ describe('capability defaults (the base class fills what a connector leaves out)
         maxWriteBatch: undefined as never,
         epochInStore: undefined as never,
         idForm: undefined as never,
+        fencing: undefined as never,
         scan: undefined as never,
       },
     });
@@ -27,6 +28,8 @@ describe('capability defaults (the base class fills what a connector leaves out)
       idForm: 'chunk-id',
       epochClaim: 'exclusive',
       scan: false,
+      // Derived from the hooks the connector implements (_readFence/_raiseFence).
+      fencing: 'client',
     });
     expect(CAPABILITY_DEFAULTS).toEqual({
       visibility: { mode: 'immediate' },

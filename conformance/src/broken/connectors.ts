@@ -24,8 +24,11 @@ type Options = Omit<MemoryConnectorOptions, 'capabilities'>;
  * hook, so a connector that breaks a single hook breaks the batch forms core uses too.
  */
 class SingleHookMemoryConnector extends MemoryConnector {
-  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
-    for (const p of patches) await this._patchValidity(p.documentId, p.versionId, p.patch);
+  protected override async _patchValidityMany(
+    patches: readonly VersionPatch[],
+    fence?: number,
+  ): Promise<void> {
+    for (const p of patches) await this._patchValidity(p.documentId, p.versionId, p.patch, fence);
   }
   protected override async _countMany(refs: readonly VersionRef[]): Promise<number[]> {
     const out: number[] = [];
@@ -40,8 +43,11 @@ class SingleHookMemoryConnector extends MemoryConnector {
     for (const id of documentIds) out.push(...(await this._list(id, undefined, withEmbeddings)));
     return out;
   }
-  protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
-    for (const r of refs) await this._deleteVersion(r.documentId, r.versionId);
+  protected override async _deleteVersions(
+    refs: readonly VersionRef[],
+    fence?: number,
+  ): Promise<void> {
+    for (const r of refs) await this._deleteVersion(r.documentId, r.versionId, fence);
   }
 }
 
@@ -94,13 +100,13 @@ export class DuplicatingUpsertConnector extends MemoryConnector {
   constructor(options: Options = {}) {
     super({ ...options, capabilities: { store: 'broken-duplicating-upsert' } });
   }
-  protected override async _upsert(chunks: readonly StoredChunk[]): Promise<void> {
+  protected override async _upsert(chunks: readonly StoredChunk[], fence?: number): Promise<void> {
     const out = chunks.map((c) => {
       const n = this.#written.get(c.id) ?? 0;
       this.#written.set(c.id, n + 1);
       return n === 0 ? c : { ...c, id: `${c.id}~dup${n}` };
     });
-    await super._upsert(out);
+    await super._upsert(out, fence);
   }
 }
 
@@ -135,6 +141,7 @@ export class LaggingIndexConnector extends SingleHookMemoryConnector {
     documentId: string,
     versionId: string,
     patch: ValidityPatch,
+    fence?: number,
   ): Promise<void> {
     for (const p of this.#pending.values()) {
       const m = p.chunk.metadata;
@@ -144,7 +151,7 @@ export class LaggingIndexConnector extends SingleHookMemoryConnector {
       if (patch.current !== undefined) metadata[FIELDS.current] = patch.current;
       p.chunk = { ...p.chunk, metadata };
     }
-    await super._patchValidity(documentId, versionId, patch);
+    await super._patchValidity(documentId, versionId, patch, fence);
   }
   protected override async _deleteVersion(documentId: string, versionId: string): Promise<void> {
     for (const [id, p] of this.#pending) {
@@ -222,10 +229,13 @@ export class FirstPatchOnlyConnector extends MemoryConnector {
   constructor(options: Options = {}) {
     super({ ...options, capabilities: { store: 'broken-first-patch-only' } });
   }
-  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+  protected override async _patchValidityMany(
+    patches: readonly VersionPatch[],
+    fence?: number,
+  ): Promise<void> {
     const first = patches[0];
     if (first !== undefined)
-      await this._patchValidity(first.documentId, first.versionId, first.patch);
+      await this._patchValidity(first.documentId, first.versionId, first.patch, fence);
   }
 }
 
@@ -253,16 +263,20 @@ export class NumericFlagsConnector extends MemoryConnector {
   constructor(options: Options = {}) {
     super({ ...options, capabilities: { store: 'broken-numeric-flags' } });
   }
-  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
-    for (const p of patches) await this._patchValidity(p.documentId, p.versionId, p.patch);
+  protected override async _patchValidityMany(
+    patches: readonly VersionPatch[],
+    fence?: number,
+  ): Promise<void> {
+    for (const p of patches) await this._patchValidity(p.documentId, p.versionId, p.patch, fence);
   }
   protected override async _patchValidity(
     documentId: string,
     versionId: string,
     patch: ValidityPatch,
+    fence?: number,
   ): Promise<void> {
     const { current, ...bound } = patch;
-    await super._patchValidity(documentId, versionId, bound);
+    await super._patchValidity(documentId, versionId, bound, fence);
     if (current === undefined) return;
     const rows = await this._list(documentId, versionId, true);
     await this._upsert(
@@ -273,6 +287,58 @@ export class NumericFlagsConnector extends MemoryConnector {
         // The driver's encoding, smuggled past the type: a number where a boolean belongs.
         metadata: { ...r.metadata, [FIELDS.current]: (current ? 1 : 0) as unknown as boolean },
       })),
+      fence,
     );
+  }
+}
+
+/**
+ * (9) Declares store fencing but never looks at the fence: a publisher paused past its lease
+ * stages, patches and moves the epoch after its successor took over.
+ */
+export class IgnoresFenceConnector extends MemoryConnector {
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-ignores-fence' } });
+  }
+  protected override async _upsert(chunks: readonly StoredChunk[]): Promise<void> {
+    await super._upsert(chunks);
+  }
+  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+    await super._patchValidityMany(patches);
+  }
+  protected override async _advanceEpoch(expected: number, next: number): Promise<void> {
+    await super._advanceEpoch(expected, next);
+  }
+  protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
+    await super._deleteVersions(refs);
+  }
+}
+
+/** (10) `_scan` returns its first page as if it were the last: every later chunk goes unseen. */
+export class FirstPageScanConnector extends MemoryConnector {
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-first-page-scan' } });
+  }
+  protected override async _scan(
+    cursor: string | undefined,
+    pageSize: number,
+  ): Promise<{ chunks: ListedChunk[]; next?: string }> {
+    const page = await super._scan(cursor, pageSize);
+    return { chunks: page.chunks };
+  }
+}
+
+/**
+ * (11) Reads the epoch through a "synchronous driver" that waits for an answer no timer of
+ * this thread can deliver: the event loop stops, and with it every timeout in the process.
+ * Used only by the watchdog test (in a child process); never in BROKEN_CONNECTORS.
+ */
+export class BlockingEpochConnector extends MemoryConnector {
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-blocking-epoch' } });
+  }
+  protected override async _readEpoch(): Promise<number> {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+    return super._readEpoch();
   }
 }

@@ -5,8 +5,10 @@ import type { Connector, StoreFixture, StoreTarget } from '@ragfresh/core';
 import {
   DocumentCountConnector,
   DuplicatingUpsertConnector,
+  FirstPageScanConnector,
   FirstPatchOnlyConnector,
   FlagsAsEpochConnector,
+  IgnoresFenceConnector,
   LaggingIndexConnector,
   LeakyRetireConnector,
   NumericFlagsConnector,
@@ -14,10 +16,13 @@ import {
 } from './connectors.js';
 
 export {
+  BlockingEpochConnector,
   DocumentCountConnector,
   DuplicatingUpsertConnector,
+  FirstPageScanConnector,
   FirstPatchOnlyConnector,
   FlagsAsEpochConnector,
+  IgnoresFenceConnector,
   LAGGING_INDEX_MS,
   LaggingIndexConnector,
   LeakyRetireConnector,
@@ -34,6 +39,8 @@ const CONNECTORS = {
   'first-patch-only': FirstPatchOnlyConnector,
   'document-count': DocumentCountConnector,
   'numeric-flags': NumericFlagsConnector,
+  'ignores-fence': IgnoresFenceConnector,
+  'first-page-scan': FirstPageScanConnector,
 } as const;
 
 export type BrokenKind = keyof typeof CONNECTORS;
@@ -137,5 +144,18 @@ export const BROKEN_CONNECTORS: readonly BrokenConnector[] = Object.freeze([
       'the validity patch stores rf_current as 1/0 (a bound boolean in a SQLite-family driver): flag readers lose the chunks and the type changed',
     caughtBy: 'metadata-types-after-patch',
     fixture: brokenFixture('numeric-flags'),
+  },
+  {
+    kind: 'ignores-fence',
+    breaks:
+      'declares store fencing but ignores the fence: a publisher paused past its lease writes after its successor took over',
+    caughtBy: 'paused-publisher',
+    fixture: brokenFixture('ignores-fence'),
+  },
+  {
+    kind: 'first-page-scan',
+    breaks: 'the scan returns its first page as the last: chunks past it are never enumerated',
+    caughtBy: 'scan-pages',
+    fixture: brokenFixture('first-page-scan'),
   },
 ]);

@@ -60,14 +60,18 @@ function versionName(names: ReadonlyMap<string, string>, v: string | undefined):
   return v === undefined ? 'none' : (names.get(v) ?? v);
 }
 
-/** Whether recovery must roll forward: the epoch advanced before the kill. */
-function rollsForward(k: KillPoint): boolean {
-  return k.kind === 'step'
-    ? JOURNAL_STEPS.indexOf(k.step) > LAST_ROLLBACK_STEP
-    : k.when === 'after';
+/** Whether recovery must roll forward (the epoch advanced before the kill); undefined: either. */
+function rollsForward(k: KillPoint): boolean | undefined {
+  if (k.kind === 'step') return JOURNAL_STEPS.indexOf(k.step) > LAST_ROLLBACK_STEP;
+  return k.when === 'during' ? undefined : k.when === 'after';
 }
 
-async function crashAt(ctx: CaseContext, killAt: KillPoint): Promise<void> {
+/**
+ * Publishes a batch in a child, kills it at `killAt`, recovers with a new Publisher and
+ * publishes again. `prefix` names the documents, so several crashes can share one namespace.
+ * Returns the summary of what recovery did.
+ */
+async function crashAt(ctx: CaseContext, killAt: KillPoint, prefix = ''): Promise<string> {
   const where = describeKillPoint(killAt);
   // The journal records "promoting" before the epoch advance runs.
   const journalled: JournalStep = killAt.kind === 'step' ? killAt.step : 'promoting';
@@ -87,24 +91,26 @@ async function crashAt(ctx: CaseContext, killAt: KillPoint): Promise<void> {
   const holder = `conformance-crash-${ctx.namespace}`;
   const graceEpochs = 1;
   const c = ctx.corpus;
+  const doc = (label: string, version: string, chunks: number) =>
+    c.generated(`${prefix}${label}`, version, chunks);
 
   // Before: a, b, d current at v1; "stay" is not part of the crashed batch.
   const before = {
-    a: c.generated('a', 'v1', 4),
-    b: c.generated('b', 'v1', 3),
-    d: c.generated('d', 'v1', 2),
-    stay: c.generated('stay', 'v1', 2),
+    a: doc('a', 'v1', 4),
+    b: doc('b', 'v1', 3),
+    d: doc('d', 'v1', 2),
+    stay: doc('stay', 'v1', 2),
   };
   // The crashed batch: a shrinks, b grows, c is new, d is removed. The next batch republishes
   // a and c only, so b and d prove the recovery left them right for later epochs too.
   const batch = {
-    a: c.generated('a', 'v2', 2),
-    b: c.generated('b', 'v2', 5),
-    c: c.generated('c', 'v2', 3),
+    a: doc('a', 'v2', 2),
+    b: doc('b', 'v2', 5),
+    c: doc('c', 'v2', 3),
   };
   const after = {
-    a: c.generated('a', 'v3', 3),
-    c: c.generated('c', 'v3', 2),
+    a: doc('a', 'v3', 3),
+    c: doc('c', 'v3', 2),
   };
   const names = new Map<string, string>();
   for (const [label, set] of [
@@ -142,7 +148,7 @@ async function crashAt(ctx: CaseContext, killAt: KillPoint): Promise<void> {
       false,
       `the child was not killed at ${where} (exit ${child.code}, signal ${child.signal}): ${child.output}`,
     );
-    return;
+    return `not killed at ${where}`;
   }
 
   // Restart: a new connector and state store, a new Publisher that recovers the journal.
@@ -163,7 +169,10 @@ async function crashAt(ctx: CaseContext, killAt: KillPoint): Promise<void> {
       'the journal is still present after recovery',
     );
 
-    const rolledForward = rollsForward(killAt);
+    // A kill inside the advance may land before or after the store moved: recovery decides.
+    const rolledForward =
+      rollsForward(killAt) ??
+      (await state.getDocument(before.a.documentId))?.currentVersionId === batch.a.versionId;
     ctx.observe('recovery', rolledForward ? 'rolled-forward' : 'rolled-back');
     const expectVersion: Record<string, string | undefined> = rolledForward
       ? {
@@ -238,8 +247,10 @@ async function crashAt(ctx: CaseContext, killAt: KillPoint): Promise<void> {
                 view: { kind: 'flag' },
                 sourceId: c.sourceId,
               });
+        const mine = new Set(Object.values(docIds));
         const orphans = all.filter(
           (h) =>
+            mine.has(String(h.metadata[FIELDS.documentId])) &&
             current.get(String(h.metadata[FIELDS.documentId])) !== h.metadata[FIELDS.versionId],
         );
         ctx.observe(`${kind}Orphans`, orphans.length);
@@ -281,7 +292,9 @@ async function crashAt(ctx: CaseContext, killAt: KillPoint): Promise<void> {
     await ctx.eventually('republished', async () => {
       await inspectDocuments(expectAfter, 'after the further publication');
     });
-    ctx.observed(`${rolledForward ? 'rolled forward' : 'rolled back'}: ${summary.join(' ')}`);
+    const outcome = `${rolledForward ? 'rolled forward' : 'rolled back'}: ${summary.join(' ')}`;
+    ctx.observed(outcome);
+    return outcome;
   } finally {
     await publisher.close();
     await state.close();
@@ -291,7 +304,11 @@ async function crashAt(ctx: CaseContext, killAt: KillPoint): Promise<void> {
 const WHEN_IT_FAILS =
   "The connector's idempotency (every hook may run twice after a restart: _upsert overwrite, _patchValidityMany with { to: OPEN_EPOCH } on versions already open, _deleteVersions of absent data), _readEpoch reading the store after a restart, and the fixture's connectorSpec building the same namespace in another process from built code (module: new URL('../dist/index.js', import.meta.url); 'build the connector package first' means the child could not import it).";
 
-function crashCase(id: string, killAt: KillPoint, title: string): ConformanceCase {
+function crashCase(
+  id: string,
+  killAt: Exclude<KillPoint, { readonly when: 'during' }>,
+  title: string,
+): ConformanceCase {
   const forward = rollsForward(killAt);
   return {
     id,
@@ -303,9 +320,39 @@ function crashCase(id: string, killAt: KillPoint, title: string): ConformanceCas
     appliesTo: () => true,
     declared: () => (forward ? 'roll forward' : 'roll back'),
     timeoutMs: 90_000,
-    run: (ctx) => crashAt(ctx, killAt),
+    run: async (ctx) => {
+      await crashAt(ctx, killAt);
+    },
   };
 }
+
+/** Turns into the advance at which claim-crash kills: from its first request to long after. */
+const CLAIM_CRASH_TURNS = [0, 3, 12, 48] as const;
+
+/**
+ * Crashes inside the epoch advance itself. A store whose compare-and-set takes several
+ * requests (a claim, then the pointer) must not be left with a claim nobody can complete or
+ * supersede: whatever the kill left, the next publisher recovers and moves the epoch again.
+ */
+export const claimCrash: ConformanceCase = {
+  id: 'claim-crash',
+  title: 'a crash inside the epoch advance (between claim and pointer) does not wedge the store',
+  guarantee: `A publisher SIGKILLed ${CLAIM_CRASH_TURNS.join(', ')} event-loop turns into advanceEpoch (before its first request, between a claim and the pointer write, or after the move) is recovered by the next Publisher.open (rolled back or forward, as the store decided), and that publisher's next batch moves the epoch and becomes current, each time.`,
+  whenItFails:
+    '_advanceEpoch must not leave state that blocks the next move from the same epoch: a claim whose pointer was never written must be completed or superseded by the next publisher (a higher fence wins), a claim without its confirmation must expire after a stated bound. EPOCH_CONFLICT for ever after one crash means the namespace stopped publishing.',
+  appliesTo: () => true,
+  declared: () => 'progress after every kill',
+  timeoutMs: 300_000,
+  async run(ctx) {
+    const outcomes: string[] = [];
+    for (const turns of CLAIM_CRASH_TURNS) {
+      const outcome = await crashAt(ctx, { kind: 'advance', when: 'during', turns }, `t${turns}-`);
+      outcomes.push(`${turns} turns: ${outcome.split(':')[0]}`);
+    }
+    ctx.observe('outcomes', outcomes);
+    ctx.observed(outcomes.join('; '));
+  },
+};
 
 /**
  * One case per journal step (the child is SIGKILLed right after the journal records it), and

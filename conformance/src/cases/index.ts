@@ -1,6 +1,6 @@
 import type { ConformanceCase } from '../types.js';
 import { batchCases } from './batch.js';
-import { crashCases } from './crash.js';
+import { claimCrash, crashCases } from './crash.js';
 import {
   batchBeyondLimit,
   largeDocument,
@@ -9,6 +9,7 @@ import {
 } from './data.js';
 import { idsDeterministic } from './determinism.js';
 import { epochRace } from './epoch-race.js';
+import { pausedPublisher, scanPages } from './fencing.js';
 import {
   deleteTombstone,
   epochShared,
@@ -38,6 +39,8 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   revertToEarlierVersion,
   epochShared,
   epochRace,
+  pausedPublisher,
+  scanPages,
   metadataRoundTrip,
   metadataTypesAfterPatch,
   batchBeyondLimit,
@@ -46,5 +49,6 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   ...batchCases,
   langchainReader,
   ...crashCases,
+  claimCrash,
   sentinelIsolated,
 ]);

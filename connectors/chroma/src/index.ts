@@ -63,6 +63,9 @@ export function chromaCapabilities(maxWriteBatch = 5000): ConnectorCapabilities 
     maxWriteBatch,
     epochInStore: true,
     idForm: 'chunk-id',
+    // Chroma has no conditional write: the base class reads the fence records before each
+    // fenced write (check-then-write; see docs/connectors/chroma.md for the window).
+    fencing: 'client',
   };
 }
 
@@ -530,16 +533,50 @@ export class ChromaConnector extends Connector {
   }
 
   async #claims(): Promise<Array<{ id: string; epoch: number; token: string }>> {
-    const got = await this.#call('reading the published epoch', () =>
-      this.#epochs().get({ include: ['metadatas'] }),
-    );
     const out: Array<{ id: string; epoch: number; token: string }> = [];
+    for (const { id, m } of await this.#epochRecords('reading the published epoch')) {
+      if (typeof m.rf_epoch === 'number')
+        out.push({ id, epoch: m.rf_epoch, token: String(m.rf_token ?? '') });
+    }
+    return out;
+  }
+
+  async #epochRecords(doing: string): Promise<Array<{ id: string; m: Metadata }>> {
+    const got = await this.#call(doing, () => this.#epochs().get({ include: ['metadatas'] }));
+    const out: Array<{ id: string; m: Metadata }> = [];
     got.ids.forEach((id, i) => {
       const m = got.metadatas[i];
-      if (m && typeof m.rf_epoch === 'number')
-        out.push({ id, epoch: m.rf_epoch, token: String(m.rf_token ?? '') });
+      if (m) out.push({ id, m });
     });
     return out;
+  }
+
+  /** The newest fence: kept by `fence:<f>` records and by the claim that moved the epoch. */
+  protected override async _readFence(): Promise<number> {
+    let max = 0;
+    for (const { m } of await this.#epochRecords('reading the fence')) {
+      if (typeof m.rf_fence === 'number' && m.rf_fence > max) max = m.rf_fence;
+    }
+    return max;
+  }
+
+  /** Adds the record `fence:<f>` (fences are unique per grant), then drops older fence records. */
+  protected override async _raiseFence(fence: number): Promise<void> {
+    const held = await this._readFence();
+    if (held > fence) throw this.staleFence(fence, held);
+    await this.#call('raising the fence', () =>
+      this.#epochs().add({
+        ids: [`fence:${fence}`],
+        embeddings: [[0]],
+        metadatas: [{ rf_kind: 'fence', rf_fence: fence, rf_fenced_at: new Date().toISOString() }],
+        documents: [`ragfresh publisher fence ${fence}`],
+      }),
+    );
+    await this.#call('pruning old fences', () =>
+      this.#epochs().delete({
+        where: { $and: [{ rf_kind: { $eq: 'fence' } }, { rf_fence: { $lt: fence } }] },
+      }),
+    );
   }
 
   protected async _readEpoch(): Promise<number> {
@@ -553,7 +590,7 @@ export class ChromaConnector extends Connector {
    * ignores when the id exists: the first publisher to claim a given epoch wins, and reading
    * the claim back says who did. See docs/connectors/chroma.md for the residual window.
    */
-  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
+  protected async _advanceEpoch(expected: number, next: number, fence?: number): Promise<void> {
     const epochs = this.#epochs();
     const current = await this._readEpoch();
     if (current !== expected) throw this.#conflict(current, expected);
@@ -569,6 +606,7 @@ export class ChromaConnector extends Connector {
             rf_epoch: next,
             rf_token: token,
             rf_claimed_at: new Date().toISOString(),
+            ...(fence === undefined ? {} : { rf_fence: fence }),
           },
         ],
         documents: [`ragfresh published epoch ${next}`],

@@ -98,6 +98,9 @@ export function lanceDbCapabilities(maxWriteBatch = 10_000): ConnectorCapabiliti
     epochInStore: true,
     idForm: 'chunk-id',
     scan: true,
+    // The fence is a row of the epoch table; LanceDB has no transaction spanning two tables,
+    // so the base class checks it before each fenced write (see docs/connectors/lancedb.md).
+    fencing: 'client',
   };
 }
 
@@ -633,6 +636,32 @@ export class LanceDbConnector extends Connector {
     );
     if (rows.length === 0) return 0;
     return Number((rows[0] as Row).epoch);
+  }
+
+  /** The newest fence: the `fence` row of the epoch table (its `epoch` column holds it). */
+  protected override async _readFence(): Promise<number> {
+    const rows = await this.#call('reading the fence', () =>
+      this.#epochs().query().where(`id = 'fence'`).select(['epoch']).toArray(),
+    );
+    return rows.reduce((max, r) => Math.max(max, Number((r as Row).epoch)), 0);
+  }
+
+  /** A conditional update of the fence row (added on the first raise), then a read-back. */
+  protected override async _raiseFence(fence: number): Promise<void> {
+    const f = Math.trunc(fence);
+    const { rowsUpdated } = await this.#call('raising the fence', () =>
+      this.#epochs().update({
+        where: `id = 'fence' AND epoch <= ${f}`,
+        valuesSql: { epoch: String(f) },
+      }),
+    );
+    if (rowsUpdated === 0) {
+      const held = await this._readFence();
+      if (held > f) throw this.staleFence(fence, held);
+      await this.#call('adding the fence', () => this.#epochs().add([{ id: 'fence', epoch: f }]));
+    }
+    const held = await this._readFence();
+    if (held > f) throw this.staleFence(fence, held);
   }
 
   /**

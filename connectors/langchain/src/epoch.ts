@@ -5,12 +5,31 @@ import { RagfreshError } from '@ragfresh/core';
 /**
  * Where the published epoch lives when the vector store cannot hold it. `compareAndSet` must be
  * exclusive: of two callers moving the same `expected`, at most one gets `true`.
+ *
+ * The fence methods are optional (an EpochStore written before them keeps working, with
+ * `fencing: 'none'`). With both, the store also keeps the publisher lease's newest fence: the
+ * connector refuses every write under an older one (checked before the write: `client`).
  */
 export interface EpochStore {
   /** Shown in messages and reports, e.g. `file /var/lib/rag/docs.epoch.json`. */
   readonly description: string;
   read(): Promise<number>;
-  compareAndSet(expected: number, next: number): Promise<boolean>;
+  /**
+   * With `fence`: also `false` when the store holds a newer fence; on success the record keeps
+   * `fence` beside the epoch.
+   */
+  compareAndSet(expected: number, next: number, fence?: number): Promise<boolean>;
+  /** The newest fence held; 0 when none. */
+  readFence?(): Promise<number>;
+  /** Keeps `fence` as the newest unless a newer one is held (then `false`, nothing changes). */
+  raiseFence?(fence: number): Promise<boolean>;
+}
+
+/** Whether an EpochStore keeps the fence (both optional methods). */
+export function keepsFence(
+  store: EpochStore,
+): store is EpochStore & Required<Pick<EpochStore, 'readFence' | 'raiseFence'>> {
+  return typeof store.readFence === 'function' && typeof store.raiseFence === 'function';
 }
 
 const FORMAT = 'ragfresh-langchain-epoch/1';
@@ -25,32 +44,47 @@ function alive(pid: number): boolean {
   }
 }
 
+interface EpochRecord {
+  readonly epoch: number;
+  readonly fence: number;
+}
+
 /**
- * The epoch in a small JSON file on local disk: read by a whole-file read (writes are
- * write-then-rename, so a reader sees the old or the new file), moved under a lock directory
- * (`mkdir` is atomic) whose owner pid is checked, so a publisher killed while holding it does
- * not block the next one. Exclusive between processes on one machine's filesystem; not on
- * network filesystems that do not make `mkdir`/`rename` atomic.
+ * The epoch (and the newest fence) in a small JSON file on local disk: read by a whole-file
+ * read (writes are write-then-rename, so a reader sees the old or the new file), changed under
+ * a lock directory (`mkdir` is atomic) whose owner pid is checked, so a publisher killed while
+ * holding it does not block the next one. Exclusive between processes on one machine's
+ * filesystem; not on network filesystems that do not make `mkdir`/`rename` atomic.
  */
-export function fileEpochStore(path: string): EpochStore {
+export function fileEpochStore(path: string): Required<EpochStore> {
   const lock = `${path}.lock`;
-  const read = (): number => {
+  const read = (): EpochRecord => {
     let text: string;
     try {
       text = readFileSync(path, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { epoch: 0, fence: 0 };
       throw err;
     }
-    const parsed = JSON.parse(text) as { epoch?: unknown; format?: unknown };
-    if (parsed.format !== FORMAT || !Number.isSafeInteger(parsed.epoch)) {
+    const parsed = JSON.parse(text) as { epoch?: unknown; format?: unknown; fence?: unknown };
+    const fence = parsed.fence ?? 0;
+    if (
+      parsed.format !== FORMAT ||
+      !Number.isSafeInteger(parsed.epoch) ||
+      !Number.isSafeInteger(fence)
+    ) {
       throw new RagfreshError(
         'FOREIGN_DATA',
-        `${path} is not a ragfresh epoch file (expected {"format":"${FORMAT}","epoch":n}); use another epoch path.`,
+        `${path} is not a ragfresh epoch file (expected {"format":"${FORMAT}","epoch":n,"fence":n}); use another epoch path.`,
         { scope: 'langchain' },
       );
     }
-    return parsed.epoch as number;
+    return { epoch: parsed.epoch as number, fence: fence as number };
+  };
+  const write = (record: EpochRecord): void => {
+    const tmp = `${path}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ format: FORMAT, ...record }));
+    renameSync(tmp, path);
   };
   const acquire = async (): Promise<void> => {
     const deadline = Date.now() + LOCK_WAIT_MS;
@@ -83,22 +117,35 @@ export function fileEpochStore(path: string): EpochStore {
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
   };
+  /** Runs `change` on the record under the lock; writes what it returns, unless undefined. */
+  const locked = async (change: (r: EpochRecord) => EpochRecord | undefined): Promise<boolean> => {
+    await acquire();
+    try {
+      const next = change(read());
+      if (next === undefined) return false;
+      write(next);
+      return true;
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
+  };
   return {
     description: `file ${path}`,
     async read() {
-      return read();
+      return read().epoch;
     },
-    async compareAndSet(expected, next) {
-      await acquire();
-      try {
-        if (read() !== expected) return false;
-        const tmp = `${path}.${process.pid}.tmp`;
-        writeFileSync(tmp, JSON.stringify({ format: FORMAT, epoch: next }));
-        renameSync(tmp, path);
-        return true;
-      } finally {
-        rmSync(lock, { recursive: true, force: true });
-      }
+    compareAndSet(expected, next, fence) {
+      return locked((r) =>
+        r.epoch !== expected || (fence !== undefined && r.fence > fence)
+          ? undefined
+          : { epoch: next, fence: Math.max(r.fence, fence ?? 0) },
+      );
+    },
+    async readFence() {
+      return read().fence;
+    },
+    raiseFence(fence) {
+      return locked((r) => (r.fence > fence ? undefined : { epoch: r.epoch, fence }));
     },
   };
 }

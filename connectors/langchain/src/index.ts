@@ -25,7 +25,7 @@ import {
   type VersionRef,
   type Visibility,
 } from '@ragfresh/core';
-import { type EpochStore, fileEpochStore } from './epoch.js';
+import { type EpochStore, fileEpochStore, keepsFence } from './epoch.js';
 import {
   type Condition,
   FILTER_DIALECTS,
@@ -33,7 +33,7 @@ import {
   type FilterDialectName,
 } from './filters.js';
 
-export { type EpochStore, fileEpochStore } from './epoch.js';
+export { type EpochStore, fileEpochStore, keepsFence } from './epoch.js';
 export {
   type Condition,
   chromaFilters,
@@ -123,7 +123,12 @@ export class LangChainConnector extends Connector {
   #store: VectorStoreInterface | undefined;
 
   constructor(options: LangChainConnectorOptions) {
-    super(langchainCapabilities(options));
+    // The fence lives in the EpochStore, the chunks in the vector store: no write spans both,
+    // so fencing is checked before each write (`client`), and only if the EpochStore keeps it.
+    const fenced =
+      typeof options.epoch === 'string' ||
+      (typeof options.epoch === 'object' && options.epoch !== null && keepsFence(options.epoch));
+    super({ ...langchainCapabilities(options), fencing: fenced ? 'client' : 'none' });
     if (options.store === undefined || options.store === null) {
       throw this.error(
         'INVALID_CONFIG',
@@ -447,20 +452,48 @@ export class LangChainConnector extends Connector {
     return this.#epochRead();
   }
 
-  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
+  protected async _advanceEpoch(expected: number, next: number, fence?: number): Promise<void> {
     let moved: boolean;
     try {
-      moved = await this.#epoch.compareAndSet(expected, next);
+      moved = await (fence === undefined || this.capabilities.fencing === 'none'
+        ? this.#epoch.compareAndSet(expected, next)
+        : this.#epoch.compareAndSet(expected, next, fence));
     } catch (err) {
       throw this.#translate(err, `advancing the epoch in ${this.#epoch.description}`);
     }
     if (!moved) {
+      if (fence !== undefined && this.capabilities.fencing !== 'none') {
+        const held = await this._readFence();
+        if (held > fence) throw this.staleFence(fence, held);
+      }
       const now = await this.#epochRead();
       throw this.error(
         'EPOCH_CONFLICT',
         `published epoch is ${now}, expected ${expected}; another publisher moved it. Reload state and retry.`,
       );
     }
+  }
+
+  protected override async _readFence(): Promise<number> {
+    const epoch = this.#epoch;
+    if (!keepsFence(epoch)) return 0;
+    try {
+      return await epoch.readFence();
+    } catch (err) {
+      throw this.#translate(err, `reading the fence from ${epoch.description}`);
+    }
+  }
+
+  protected override async _raiseFence(fence: number): Promise<void> {
+    const epoch = this.#epoch;
+    if (!keepsFence(epoch)) return;
+    let raised: boolean;
+    try {
+      raised = await epoch.raiseFence(fence);
+    } catch (err) {
+      throw this.#translate(err, `raising the fence in ${epoch.description}`);
+    }
+    if (!raised) throw this.staleFence(fence, await this._readFence());
   }
 
   async #deleteHeld(held: readonly Held[]): Promise<void> {

@@ -19,6 +19,25 @@ describe('fileEpochStore', () => {
     expect(await fileEpochStore(join(dir, 'a.json')).read()).toBe(1);
   });
 
+  it('keeps the newest fence beside the epoch and refuses an older one', async () => {
+    const path = join(dir, 'fence.json');
+    // A file written before the fence: it reads as fence 0.
+    writeFileSync(path, '{"format":"ragfresh-langchain-epoch/1","epoch":4}');
+    const store = fileEpochStore(path);
+    expect(await store.readFence()).toBe(0);
+    expect(await store.raiseFence(2)).toBe(true);
+    expect(await store.raiseFence(1)).toBe(false);
+    expect(await store.compareAndSet(4, 5, 1)).toBe(false);
+    expect(await store.read()).toBe(4);
+    // Control: the held fence moves it, and the record keeps that fence.
+    expect(await store.compareAndSet(4, 5, 2)).toBe(true);
+    expect(await store.read()).toBe(5);
+    expect(await store.readFence()).toBe(2);
+    // Unfenced moves (an EpochStore caller that never heard of fences) still work.
+    expect(await store.compareAndSet(5, 6)).toBe(true);
+    expect(await store.readFence()).toBe(2);
+  });
+
   it('of 8 racing moves of the same epoch exactly one wins', async () => {
     const path = join(dir, 'race.json');
     const results = await Promise.all(

@@ -67,6 +67,10 @@ export const LIBSQL_CAPABILITIES: ConnectorCapabilities = {
   epochInStore: true,
   idForm: 'chunk-id',
   epochClaim: 'exclusive',
+  // The epoch row holds the newest fence; a fenced write transaction opens with a guard that
+  // fails it when the fence is stale (one BEGIN IMMEDIATE: no raise can come in between).
+  fencing: 'store',
+  scan: true,
 };
 
 /**
@@ -224,12 +228,31 @@ export class LibSqlConnector extends Connector {
     }
   }
 
-  /** Statements in one write transaction (BEGIN IMMEDIATE … COMMIT): all or nothing. */
-  async #write(doing: string, stmts: InStatement[]): Promise<number[]> {
+  /**
+   * Statements in one write transaction (BEGIN IMMEDIATE … COMMIT): all or nothing. Under a
+   * fence, the first statement fails the transaction when the epoch row holds a newer fence
+   * (it re-inserts the singleton row: a primary-key violation), so nothing is written.
+   */
+  async #write(doing: string, stmts: InStatement[], fence?: number): Promise<number[]> {
     if (stmts.length === 0) return [];
+    const guard: InStatement[] =
+      fence === undefined
+        ? []
+        : [
+            {
+              sql: `INSERT INTO ${this.#e} (singleton, epoch, format) SELECT 1, 0, 'stale fence' WHERE (SELECT fence FROM ${this.#e}) > ?`,
+              args: [fence],
+            },
+          ];
     try {
-      return (await this.#db.batch(stmts, 'write')).map((r) => r.rowsAffected);
+      const results = await this.#db.batch([...guard, ...stmts], 'write');
+      return results.slice(guard.length).map((r) => r.rowsAffected);
     } catch (err) {
+      // The fence only grows: newer now means the guard (or the store) refused this write.
+      if (fence !== undefined) {
+        const held = await this._readFence().catch(() => 0);
+        if (held > fence) throw this.staleFence(fence, held);
+      }
       throw this.#translate(err, doing);
     }
   }
@@ -265,7 +288,8 @@ export class LibSqlConnector extends Connector {
       `CREATE TABLE IF NOT EXISTS ${this.#e} (
          singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
          epoch INTEGER NOT NULL,
-         format TEXT NOT NULL
+         format TEXT NOT NULL,
+         fence INTEGER NOT NULL DEFAULT 0
        )`,
       {
         sql: `INSERT OR IGNORE INTO ${this.#e} (singleton, epoch, format) VALUES (1, 0, ?)`,
@@ -290,6 +314,12 @@ export class LibSqlConnector extends Connector {
       }
     }
     await this.#write('opening the table', stmts);
+    // Epoch tables written before the fence reached the store gain it (no fence raised yet).
+    if (!(await this.#columns(this.epochTableName)).has('fence')) {
+      await this.#write('adding the fence to the epoch table', [
+        `ALTER TABLE ${this.#e} ADD COLUMN fence INTEGER NOT NULL DEFAULT 0`,
+      ]);
+    }
     const marker = await this.#run('reading the epoch table', `SELECT format FROM ${this.#e}`);
     if (marker.length !== 1 || marker[0]?.format !== LIBSQL_LAYOUT) {
       throw this.#fail(
@@ -357,7 +387,7 @@ export class LibSqlConnector extends Connector {
     }
   }
 
-  protected async _upsert(chunks: readonly StoredChunk[]): Promise<void> {
+  protected async _upsert(chunks: readonly StoredChunk[], fence?: number): Promise<void> {
     const stmts: InStatement[] = chunks.map((chunk) => {
       this.#assertKeyed(chunk);
       return {
@@ -372,7 +402,7 @@ export class LibSqlConnector extends Connector {
       };
     });
     // One write transaction per batch: all of it is written or none.
-    await this.#write('writing chunks', stmts);
+    await this.#write('writing chunks', stmts, fence);
   }
 
   #patchStatement(p: VersionPatch): InStatement {
@@ -398,15 +428,20 @@ export class LibSqlConnector extends Connector {
     documentId: string,
     versionId: string,
     patch: ValidityPatch,
+    fence?: number,
   ): Promise<void> {
-    await this._patchValidityMany([{ documentId, versionId, patch }]);
+    await this._patchValidityMany([{ documentId, versionId, patch }], fence);
   }
 
-  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+  protected override async _patchValidityMany(
+    patches: readonly VersionPatch[],
+    fence?: number,
+  ): Promise<void> {
     // One transaction for the whole call: a flag flip (new on, old off) commits as one.
     await this.#write(
       'patching validity',
       patches.map((p) => this.#patchStatement(p)),
+      fence,
     );
   }
 
@@ -422,13 +457,19 @@ export class LibSqlConnector extends Connector {
     return epoch;
   }
 
-  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
+  /** One conditional UPDATE on the epoch row: the expected epoch and a fence not older than held. */
+  protected async _advanceEpoch(expected: number, next: number, fence?: number): Promise<void> {
     if (next >= OPEN_EPOCH)
       throw this.#fail('INVALID_ARGUMENT', `epoch ${next} does not fit the validity bounds.`);
     const [changed] = await this.#write('advancing the epoch', [
-      { sql: `UPDATE ${this.#e} SET epoch = ? WHERE epoch = ?`, args: [next, expected] },
+      {
+        sql: `UPDATE ${this.#e} SET epoch = ?, fence = max(fence, ?) WHERE epoch = ? AND fence <= ?`,
+        args: [next, fence ?? 0, expected, fence ?? Number.MAX_SAFE_INTEGER],
+      },
     ]);
     if (changed === 1) return;
+    const held = await this._readFence();
+    if (fence !== undefined && held > fence) throw this.staleFence(fence, held);
     const now = await this._readEpoch();
     throw this.#fail(
       'EPOCH_CONFLICT',
@@ -436,24 +477,49 @@ export class LibSqlConnector extends Connector {
     );
   }
 
-  protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
-    await this._deleteVersions([{ documentId, versionId }]);
+  protected override async _readFence(): Promise<number> {
+    const rows = await this.#run('reading the fence', `SELECT fence FROM ${this.#e}`);
+    return Number(rows[0]?.fence ?? 0);
   }
 
-  protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
+  protected override async _raiseFence(fence: number): Promise<void> {
+    const [changed] = await this.#write('raising the fence', [
+      { sql: `UPDATE ${this.#e} SET fence = ? WHERE fence <= ?`, args: [fence, fence] },
+    ]);
+    if (changed !== 1) throw this.staleFence(fence, await this._readFence());
+  }
+
+  protected async _deleteVersion(
+    documentId: string,
+    versionId: string,
+    fence?: number,
+  ): Promise<void> {
+    await this._deleteVersions([{ documentId, versionId }], fence);
+  }
+
+  protected override async _deleteVersions(
+    refs: readonly VersionRef[],
+    fence?: number,
+  ): Promise<void> {
     const { clause, args } = refsClause(refs);
-    await this.#write('deleting versions', [
-      { sql: `DELETE FROM ${this.#t} WHERE ${clause}`, args },
-    ]);
+    await this.#write(
+      'deleting versions',
+      [{ sql: `DELETE FROM ${this.#t} WHERE ${clause}`, args }],
+      fence,
+    );
   }
 
-  protected async _deleteDocuments(documentIds: readonly string[]): Promise<void> {
-    await this.#write('deleting documents', [
-      {
-        sql: `DELETE FROM ${this.#t} WHERE rf_doc IN (${placeholders(documentIds.length)})`,
-        args: [...documentIds],
-      },
-    ]);
+  protected async _deleteDocuments(documentIds: readonly string[], fence?: number): Promise<void> {
+    await this.#write(
+      'deleting documents',
+      [
+        {
+          sql: `DELETE FROM ${this.#t} WHERE rf_doc IN (${placeholders(documentIds.length)})`,
+          args: [...documentIds],
+        },
+      ],
+      fence,
+    );
   }
 
   #listed(row: Row, withEmbeddings: boolean): ListedChunk {
@@ -465,6 +531,19 @@ export class LibSqlConnector extends Connector {
   #columnsFor(withEmbeddings: boolean): string {
     // The raw blob, not vector_extract(): its text form keeps only 6 significant digits.
     return `id, content, metadata${withEmbeddings ? ', embedding AS vec' : ''}`;
+  }
+
+  /** Keyset pages in primary-key order: the cursor is the last id of the previous page. */
+  protected override async _scan(
+    cursor: string | undefined,
+    pageSize: number,
+  ): Promise<{ chunks: ListedChunk[]; next?: string }> {
+    const rows = await this.#run('scanning chunks', {
+      sql: `SELECT ${this.#columnsFor(false)} FROM ${this.#t}${cursor === undefined ? '' : ' WHERE id > ?'} ORDER BY id LIMIT ?`,
+      args: cursor === undefined ? [pageSize] : [cursor, pageSize],
+    });
+    const chunks = rows.map((r) => this.#listed(r, false));
+    return chunks.length < pageSize ? { chunks } : { chunks, next: chunks.at(-1)!.id };
   }
 
   protected async _list(

@@ -140,4 +140,40 @@ describe('libsql connector: layout and data', () => {
     await a.close();
     await b.close();
   });
+  it('an epoch table from before the fence gains it; a stale fence writes nothing, in the transaction', async () => {
+    const t = table();
+    // The layout before the fence column existed.
+    const raw = createClient({ url });
+    await raw.execute(
+      `CREATE TABLE "${t}_rf_epoch" (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), epoch INTEGER NOT NULL, format TEXT NOT NULL)`,
+    );
+    await raw.execute(`INSERT INTO "${t}_rf_epoch" VALUES (1, 3, 'ragfresh-libsql/1')`);
+    const a = new LibSqlConnector({ url, table: t });
+    await a.open({ dimensions: DIMS });
+    expect([await a.readEpoch(), await a.readFence()]).toEqual([3, 0]);
+    const b = new LibSqlConnector({ url, table: t });
+    await b.open({ dimensions: DIMS });
+    await b.raiseFence(7);
+    await expectCode(a.raiseFence(6), 'LEASE_LOST');
+    const chunks = makeChunks({
+      documentId: 's:f',
+      versionId: 'v1',
+      count: 3,
+      from: 4,
+      dims: DIMS,
+    });
+    await expectCode(a.upsert(chunks, { fence: 6 }), 'LEASE_LOST');
+    await expectCode(a.advanceEpoch(3, 4, { fence: 6 }), 'LEASE_LOST');
+    expect(await b.countChunks('s:f', 'v1')).toBe(0);
+    expect(await b.readEpoch()).toBe(3);
+    // Control: the held fence writes and moves, and the epoch row keeps it.
+    await a.upsert(chunks, { fence: 7 });
+    await a.advanceEpoch(3, 4, { fence: 7 });
+    expect(await b.countChunks('s:f', 'v1')).toBe(3);
+    const row = await raw.execute(`SELECT epoch, fence FROM "${t}_rf_epoch"`);
+    expect([row.rows[0]?.epoch, row.rows[0]?.fence]).toEqual([4, 7]);
+    raw.close();
+    await a.close();
+    await b.close();
+  });
 });

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   buildConnector,
@@ -46,6 +46,8 @@ export const MEMORY_CAPABILITIES: ConnectorCapabilities = {
   maxWriteBatch: 500,
   epochInStore: true,
   idForm: 'chunk-id',
+  // Each write hook checks the fence and writes without yielding in between (one process).
+  fencing: 'store',
   scan: true,
 };
 
@@ -64,7 +66,10 @@ export class MemoryConnector extends Connector {
   /** documentId -> chunk ids, so per-document operations do not scan the whole index. */
   readonly #byDocument = new Map<string, Set<string>>();
   #epoch = 0;
+  #fence = 0;
   readonly #persistPath: string | undefined;
+  /** Identity of the index file as this instance last read or wrote it. */
+  #seen = '';
 
   constructor(options: MemoryConnectorOptions = {}) {
     super({ ...MEMORY_CAPABILITIES, ...options.capabilities });
@@ -72,10 +77,21 @@ export class MemoryConnector extends Connector {
   }
 
   protected async _open(options: OpenOptions): Promise<void> {
+    this.#load(options.dimensions);
+  }
+
+  /**
+   * Reads the persisted index when another instance (or process) wrote it since this one last
+   * did, so every instance on one path sees one store. Never called inside a multi-tick write.
+   */
+  #load(dimensions: number): void {
     if (this.#persistPath === undefined) return;
     let raw: string;
     try {
+      const seen = this.#fileIdentity();
+      if (seen === this.#seen) return;
       raw = readFileSync(this.#persistPath, 'utf8');
+      this.#seen = seen;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
       throw err;
@@ -90,15 +106,28 @@ export class MemoryConnector extends Connector {
         },
       );
     }
-    if (data.dimensions !== options.dimensions) {
+    if (data.dimensions !== dimensions) {
       throw new RagfreshError(
         'DIMENSION_MISMATCH',
-        `${this.#persistPath} holds ${data.dimensions}-dimension vectors, asked for ${options.dimensions}; use the same embeddings or a new path.`,
+        `${this.#persistPath} holds ${data.dimensions}-dimension vectors, asked for ${dimensions}; use the same embeddings or a new path.`,
         { scope: this.store },
       );
     }
     this.#epoch = data.epoch;
+    this.#chunks.clear();
+    this.#byDocument.clear();
     for (const c of data.chunks) this.#set(c);
+  }
+
+  #fileIdentity(): string {
+    const st = statSync(this.#persistPath!, { bigint: true });
+    return `${st.ino}:${st.size}:${st.mtimeNs}`;
+  }
+
+  /** One event-loop turn (readers interleave with writes), then the store as persisted. */
+  async #turn(): Promise<void> {
+    await tick();
+    if (this.dimensions !== undefined) this.#load(this.dimensions);
   }
 
   #set(c: StoredChunk): void {
@@ -146,10 +175,12 @@ export class MemoryConnector extends Connector {
     const tmp = `${this.#persistPath}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(data));
     renameSync(tmp, this.#persistPath);
+    this.#seen = this.#fileIdentity();
   }
 
-  protected async _upsert(chunks: readonly StoredChunk[]): Promise<void> {
-    await tick();
+  protected async _upsert(chunks: readonly StoredChunk[], fence?: number): Promise<void> {
+    await this.#turn();
+    this.#checkFence(fence);
     for (const c of chunks) {
       this.#set({
         id: c.id,
@@ -165,7 +196,10 @@ export class MemoryConnector extends Connector {
     documentId: string,
     versionId: string,
     patch: ValidityPatch,
+    fence?: number,
   ): Promise<void> {
+    await this.#turn();
+    this.#checkFence(fence);
     await this.#patchChunks(documentId, versionId, patch);
     this.#persist();
   }
@@ -174,7 +208,12 @@ export class MemoryConnector extends Connector {
    * One pass for the whole batch, still one chunk per tick: concurrent flag readers interleave
    * with the flip chunk by chunk (the conformance suite relies on it to show `overlap`).
    */
-  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+  protected override async _patchValidityMany(
+    patches: readonly VersionPatch[],
+    fence?: number,
+  ): Promise<void> {
+    await this.#turn();
+    this.#checkFence(fence);
     for (const p of patches) await this.#patchChunks(p.documentId, p.versionId, p.patch);
     this.#persist();
   }
@@ -191,7 +230,7 @@ export class MemoryConnector extends Connector {
   }
 
   protected async _readEpoch(): Promise<number> {
-    await tick();
+    await this.#turn();
     return this.#sharedEpoch();
   }
 
@@ -200,8 +239,9 @@ export class MemoryConnector extends Connector {
    * or a second connector in this one): it lives in `<path>.epoch`, and each move from E is
    * claimed by creating `<path>.claim-E` exclusively (`wx`), so of two racers exactly one wins.
    */
-  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
-    await tick();
+  protected async _advanceEpoch(expected: number, next: number, fence?: number): Promise<void> {
+    await this.#turn();
+    this.#checkFence(fence);
     const current = this.#sharedEpoch();
     if (current !== expected) throw this.#conflict(current, expected);
     if (this.#persistPath !== undefined) {
@@ -220,6 +260,45 @@ export class MemoryConnector extends Connector {
     }
     this.#epoch = next;
     this.#persist();
+    if (fence !== undefined) this.#writeFence(fence);
+  }
+
+  protected override async _readFence(): Promise<number> {
+    await this.#turn();
+    return this.#sharedFence();
+  }
+
+  protected override async _raiseFence(fence: number): Promise<void> {
+    await this.#turn();
+    this.#checkFence(fence);
+    this.#writeFence(fence);
+  }
+
+  /** The fence is shared like the epoch: `<path>.fence` beside a persisted index. */
+  #sharedFence(): number {
+    if (this.#persistPath === undefined) return this.#fence;
+    try {
+      this.#fence = Number(readFileSync(`${this.#persistPath}.fence`, 'utf8'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    return this.#fence;
+  }
+
+  #writeFence(fence: number): void {
+    this.#fence = fence;
+    if (this.#persistPath === undefined) return;
+    mkdirSync(dirname(this.#persistPath), { recursive: true });
+    const tmp = `${this.#persistPath}.fence.${process.pid}.tmp`;
+    writeFileSync(tmp, String(fence));
+    renameSync(tmp, `${this.#persistPath}.fence`);
+  }
+
+  /** Synchronous: callers write right after it, without yielding, so no raise comes between. */
+  #checkFence(fence: number | undefined): void {
+    if (fence === undefined) return;
+    const held = this.#sharedFence();
+    if (held > fence) throw this.staleFence(fence, held);
   }
 
   #sharedEpoch(): number {
@@ -240,22 +319,32 @@ export class MemoryConnector extends Connector {
     );
   }
 
-  protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
-    await tick();
+  protected async _deleteVersion(
+    documentId: string,
+    versionId: string,
+    fence?: number,
+  ): Promise<void> {
+    await this.#turn();
+    this.#checkFence(fence);
     for (const c of this.#ofDocument(documentId)) {
       if (c.metadata[FIELDS.versionId] === versionId) this.#delete(c.id);
     }
     this.#persist();
   }
 
-  protected async _deleteDocuments(documentIds: readonly string[]): Promise<void> {
-    await tick();
+  protected async _deleteDocuments(documentIds: readonly string[], fence?: number): Promise<void> {
+    await this.#turn();
+    this.#checkFence(fence);
     for (const doc of documentIds) for (const c of this.#ofDocument(doc)) this.#delete(c.id);
     this.#persist();
   }
 
-  protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
-    await tick();
+  protected override async _deleteVersions(
+    refs: readonly VersionRef[],
+    fence?: number,
+  ): Promise<void> {
+    await this.#turn();
+    this.#checkFence(fence);
     for (const r of refs) {
       for (const c of this.#ofDocument(r.documentId)) {
         if (c.metadata[FIELDS.versionId] === r.versionId) this.#delete(c.id);
@@ -269,7 +358,7 @@ export class MemoryConnector extends Connector {
     versionId: string | undefined,
     withEmbeddings: boolean,
   ): Promise<ListedChunk[]> {
-    await tick();
+    await this.#turn();
     return this.#listed(documentId, versionId, withEmbeddings);
   }
 
@@ -277,7 +366,7 @@ export class MemoryConnector extends Connector {
     documentIds: readonly string[],
     withEmbeddings: boolean,
   ): Promise<ListedChunk[]> {
-    await tick();
+    await this.#turn();
     return documentIds.flatMap((id) => this.#listed(id, undefined, withEmbeddings));
   }
 
@@ -299,7 +388,7 @@ export class MemoryConnector extends Connector {
   }
 
   protected override async _countMany(refs: readonly VersionRef[]): Promise<number[]> {
-    await tick();
+    await this.#turn();
     return refs.map((r) => {
       let n = 0;
       for (const c of this.#ofDocument(r.documentId))
@@ -313,7 +402,7 @@ export class MemoryConnector extends Connector {
     k: number,
     filter: QueryFilter,
   ): Promise<QueryHit[]> {
-    await tick();
+    await this.#turn();
     const hits: QueryHit[] = [];
     const pool =
       filter.documentId === undefined ? this.#chunks.values() : this.#ofDocument(filter.documentId);
@@ -334,7 +423,7 @@ export class MemoryConnector extends Connector {
     cursor: string | undefined,
     pageSize: number,
   ): Promise<{ chunks: ListedChunk[]; next?: string }> {
-    await tick();
+    await this.#turn();
     // Ids in sorted order; the cursor is the last id of the previous page.
     const ids = [...this.#chunks.keys()].sort();
     let start = 0;

@@ -66,6 +66,10 @@ export const PGVECTOR_CAPABILITIES: ConnectorCapabilities = {
   maxWriteBatch: 500,
   epochInStore: true,
   idForm: 'uuid',
+  // The epoch row holds the newest fence; a fenced write locks it (FOR SHARE) and checks it in
+  // the write's own transaction, so a raise commits before or after the write, never between.
+  fencing: 'store',
+  scan: true,
 };
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -416,7 +420,7 @@ export class PgVectorConnector extends Connector {
         }
       }
       await c.query(
-        `CREATE TABLE ${this.#e} (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), epoch integer NOT NULL, format text NOT NULL)`,
+        `CREATE TABLE ${this.#e} (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), epoch integer NOT NULL, format text NOT NULL, fence bigint NOT NULL DEFAULT 0)`,
       );
       await c.query(`INSERT INTO ${this.#e} (epoch, format) VALUES (0, $1)`, [PGVECTOR_LAYOUT]);
       return;
@@ -432,6 +436,9 @@ export class PgVectorConnector extends Connector {
         `${this.epochTableName} is not a ragfresh epoch table (expected one row with format ${PGVECTOR_LAYOUT}); choose another table name. Nothing was changed.`,
       );
     }
+    // Epoch tables written before the fence reached the store gain it (no fence raised yet).
+    if (!columns.has('fence'))
+      await c.query(`ALTER TABLE ${this.#e} ADD COLUMN fence bigint NOT NULL DEFAULT 0`);
   }
 
   /**
@@ -506,7 +513,25 @@ export class PgVectorConnector extends Connector {
     return chunk.metadata;
   }
 
-  protected async _upsert(chunks: readonly StoredChunk[]): Promise<void> {
+  /**
+   * Runs one write statement; under a fence, in a transaction that first locks the epoch row
+   * (FOR SHARE: writers do not block each other, a raise waits for them) and refuses a stale
+   * fence, so a raise is ordered entirely before or after the write.
+   */
+  async #write(doing: string, fence: number | undefined, text: string, values: unknown[]) {
+    if (fence === undefined) {
+      await this.#query(doing, text, values);
+      return;
+    }
+    await this.#transaction(doing, async (c) => {
+      const held = await c.query<{ fence: string }>(`SELECT fence FROM ${this.#e} FOR SHARE`);
+      const stored = Number(held.rows[0]?.fence ?? 0);
+      if (stored > fence) throw this.staleFence(fence, stored);
+      await c.query(text, values);
+    });
+  }
+
+  protected async _upsert(chunks: readonly StoredChunk[], fence?: number): Promise<void> {
     const ids: string[] = [];
     const texts: string[] = [];
     const metas: string[] = [];
@@ -519,8 +544,9 @@ export class PgVectorConnector extends Connector {
       vectors.push(vectorLiteral(chunk.embedding));
     }
     // One statement per batch: all of it is written or none (a statement is a transaction).
-    await this.#query(
+    await this.#write(
       'writing chunks',
+      fence,
       `INSERT INTO ${this.#t} (id, text, metadata, embedding)
        SELECT u.id, u.text, u.metadata, u.embedding::vector
          FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::text[]) AS u(id, text, metadata, embedding)
@@ -533,10 +559,12 @@ export class PgVectorConnector extends Connector {
     documentId: string,
     versionId: string,
     patch: ValidityPatch,
+    fence?: number,
   ): Promise<void> {
     // `||` replaces only the patched keys; only the named version's rows are touched.
-    await this.#query(
+    await this.#write(
       'patching validity',
+      fence,
       `UPDATE ${this.#t} SET metadata = metadata || $3::jsonb WHERE rf_doc = $1 AND rf_version = $2`,
       [documentId, versionId, JSON.stringify(validitySet(patch))],
     );
@@ -549,9 +577,13 @@ export class PgVectorConnector extends Connector {
    * reader's snapshot holds the old flags or the new ones (flagPromotion `atomic`). Only
    * `metadata` changes, so the updates stay HOT.
    */
-  protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
-    await this.#query(
+  protected override async _patchValidityMany(
+    patches: readonly VersionPatch[],
+    fence?: number,
+  ): Promise<void> {
+    await this.#write(
       'patching validity',
+      fence,
       `UPDATE ${this.#t} t
           SET metadata = t.metadata || p.patch
          FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS p(doc, version, patch)
@@ -579,16 +611,22 @@ export class PgVectorConnector extends Connector {
     return epoch;
   }
 
-  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
+  /** One conditional UPDATE on the epoch row: the expected epoch and a fence not older than held. */
+  protected async _advanceEpoch(expected: number, next: number, fence?: number): Promise<void> {
     if (next > 2_147_483_646)
       throw this.#fail('INVALID_ARGUMENT', `epoch ${next} does not fit the store's integer epoch.`);
     await this.#transaction('advancing the epoch', async (c) => {
-      const res = await c.query(`UPDATE ${this.#e} SET epoch = $2 WHERE epoch = $1`, [
-        expected,
-        next,
-      ]);
+      const res = await c.query(
+        `UPDATE ${this.#e} SET epoch = $2, fence = GREATEST(fence, COALESCE($3::bigint, 0))
+          WHERE epoch = $1 AND ($3::bigint IS NULL OR fence <= $3::bigint)`,
+        [expected, next, fence ?? null],
+      );
       if (res.rowCount === 1) return;
-      const now = await c.query<{ epoch: number }>(`SELECT epoch FROM ${this.#e}`);
+      const now = await c.query<{ epoch: number; fence: string }>(
+        `SELECT epoch, fence FROM ${this.#e}`,
+      );
+      const held = Number(now.rows[0]?.fence ?? 0);
+      if (fence !== undefined && held > fence) throw this.staleFence(fence, held);
       throw this.#fail(
         'EPOCH_CONFLICT',
         `published epoch is ${now.rows[0]?.epoch}, expected ${expected}; another publisher moved it. Reload state and retry.`,
@@ -596,17 +634,44 @@ export class PgVectorConnector extends Connector {
     });
   }
 
-  protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {
-    await this.#query(
+  protected override async _readFence(): Promise<number> {
+    const res = await this.#query<{ fence: string }>(
+      'reading the fence',
+      `SELECT fence FROM ${this.#e}`,
+    );
+    return Number(res.rows[0]?.fence ?? 0);
+  }
+
+  protected override async _raiseFence(fence: number): Promise<void> {
+    const res = await this.#query(
+      'raising the fence',
+      `UPDATE ${this.#e} SET fence = $1 WHERE fence <= $1`,
+      [fence],
+    );
+    // Refused: the fence only grows, so what is read now is still newer than `fence`.
+    if (res.rowCount !== 1) throw this.staleFence(fence, await this._readFence());
+  }
+
+  protected async _deleteVersion(
+    documentId: string,
+    versionId: string,
+    fence?: number,
+  ): Promise<void> {
+    await this.#write(
       'deleting a version',
+      fence,
       `DELETE FROM ${this.#t} WHERE rf_doc = $1 AND rf_version = $2`,
       [documentId, versionId],
     );
   }
 
-  protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
-    await this.#query(
+  protected override async _deleteVersions(
+    refs: readonly VersionRef[],
+    fence?: number,
+  ): Promise<void> {
+    await this.#write(
       'deleting versions',
+      fence,
       `DELETE FROM ${this.#t} t
         USING unnest($1::text[], $2::text[]) AS r(doc, version)
         WHERE t.rf_doc = r.doc AND t.rf_version = r.version`,
@@ -614,9 +679,10 @@ export class PgVectorConnector extends Connector {
     );
   }
 
-  protected async _deleteDocuments(documentIds: readonly string[]): Promise<void> {
-    await this.#query(
+  protected async _deleteDocuments(documentIds: readonly string[], fence?: number): Promise<void> {
+    await this.#write(
       'deleting documents',
+      fence,
       `DELETE FROM ${this.#t} WHERE rf_doc = ANY($1::text[])`,
       [[...documentIds]],
     );
@@ -629,6 +695,21 @@ export class PgVectorConnector extends Connector {
     return row.embedding === undefined
       ? base
       : { ...base, embedding: JSON.parse(row.embedding) as number[] };
+  }
+
+  /** Keyset pages in primary-key order: the cursor is the last id of the previous page. */
+  protected override async _scan(
+    cursor: string | undefined,
+    pageSize: number,
+  ): Promise<{ chunks: ListedChunk[]; next?: string }> {
+    const res = await this.#query<ChunkRow>(
+      'scanning chunks',
+      `SELECT id::text AS id, text, metadata FROM ${this.#t}
+        WHERE $1::uuid IS NULL OR id > $1::uuid ORDER BY id LIMIT $2`,
+      [cursor ?? null, pageSize],
+    );
+    const chunks = res.rows.map((r) => this.#listed(r));
+    return chunks.length < pageSize ? { chunks } : { chunks, next: chunks.at(-1)!.id };
   }
 
   protected async _list(

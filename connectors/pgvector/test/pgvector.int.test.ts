@@ -153,6 +153,39 @@ describe('open: schema', () => {
   });
 });
 
+describe('fencing', () => {
+  it('an epoch table from before the fence gains it; a stale fence writes nothing, in the transaction', async () => {
+    const ns = namespace('fence');
+    const table = tableForNamespace(ns);
+    // The layout before the fence column existed.
+    await sql.query(
+      `CREATE TABLE ${table}_rf_epoch (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), epoch integer NOT NULL, format text NOT NULL)`,
+    );
+    await sql.query(
+      `INSERT INTO ${table}_rf_epoch (epoch, format) VALUES (3, 'ragfresh-pgvector/1')`,
+    );
+    const a = await connector(ns);
+    expect([await a.readEpoch(), await a.readFence()]).toEqual([3, 0]);
+    const b = await connector(ns);
+    await b.raiseFence(7);
+    expect(await codeOf(a.raiseFence(6))).toBe('LEASE_LOST');
+    const chunks = makeVersion('s:f', 'v1', 3);
+    expect(await codeOf(a.upsert(chunks, { fence: 6 }))).toBe('LEASE_LOST');
+    expect(
+      await codeOf(a.deleteVersions([{ documentId: 's:f', versionId: 'v1' }], { fence: 6 })),
+    ).toBe('LEASE_LOST');
+    expect(await codeOf(a.advanceEpoch(3, 4, { fence: 6 }))).toBe('LEASE_LOST');
+    expect(await b.countChunks('s:f', 'v1')).toBe(0);
+    expect(await b.readEpoch()).toBe(3);
+    // Control: the held fence writes and moves, and the epoch row keeps it.
+    await a.upsert(chunks, { fence: 7 });
+    await a.advanceEpoch(3, 4, { fence: 7 });
+    expect(await b.countChunks('s:f', 'v1')).toBe(3);
+    const row = await sql.query(`SELECT epoch, fence::int AS fence FROM ${table}_rf_epoch`);
+    expect(row.rows).toEqual([{ epoch: 4, fence: 7 }]);
+  });
+});
+
 describe('writes', () => {
   it('upsert is idempotent: same ids overwrite, keyed by the UUID v5 of the chunk id', async () => {
     const ns = namespace('upsert');

@@ -33,6 +33,10 @@ import {
   EPOCH_VECTOR_ID,
   EpochClaims,
 } from './claim.js';
+
+/** Pointer metadata key of the newest publisher fence. */
+export const EPOCH_FENCE_KEY = 'rf_fence';
+
 import { DataPlane, DataPlaneError, isUnsupported } from './data-plane.js';
 
 /** Metadata key holding the chunk text (LangChain `PineconeStore` default `textKey`). */
@@ -259,6 +263,9 @@ export class PineconeConnector extends Connector {
       epochInStore: true,
       idForm: 'chunk-id',
       epochClaim: options.epochClaim ?? 'exclusive',
+      // The pointer keeps the fence; Pinecone has no conditional write, so the base class
+      // checks it before each fenced write (docs/connectors/pinecone.md).
+      fencing: 'client',
     };
     super(capabilities);
     if (typeof options.apiKey !== 'string' || options.apiKey === '')
@@ -660,6 +667,34 @@ export class PineconeConnector extends Connector {
         'the epoch pointer vector is missing; reopen the connector to recreate it.',
       );
     return v;
+  }
+
+  /** The newest fence: `rf_fence` in the pointer's metadata (absent: none raised yet). */
+  protected override async _readFence(): Promise<number> {
+    const v = (await this.#fetchPointer())?.[EPOCH_FENCE_KEY];
+    return typeof v === 'number' ? v : 0;
+  }
+
+  /**
+   * Sets `rf_fence` on the pointer (a metadata update: the claims' pointer writes keep it) and
+   * waits until a fetch shows it. No conditional write: a raise that a slower, older one
+   * overwrote reads back lower, and writes again.
+   */
+  protected override async _raiseFence(fence: number): Promise<void> {
+    await this.#waitFor(`fence ${fence} to reach the epoch pointer`, async () => {
+      const held = await this._readFence();
+      if (held > fence) throw this.staleFence(fence, held);
+      if (held === fence) return true;
+      const lsn = await this.call('raise fence', () =>
+        this.#dp.update({
+          namespace: this.#epochNs,
+          id: EPOCH_VECTOR_ID,
+          setMetadata: { [EPOCH_FENCE_KEY]: fence },
+        }),
+      );
+      this.#noteLsn(this.#epochNs, lsn.lsn);
+      return false;
+    });
   }
 
   #conflict(expected: number, detail: string): RagfreshError {

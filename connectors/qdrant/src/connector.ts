@@ -44,6 +44,8 @@ export const EPOCH_SENTINEL_KEY = 'rf_sentinel';
 export const EPOCH_VALUE_KEY = 'rf_epoch';
 /** Payload key of the claim token the winning compare-and-set writes beside the epoch. */
 export const EPOCH_TOKEN_KEY = 'rf_epoch_token';
+/** Pointer payload key of the newest publisher fence (absent: none raised yet). */
+export const EPOCH_FENCE_KEY = 'rf_fence';
 /**
  * Oldest server this connector runs against: `update_mode` (the insert-only pointer creation)
  * exists from 1.17; an older server ignores the unknown field and overwrites (see
@@ -90,10 +92,17 @@ export const PAYLOAD_INDEXES: ReadonlyArray<readonly [string, 'keyword' | 'integ
   [meta(FIELDS.current), 'bool'],
   // The epoch compare-and-set filters on it: strict mode refuses unindexed filtered updates.
   [EPOCH_VALUE_KEY, 'integer'],
+  // So do the fence raise and the fenced epoch move.
+  [EPOCH_FENCE_KEY, 'integer'],
 ];
 
 type Condition = Schemas['Condition'];
 type Filter = Schemas['Filter'];
+
+/** Matches a pointer that holds a fence newer than `fence` (absent: no fence yet). */
+function newerFence(fence: number): Condition {
+  return { key: EPOCH_FENCE_KEY, range: { gt: fence } };
+}
 
 /** Qdrant filter of a view: the documented reader filters (see docs/connectors/qdrant.md). */
 export function qdrantViewFilter(view: ViewSelector): { must: Condition[]; must_not: Condition[] } {
@@ -248,6 +257,9 @@ export class QdrantConnector extends Connector {
       maxWriteBatch: batch,
       epochInStore: true,
       idForm: 'uuid',
+      // The pointer keeps the fence (raised and moved by filtered writes); chunk writes have
+      // no condition on it, so the base class checks it before each one.
+      fencing: 'client',
     };
     super(capabilities);
     if (typeof options.url !== 'string' || !/^https?:\/\//.test(options.url)) {
@@ -489,18 +501,23 @@ export class QdrantConnector extends Connector {
    * a time to every replica in one order; the read-back asks every replica
    * (`consistency: 'all'`), so it cannot see a replica the other racer won on.
    */
-  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
+  protected async _advanceEpoch(expected: number, next: number, fence?: number): Promise<void> {
     const token = randomUUID();
     await this.write('advance epoch', (c, wait) =>
       c.setPayload(this.collection, {
         ...wait,
         ordering: 'strong',
-        payload: { [EPOCH_VALUE_KEY]: next, [EPOCH_TOKEN_KEY]: token },
+        payload: {
+          [EPOCH_VALUE_KEY]: next,
+          [EPOCH_TOKEN_KEY]: token,
+          ...(fence === undefined ? {} : { [EPOCH_FENCE_KEY]: fence }),
+        },
         filter: {
           must: [
             { has_id: [EPOCH_POINT_ID] },
             { key: EPOCH_VALUE_KEY, match: { value: expected } },
           ],
+          ...(fence === undefined ? {} : { must_not: [newerFence(fence)] }),
         },
       }),
     );
@@ -514,11 +531,41 @@ export class QdrantConnector extends Connector {
     }
     const now = this.#epochOf(pointer);
     if (now !== next || pointer?.payload?.[EPOCH_TOKEN_KEY] !== token) {
+      const held = this.#fenceOf(pointer);
+      if (fence !== undefined && held > fence) throw this.staleFence(fence, held);
       throw this.error(
         'EPOCH_CONFLICT',
         `expected epoch ${expected} to move to ${next}, but the store holds ${now}${now === next ? ' written by another publisher' : ''}; another publisher moved it.`,
       );
     }
+  }
+
+  #fenceOf(point: { payload?: Record<string, unknown> | null } | undefined): number {
+    const value = point?.payload?.[EPOCH_FENCE_KEY];
+    return typeof value === 'number' ? value : 0;
+  }
+
+  protected override async _readFence(): Promise<number> {
+    return this.#fenceOf(await this.#readPointer());
+  }
+
+  /** A filtered write on the pointer (it matches only while no newer fence is there), read back. */
+  protected override async _raiseFence(fence: number): Promise<void> {
+    await this.write('raise fence', (c, wait) =>
+      c.setPayload(this.collection, {
+        ...wait,
+        ordering: 'strong',
+        payload: { [EPOCH_FENCE_KEY]: fence },
+        filter: { must: [{ has_id: [EPOCH_POINT_ID] }], must_not: [newerFence(fence)] },
+      }),
+    );
+    const held = this.#fenceOf(await this.#readPointer('all'));
+    if (held > fence) throw this.staleFence(fence, held);
+    if (held < fence)
+      throw this.error(
+        'STORE_REJECTED',
+        `raising the fence to ${fence} did not reach every replica of the epoch pointer (it reads ${held}); check the collection's replicas and retry.`,
+      );
   }
 
   protected async _deleteVersion(documentId: string, versionId: string): Promise<void> {

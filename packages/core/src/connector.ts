@@ -68,6 +68,32 @@ export interface ConnectorCapabilities {
    * were deleted.
    */
   readonly langchain?: LangChainReaderCapability;
+  /**
+   * Where the publisher lease's fence is enforced (see `raiseFence`); always filled in by the
+   * base class, optional here only so manifests written before it keep compiling.
+   */
+  readonly fencing?: FencingGuarantee;
+}
+
+/**
+ * How far the publisher lease's fencing token reaches into the store. Every fenced write
+ * (`upsert`, `patchValidity*`, `delete*`, `advanceEpoch` given `{ fence }`) is refused with
+ * LEASE_LOST once the store holds a newer fence (`raiseFence`, called by each publisher when it
+ * takes over), so a publisher paused past its lease cannot stage, patch, retire or move the
+ * epoch after its successor took over.
+ * - `store`: the store itself refuses a stale write, in the same transaction or conditional
+ *   write as the write (SQL stores; the in-process memory store).
+ * - `client`: the base class reads the store's fence before each fenced write and refuses a
+ *   stale one (check-then-write). A write that already passed its check when the process was
+ *   paused can still land: name this window in the connector's docs.
+ * - `none`: the store never sees the fence; only the lease in the state store separates
+ *   publishers (the conformance case `paused-publisher` does not apply).
+ */
+export type FencingGuarantee = 'store' | 'client' | 'none';
+
+/** The fence a write is made under (the publisher lease's token). Absent: an unfenced write. */
+export interface FencedWrite {
+  readonly fence?: number;
 }
 
 /** How the LangChain class of the same store reads what the connector wrote. */
@@ -110,6 +136,11 @@ export interface ConnectorCapabilitiesInput {
   readonly scan?: boolean;
   /** Default: absent (no LangChain class is claimed; `langchain-reader` does not apply). */
   readonly langchain?: LangChainReaderCapability;
+  /**
+   * Default `client` when the connector implements `_readFence` and `_raiseFence`, else
+   * `none`. Declare `store` only when the write hooks themselves refuse a stale fence.
+   */
+  readonly fencing?: FencingGuarantee;
 }
 
 /** The defaults `Connector` fills in for fields a connector leaves out of its manifest. */
@@ -192,9 +223,15 @@ export interface OpenOptions {
 
 const PROMOTIONS: readonly PromotionGuarantee[] = ['snapshot', 'atomic', 'overlap', 'gap'];
 
-function freezeCapabilities(input: ConnectorCapabilitiesInput): ConnectorCapabilities {
+const FENCING: readonly FencingGuarantee[] = ['store', 'client', 'none'];
+
+function freezeCapabilities(
+  input: ConnectorCapabilitiesInput,
+  implemented: { readonly fence: boolean; readonly scan: boolean },
+): ConnectorCapabilities {
   const c: ConnectorCapabilities = {
     ...input,
+    fencing: input.fencing ?? (implemented.fence ? 'client' : 'none'),
     visibility: input.visibility ?? CAPABILITY_DEFAULTS.visibility,
     maxWriteBatch: input.maxWriteBatch ?? CAPABILITY_DEFAULTS.maxWriteBatch,
     epochInStore: input.epochInStore ?? CAPABILITY_DEFAULTS.epochInStore,
@@ -222,6 +259,18 @@ function freezeCapabilities(input: ConnectorCapabilitiesInput): ConnectorCapabil
     throw new RagfreshError(
       'INVALID_ARGUMENT',
       `connector ${c.store} declares eventual visibility without maxLagMs.`,
+    );
+  }
+  if (!FENCING.includes(c.fencing!) || (c.fencing !== 'none' && !implemented.fence)) {
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `connector ${c.store} declares fencing ${String(c.fencing)}: use store | client | none, and implement _readFence and _raiseFence for store or client.`,
+    );
+  }
+  if (c.scan === true && !implemented.scan) {
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `connector ${c.store} declares scan without implementing _scan.`,
     );
   }
   if (
@@ -264,7 +313,11 @@ export abstract class Connector {
    * without `maxLagMs` is INVALID_ARGUMENT.
    */
   constructor(capabilities: ConnectorCapabilitiesInput) {
-    this.capabilities = freezeCapabilities(capabilities);
+    const base = Connector.prototype;
+    this.capabilities = freezeCapabilities(capabilities, {
+      fence: this._readFence !== base._readFence && this._raiseFence !== base._raiseFence,
+      scan: this._scan !== base._scan,
+    });
   }
 
   get store(): string {
@@ -313,10 +366,35 @@ export abstract class Connector {
   }
 
   /**
+   * Checks a write's fence: a positive integer or absent. Under `client` fencing, reads the
+   * store's fence and refuses a stale one here; under `store` fencing the hook refuses it.
+   */
+  async #fenced(options: FencedWrite): Promise<number | undefined> {
+    const { fence } = options;
+    if (fence === undefined) return undefined;
+    if (!Number.isSafeInteger(fence) || fence < 1)
+      throw this.error('INVALID_ARGUMENT', `fence must be a positive integer, got ${fence}.`);
+    if (this.capabilities.fencing === 'client') {
+      const held = await this._readFence();
+      if (held > fence) throw this.staleFence(fence, held);
+    }
+    return fence;
+  }
+
+  /** The LEASE_LOST error for a write under `fence` when the store holds `held`. Hooks throw it. */
+  protected staleFence(fence: number, held: number): RagfreshError {
+    return this.error(
+      'LEASE_LOST',
+      `write under fence ${fence} refused: the store holds fence ${held}, a newer publisher took over; stop this publisher (reopen it to take the lease again).`,
+    );
+  }
+
+  /**
    * Writes chunks (staged or otherwise; validity is in their metadata). Splits into batches
    * of `maxWriteBatch`. Every chunk must carry ragfresh fields and a vector of the opened size.
+   * With `{ fence }`, each batch is refused (LEASE_LOST) once the store holds a newer fence.
    */
-  async upsert(chunks: readonly StoredChunk[]): Promise<void> {
+  async upsert(chunks: readonly StoredChunk[], options: FencedWrite = {}): Promise<void> {
     const dims = this.ensureOpen();
     const seen = new Set<string>();
     for (const c of chunks) {
@@ -349,12 +427,17 @@ export abstract class Connector {
     }
     const size = this.capabilities.maxWriteBatch;
     for (let i = 0; i < chunks.length; i += size) {
-      await this._upsert(chunks.slice(i, i + size));
+      await this._upsert(chunks.slice(i, i + size), await this.#fenced(options));
     }
   }
 
   /** Sets `rf_to` and/or `rf_current` on every chunk of one document version. */
-  async patchValidity(documentId: string, versionId: string, patch: ValidityPatch): Promise<void> {
+  async patchValidity(
+    documentId: string,
+    versionId: string,
+    patch: ValidityPatch,
+    options: FencedWrite = {},
+  ): Promise<void> {
     this.ensureOpen();
     if (patch.to !== undefined && (!Number.isSafeInteger(patch.to) || patch.to < 0)) {
       throw this.error(
@@ -363,14 +446,17 @@ export abstract class Connector {
       );
     }
     if (patch.to === undefined && patch.current === undefined) return;
-    await this._patchValidity(documentId, versionId, patch);
+    await this._patchValidity(documentId, versionId, patch, await this.#fenced(options));
   }
 
   /**
    * Batch form of `patchValidity`: one call for many document versions. Each (document,
    * version) may appear once. Core slices the list into calls of at most `MAX_BATCH_REFS`.
    */
-  async patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
+  async patchValidityMany(
+    patches: readonly VersionPatch[],
+    options: FencedWrite = {},
+  ): Promise<void> {
     this.ensureOpen();
     const seen = new Set<string>();
     const effective: VersionPatch[] = [];
@@ -393,7 +479,8 @@ export abstract class Connector {
       if (to === undefined && current === undefined) continue;
       effective.push(p);
     }
-    for (const slice of patchSlices(effective)) await this._patchValidityMany(slice);
+    for (const slice of patchSlices(effective))
+      await this._patchValidityMany(slice, await this.#fenced(options));
   }
 
   /** The published epoch held by the store (0 for a fresh store). */
@@ -404,33 +491,63 @@ export abstract class Connector {
 
   /**
    * Compare-and-set of the published epoch: succeeds only when the store holds `expected`,
-   * else throws EPOCH_CONFLICT (another publisher moved it).
+   * else throws EPOCH_CONFLICT (another publisher moved it). With `{ fence }`, also refused
+   * (LEASE_LOST) when the store holds a newer fence; the epoch record keeps the fence that
+   * moved it.
    */
-  async advanceEpoch(expected: number, next: number): Promise<void> {
+  async advanceEpoch(expected: number, next: number, options: FencedWrite = {}): Promise<void> {
     this.ensureOpen();
     if (!Number.isSafeInteger(next) || next <= expected) {
       throw this.error('INVALID_ARGUMENT', `epoch must move forward: ${expected} -> ${next}.`);
     }
-    await this._advanceEpoch(expected, next);
+    await this._advanceEpoch(expected, next, await this.#fenced(options));
+  }
+
+  /**
+   * The newest fence the store holds (0 when none was ever raised, and always 0 under
+   * `fencing: 'none'`).
+   */
+  async readFence(): Promise<number> {
+    this.ensureOpen();
+    return this.capabilities.fencing === 'none' ? 0 : this._readFence();
+  }
+
+  /**
+   * Records `fence` as the newest in the store: from then on every write under an older fence
+   * is refused. A publisher calls it when it takes the lease, before recovering. LEASE_LOST
+   * when the store already holds a newer fence; raising the held fence again is a no-op. A
+   * no-op under `fencing: 'none'`.
+   */
+  async raiseFence(fence: number): Promise<void> {
+    this.ensureOpen();
+    if (!Number.isSafeInteger(fence) || fence < 1)
+      throw this.error('INVALID_ARGUMENT', `fence must be a positive integer, got ${fence}.`);
+    if (this.capabilities.fencing === 'none') return;
+    await this._raiseFence(fence);
   }
 
   /** Deletes every chunk of one document version. Absent version: no-op. */
-  async deleteVersion(documentId: string, versionId: string): Promise<void> {
+  async deleteVersion(
+    documentId: string,
+    versionId: string,
+    options: FencedWrite = {},
+  ): Promise<void> {
     this.ensureOpen();
-    await this._deleteVersion(documentId, versionId);
+    await this._deleteVersion(documentId, versionId, await this.#fenced(options));
   }
 
   /** Deletes every chunk of the given documents. Absent documents: no-op. */
-  async deleteDocuments(documentIds: readonly string[]): Promise<void> {
+  async deleteDocuments(documentIds: readonly string[], options: FencedWrite = {}): Promise<void> {
     this.ensureOpen();
     if (documentIds.length === 0) return;
-    await this._deleteDocuments([...new Set(documentIds)]);
+    await this._deleteDocuments([...new Set(documentIds)], await this.#fenced(options));
   }
 
   /** Batch form of `deleteVersion`. Absent versions: no-op. */
-  async deleteVersions(refs: readonly VersionRef[]): Promise<void> {
+  async deleteVersions(refs: readonly VersionRef[], options: FencedWrite = {}): Promise<void> {
     this.ensureOpen();
-    for (const slice of slices(uniqueRefs(refs))) await this._deleteVersions(slice);
+    for (const slice of slices(uniqueRefs(refs)))
+      await this._deleteVersions(slice, await this.#fenced(options));
   }
 
   /**
@@ -567,7 +684,11 @@ export abstract class Connector {
    *   retire     -> `_countMany`, `_deleteVersions` (versions past their grace epochs)
    *   confirm    -> `_listMany` (the batch's documents), polled
    * Recovery after a crash replays the same hooks (`_patchValidityMany` with { to: OPEN_EPOCH },
-   * `_deleteVersions`), so every hook must be idempotent. Errors: throw `this.error(code, ...)`
+   * `_deleteVersions`), so every hook must be idempotent. Every write hook receives the fence
+   * of the write last (undefined: unfenced); under `fencing: 'store'` it must refuse a fence
+   * older than the store's (`throw this.staleFence(fence, held)`) in the same transaction or
+   * conditional write as the write; under `client` the base class checked it already. Errors:
+   * throw `this.error(code, ...)`
    * with STORE_UNREACHABLE (network, 5xx, timeouts after retries), STORE_REJECTED (the store
    * refused the request: 4xx, constraint), DIMENSION_MISMATCH, EPOCH_CONFLICT (only from
    * `_advanceEpoch`), NOT_SUPPORTED (an optional verb the store cannot do), FOREIGN_DATA (the
@@ -588,7 +709,7 @@ export abstract class Connector {
    * stays a boolean, an integer an integer) and must not make the chunks visible in any view
    * their validity excludes. May touch only the listed ids.
    */
-  protected abstract _upsert(chunks: readonly StoredChunk[]): Promise<void>;
+  protected abstract _upsert(chunks: readonly StoredChunk[], fence?: number): Promise<void>;
   /**
    * Sets `rf_to` and/or `rf_current` (only the fields present in `patch`) on every chunk of
    * exactly one document version; every other field, and every other version, stays as it is.
@@ -599,6 +720,7 @@ export abstract class Connector {
     documentId: string,
     versionId: string,
     patch: ValidityPatch,
+    fence?: number,
   ): Promise<void>;
   /** The published epoch held by the store; 0 for a store `_open` just created. */
   protected abstract _readEpoch(): Promise<number>;
@@ -606,13 +728,21 @@ export abstract class Connector {
    * Exclusive compare-and-set of the published epoch from `expected` to `next` (> expected).
    * When the store does not hold `expected`, throw EPOCH_CONFLICT and change nothing. Two
    * racers with the same `expected` must never both succeed: prove the winner (rows affected,
-   * a claim token read back), not just that the value now equals `next`.
+   * a claim token read back), not just that the value now equals `next`. With a `fence`, keep
+   * it in the epoch record beside the epoch (it is the fence `_readFence` returns from then on).
    */
-  protected abstract _advanceEpoch(expected: number, next: number): Promise<void>;
+  protected abstract _advanceEpoch(expected: number, next: number, fence?: number): Promise<void>;
   /** Deletes every chunk of one document version (any validity). Absent: no-op. */
-  protected abstract _deleteVersion(documentId: string, versionId: string): Promise<void>;
+  protected abstract _deleteVersion(
+    documentId: string,
+    versionId: string,
+    fence?: number,
+  ): Promise<void>;
   /** Deletes every chunk of the given documents (any version). Absent: no-op. */
-  protected abstract _deleteDocuments(documentIds: readonly string[]): Promise<void>;
+  protected abstract _deleteDocuments(
+    documentIds: readonly string[],
+    fence?: number,
+  ): Promise<void>;
   /**
    * Every stored chunk of one document (one version when given), any validity, complete (page
    * through store limits), with text and metadata as written; vectors only when asked. Order
@@ -656,8 +786,11 @@ export abstract class Connector {
    * MAX_BATCH_REFS slices allow: a store that applies one call in one transaction gives flag
    * readers `atomic` promotion. Default: one `_patchValidity` per version.
    */
-  protected async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
-    for (const p of patches) await this._patchValidity(p.documentId, p.versionId, p.patch);
+  protected async _patchValidityMany(
+    patches: readonly VersionPatch[],
+    fence?: number,
+  ): Promise<void> {
+    for (const p of patches) await this._patchValidity(p.documentId, p.versionId, p.patch, fence);
   }
 
   /** Default: one `_count` per version. Must return one exact count per ref, in order. */
@@ -695,8 +828,28 @@ export abstract class Connector {
   }
 
   /** Default: one `_deleteVersion` per version. Absent versions are a no-op. */
-  protected async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
-    for (const r of refs) await this._deleteVersion(r.documentId, r.versionId);
+  protected async _deleteVersions(refs: readonly VersionRef[], fence?: number): Promise<void> {
+    for (const r of refs) await this._deleteVersion(r.documentId, r.versionId, fence);
+  }
+
+  /*
+   * Fence hooks (optional; implement both to declare `fencing: 'client'` or `'store'`). The
+   * fence lives in the store beside the epoch (the epoch record), never only in this process.
+   */
+
+  /** The newest fence the store holds; 0 when none was raised. */
+  protected async _readFence(): Promise<number> {
+    return 0;
+  }
+
+  /**
+   * Stores `fence` as the newest unless the store holds a newer one (then throw
+   * `this.staleFence(fence, held)`); the same fence again is a no-op. Must be a conditional
+   * write where the store has one, so two publishers raising at once cannot both end below
+   * the other's fence.
+   */
+  protected async _raiseFence(_fence: number): Promise<void> {
+    throw this.error('NOT_SUPPORTED', `${this.store} does not keep a fence.`);
   }
 }
 

@@ -9,7 +9,7 @@ import {
   Publisher,
   type PublisherOptions,
 } from '../src/index.js';
-import { candidate, DIMS, embed } from './support.js';
+import { candidate, DIMS, embed, stored } from './support.js';
 
 async function setup(extra: Partial<PublisherOptions> = {}) {
   const connector = new MemoryConnector();
@@ -149,6 +149,44 @@ describe('Publisher', () => {
     ).rejects.toSatisfy((e) => isRagfreshError(e, 'LEASE_LOST'));
     const report = await other.publish([candidate('docs', 'https://e.com/a', ['x y'])]);
     expect(report.epoch).toBe(1);
+  });
+
+  it('the fence reaches the store: a takeover raises it, writes under the old fence are refused', async () => {
+    const { connector, state, publisher } = await setup({ leaseTtlMs: 50 });
+    expect(await connector.readFence()).toBe(publisher.fence);
+    await new Promise((r) => setTimeout(r, 80));
+    const other = await Publisher.open({ connector, state, leaseTtlMs: 60_000 });
+    expect(await connector.readFence()).toBe(other.fence);
+    const c = candidate('docs', 'https://e.com/a', ['x y']);
+    const stale = { fence: publisher.fence };
+    for (const write of [
+      () => connector.upsert(stored(c, 1), stale),
+      () => connector.patchValidityMany([{ ...c, patch: { current: true } }], stale),
+      () => connector.deleteVersions([c], stale),
+      () => connector.advanceEpoch(0, 1, stale),
+    ]) {
+      await expect(write()).rejects.toSatisfy(
+        (e) => isRagfreshError(e, 'LEASE_LOST') && /fence 1 refused.*holds fence 2/.test(String(e)),
+      );
+    }
+    // Control: the same writes under the current fence go through.
+    await connector.upsert(stored(c, 1), { fence: other.fence });
+    await connector.advanceEpoch(0, 1, { fence: other.fence });
+    expect(await connector.readEpoch()).toBe(1);
+    expect(await connector.countChunks(c.documentId, c.versionId)).toBe(1);
+  });
+
+  it("a reset state store beside a fenced store grants a fence above the store's", async () => {
+    const { connector, publisher } = await setup();
+    await publisher.publish([candidate('docs', 'https://e.com/a', ['x y'])]);
+    await publisher.close();
+    await Publisher.open({ connector, state: new InMemoryStateStore() }).then((p) => p.close());
+    // Each fresh state would grant fence 1 again; the publisher asks for one above the store's.
+    const third = await Publisher.open({ connector, state: new InMemoryStateStore() });
+    expect(third.fence).toBe(3);
+    expect(await connector.readFence()).toBe(3);
+    const report = await third.publish([candidate('docs', 'https://e.com/b', ['z w'])]);
+    expect(report.epoch).toBe(2);
   });
 
   it.each([

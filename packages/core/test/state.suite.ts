@@ -322,6 +322,17 @@ export function describeStateStore(backend: string, open: OpenStore): void {
       expect((await store.acquireLease('other', 'a', 10_000))?.fence).toBe(1);
     });
 
+    it('grants a fence of at least minFence (a store fenced by an earlier state), and never lower', async () => {
+      const store = await openTracked(randomNamespace());
+      expect((await store.acquireLease('m', 'a', 10_000, { minFence: 41 }))?.fence).toBe(41);
+      // The floor is a floor: the next grant is still above the previous one.
+      expect((await store.acquireLease('m', 'a', 10_000, { minFence: 5 }))?.fence).toBe(42);
+      expect((await store.acquireLease('m', 'a', 10_000))?.fence).toBe(43);
+      // Held by another holder: no grant, whatever the floor.
+      expect(await store.acquireLease('m', 'b', 10_000, { minFence: 100 })).toBeUndefined();
+      expect(await store.currentFence('m')).toBe(43);
+    });
+
     it('keeps the fence strictly increasing across expiry, release and many holders', async () => {
       const store = await openTracked(randomNamespace());
       const fences: number[] = [];

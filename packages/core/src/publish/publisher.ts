@@ -142,13 +142,34 @@ export class Publisher {
     }
     const holder = options.holder ?? `publisher-${process.pid}-${randomUUID()}`;
     const ttl = options.leaseTtlMs ?? 60_000;
-    const lease = await options.state.acquireLease(PUBLISHER_LEASE, holder, ttl);
-    if (lease === undefined) {
+    const acquire = async (minFence?: number): Promise<Lease> => {
+      const lease = await options.state.acquireLease(
+        PUBLISHER_LEASE,
+        holder,
+        ttl,
+        minFence === undefined ? undefined : { minFence },
+      );
+      if (lease === undefined) {
+        throw new RagfreshError(
+          'LEASE_HELD',
+          'another publisher holds the publish lease; wait for it to finish or for its lease to expire.',
+        );
+      }
+      return lease;
+    };
+    let lease = await acquire();
+    // The store's fence only grows: a state store that was reset or rebuilt (`ragfresh
+    // recover`) grants fences from 1 again, so the lease is taken again above the store's.
+    const held = await options.connector.readFence();
+    if (held >= lease.fence) lease = await acquire(held + 1);
+    if (held >= lease.fence) {
       throw new RagfreshError(
-        'LEASE_HELD',
-        'another publisher holds the publish lease; wait for it to finish or for its lease to expire.',
+        'LEASE_LOST',
+        `the store holds fence ${held} but the ${options.state.kind} state store granted ${lease.fence} and ignores minFence; use a state store that supports it.`,
       );
     }
+    // From here on, every write of a publisher with an older fence is refused by the store.
+    await options.connector.raiseFence(lease.fence);
     const publisher = new Publisher(options, lease);
     await publisher.recover();
     return publisher;
@@ -156,6 +177,11 @@ export class Publisher {
 
   get fence(): number {
     return this.#lease.fence;
+  }
+
+  /** The fence every store write of this publisher carries. */
+  get #write(): { readonly fence: number } {
+    return { fence: this.#lease.fence };
   }
 
   #now(): Date {
@@ -404,7 +430,7 @@ export class Publisher {
         ? []
         : p.candidate.chunks.map((ch) => toStoredChunk(ch, targetEpoch)),
     );
-    await this.connector.upsert(staged);
+    await this.connector.upsert(staged, this.#write);
     const stagedChunks = staged.length;
     entry = await this.#step(entry, 'staged');
     timings.stage = elapsed(t);
@@ -471,8 +497,9 @@ export class Publisher {
           ? []
           : [{ documentId: d.documentId, versionId: closing, patch: { to: targetEpoch } }];
       }),
+      this.#write,
     );
-    await this.connector.advanceEpoch(baseEpoch, targetEpoch);
+    await this.connector.advanceEpoch(baseEpoch, targetEpoch, this.#write);
     timings.promote = elapsed(t);
 
     const retiredChunks = await this.#rollForward(entry, 'promoted', timings);
@@ -520,6 +547,7 @@ export class Publisher {
     const staged = h.planned.flatMap((p) => (p.candidate === undefined ? [] : [p.candidate]));
     await this.connector.deleteVersions(
       staged.map((c) => ({ documentId: c.documentId, versionId: c.versionId })),
+      this.#write,
     );
     const failedIds = [...h.failures.keys()];
     const what = h.outcome === 'verify-failed' ? 'failed verification' : 'failed a canary';
@@ -735,6 +763,7 @@ export class Publisher {
             ]
           : [{ documentId: d.documentId, versionId: d.versionId, patch: { current: false } }],
       ),
+      this.#write,
     );
     timings.flag = elapsed(t);
 
@@ -833,7 +862,7 @@ export class Publisher {
       if (record?.currentVersionId !== r.versionId) doomed.push(r);
     }
     const counts = await this.connector.countChunksMany(doomed);
-    await this.connector.deleteVersions(doomed);
+    await this.connector.deleteVersions(doomed, this.#write);
     for (const r of due) await this.state.deleteRetirement(r.documentId, r.versionId);
     return counts.reduce((a, b) => a + b, 0);
   }
@@ -879,8 +908,9 @@ export class Publisher {
     }
     await this.connector.patchValidityMany(
       reopen.map((r) => ({ ...r, patch: { to: OPEN_EPOCH } })),
+      this.#write,
     );
-    await this.connector.deleteVersions(unstage);
+    await this.connector.deleteVersions(unstage, this.#write);
     await this.state.clearJournal(journal.batchId);
     return {
       batchId: journal.batchId,

@@ -31,6 +31,8 @@ export interface StateBackend {
     name: string,
     holder: string,
     ttlMs: number,
+    /** The granted fence is at least this (and always above the previous grant's). Default 0. */
+    minFence?: number,
   ): Promise<Lease | undefined>;
   /**
    * Extends the lease when `lease.fence` and `lease.holder` are still the stored ones — also

@@ -117,11 +117,16 @@ export class InMemoryStateStore implements StateStore {
     return (this.#runs.get(sourceId) ?? []).slice(-limit).reverse().map(clone);
   }
 
-  async acquireLease(name: string, holder: string, ttlMs: number) {
+  async acquireLease(
+    name: string,
+    holder: string,
+    ttlMs: number,
+    options: { readonly minFence?: number } = {},
+  ) {
     const now = Date.now();
     const held = this.#leases.get(name);
     if (held !== undefined && held.expiresAt > now && held.holder !== holder) return undefined;
-    const fence = (this.#fences.get(name) ?? 0) + 1;
+    const fence = Math.max((this.#fences.get(name) ?? 0) + 1, options.minFence ?? 0);
     this.#fences.set(name, fence);
     const lease: Lease = { name, holder, fence, expiresAt: now + ttlMs };
     this.#leases.set(name, lease);

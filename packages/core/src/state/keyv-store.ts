@@ -335,12 +335,24 @@ export class KeyvStateStore implements StateStore {
 
   // Lease -------------------------------------------------------------------------------
 
-  async acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | undefined> {
+  async acquireLease(
+    name: string,
+    holder: string,
+    ttlMs: number,
+    options: { readonly minFence?: number } = {},
+  ): Promise<Lease | undefined> {
     requireId(name, 'name');
     requireId(holder, 'holder');
     requireTtl(ttlMs);
+    const minFence = options.minFence ?? 0;
+    if (!Number.isSafeInteger(minFence) || minFence < 0)
+      throw new RagfreshError(
+        'INVALID_ARGUMENT',
+        `minFence must be a non-negative integer, got ${minFence}.`,
+        { scope: 'state' },
+      );
     return this.call('acquireLease', () =>
-      this.backend.acquireLease(this.keys.lease(name), name, holder, ttlMs),
+      this.backend.acquireLease(this.keys.lease(name), name, holder, ttlMs, minFence),
     );
   }
 

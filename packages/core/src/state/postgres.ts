@@ -149,15 +149,16 @@ export class PostgresStateBackend implements StateBackend {
     name: string,
     holder: string,
     ttlMs: number,
+    minFence = 0,
   ): Promise<Lease | undefined> {
     const rows = await this.query(
       `INSERT INTO ${this.table} AS t (key, value)
-       VALUES ($1, json_build_object('name', $2::text, 'holder', $3::text, 'fence', 1, 'expiresAt', ${NOW} + $4::bigint)::text)
+       VALUES ($1, json_build_object('name', $2::text, 'holder', $3::text, 'fence', GREATEST(1, $5::bigint), 'expiresAt', ${NOW} + $4::bigint)::text)
        ON CONFLICT (key) DO UPDATE SET value = json_build_object('name', $2::text, 'holder', $3::text,
-         'fence', (t.value::jsonb->>'fence')::bigint + 1, 'expiresAt', ${NOW} + $4::bigint)::text
+         'fence', GREATEST((t.value::jsonb->>'fence')::bigint + 1, $5::bigint), 'expiresAt', ${NOW} + $4::bigint)::text
        WHERE (t.value::jsonb->>'expiresAt')::bigint <= ${NOW} OR t.value::jsonb->>'holder' = $3::text
        RETURNING value`,
-      [key, name, holder, Math.ceil(ttlMs)],
+      [key, name, holder, Math.ceil(ttlMs), minFence],
       key,
     );
     if (rows[0] !== undefined) return parseLease(rows[0].value as string, key);

@@ -35,7 +35,7 @@ ${READ_LEASE}
 local l = read_lease(KEYS[1])
 if l and l.err then return l end
 if l and l.expiresAt > now and l.holder ~= ARGV[2] then return {0} end
-local fence = (l and l.fence or 0) + 1
+local fence = math.max((l and l.fence or 0) + 1, tonumber(ARGV[4] or 0))
 local expires = now + tonumber(ARGV[3])
 write_lease(KEYS[1], ARGV[1], ARGV[2], fence, expires)
 return {1, fence, expires}`;
@@ -192,8 +192,13 @@ export class RedisStateBackend implements StateBackend {
     name: string,
     holder: string,
     ttlMs: number,
+    minFence = 0,
   ): Promise<Lease | undefined> {
-    const reply = (await this.eval(ACQUIRE, [key], [name, holder, Math.ceil(ttlMs)])) as number[];
+    const reply = (await this.eval(
+      ACQUIRE,
+      [key],
+      [name, holder, Math.ceil(ttlMs), minFence],
+    )) as number[];
     if (reply[0] !== 1) return undefined;
     return { name, holder, fence: Number(reply[1]), expiresAt: Number(reply[2]) };
   }

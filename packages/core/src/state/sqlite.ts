@@ -68,6 +68,7 @@ export class SqliteStateBackend implements StateBackend {
     name: string,
     holder: string,
     ttlMs: number,
+    minFence = 0,
   ): Promise<Lease | undefined> {
     return this.adapter.transaction(() => {
       const now = Date.now();
@@ -78,7 +79,7 @@ export class SqliteStateBackend implements StateBackend {
       const lease: Lease = {
         name,
         holder,
-        fence: (current?.fence ?? 0) + 1,
+        fence: Math.max((current?.fence ?? 0) + 1, minFence),
         expiresAt: now + ttlMs,
       };
       this.adapter.setSync(key, leaseJson(lease));

@@ -195,8 +195,18 @@ export interface StateStore {
   /** Newest first. */
   listRuns(sourceId: string, limit: number): Promise<RunSummary[]>;
 
-  /** Grants the lease if free or expired (or already held by `holder`), with a new higher fence. */
-  acquireLease(name: string, holder: string, ttlMs: number): Promise<Lease | undefined>;
+  /**
+   * Grants the lease if free or expired (or already held by `holder`), with a new higher fence:
+   * at least `options.minFence` when given (the publisher passes one above the vector store's
+   * fence after a state reset). An implementation written before `minFence` ignores it; the
+   * publisher then refuses to open with LEASE_LOST instead of writing under a stale fence.
+   */
+  acquireLease(
+    name: string,
+    holder: string,
+    ttlMs: number,
+    options?: { readonly minFence?: number },
+  ): Promise<Lease | undefined>;
   /** Extends a held lease; LEASE_LOST when someone else holds it now. */
   renewLease(lease: Lease, ttlMs: number): Promise<Lease>;
   releaseLease(lease: Lease): Promise<void>;
