@@ -131,7 +131,7 @@ describe(`Qdrant epoch compare-and-set on ${REPLICAS} replicas (emulator)`, () =
     expect(read.status).toBe(400);
   });
 
-  it('the conformance cases on the epoch pass on the replicated emulator, each connector on the next node', async () => {
+  it('the conformance cases on the epoch and the fence pass on the replicated emulator, each connector on the next node', async () => {
     const report = await runSuite({
       fixture: qdrantFixture({ strictMode: CLOUD_STRICT_MODE, replicas: 3, replicaDelayMs: 15 }),
       cases: [
@@ -140,11 +140,15 @@ describe(`Qdrant epoch compare-and-set on ${REPLICAS} replicas (emulator)`, () =
         'promotion-epoch-readers',
         'crash-before-advance',
         'crash-after-advance',
+        // Fencing across replicas: a paused publisher woken after a takeover, and a crash between
+        // the claim and the pointer write.
+        'paused-publisher',
+        'claim-crash',
       ],
     });
     expect(report.cases.map((c) => [c.id, c.status, c.failures])).toEqual(
       report.cases.map((c) => [c.id, 'passed', []]),
     );
-    expect(report.cases).toHaveLength(5);
+    expect(report.cases).toHaveLength(7);
   }, 120_000);
 });
