@@ -266,6 +266,11 @@ describe('ragfresh ui in Chromium over a state the simulated web produced', () =
       await guest.close();
       wide.child.kill('SIGTERM');
     }
+    const bad = cli(dir, 'ui', '--host', '0.0.0.0', '--allowed-host', 'http://dash.internal/');
+    expect(bad.code).toBe(2);
+    expect(bad.err.trim().split('\n')).toEqual([
+      'ragfresh: ui --allowed-host "http://dash.internal/" is not a host name; give a name like dash.internal (optionally with :port).',
+    ]);
   });
 
   it('the review queue groups items by kind and cause; the quarantined item shows a side-by-side diff', async () => {
