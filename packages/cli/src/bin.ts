@@ -34,7 +34,8 @@ commands:
   import --source id <file|->  import a crawler export (see docs/import.md)
   reconcile --source id --inventory <file>   nominate live documents missing from an inventory
   serve --source id [--port n]  webhook receiver (POST /hooks/apify, /hooks/webscraper)
-  ui [--port n] [--host h] [--by name]   local dashboard: sources, review queue with diffs, documents, runs
+  ui [--port n] [--host h] [--allowed-host name]... [--by name]
+                             local dashboard: sources, review queue with diffs, documents, runs
 
 options: --config <file>  --json  --quiet
 

@@ -31,8 +31,10 @@ export interface SourceStatus {
   readonly contentChangedAt?: string;
   readonly queryableAt?: string;
   readonly observationAgeMs?: number;
-  /** Time from observing the latest change to it being queryable. */
+  /** Time from observing the latest change to it being queryable; never negative. */
   readonly propagationLagMs?: number;
+  /** The raw (negative) lag when clocks disagreed and `propagationLagMs` was clamped to 0. */
+  readonly propagationSkewMs?: number;
   readonly objectiveMs: number;
   readonly objectiveMet: boolean;
   readonly lastRunAt?: string;
@@ -60,6 +62,22 @@ const SEVERITY: Record<DocumentStatus, number> = {
   quarantined: 2,
   tombstoned: -1,
 };
+
+/** A propagation lag, clamped at 0; a negative raw value (clock skew) is kept as `skewMs`. */
+export interface PropagationLag {
+  readonly lagMs: number;
+  readonly skewMs?: number;
+}
+
+/**
+ * Time from observing a change to it being queryable. Queryable before observed can only be
+ * clock skew (the fetcher's and the publisher's clocks, or a source-supplied date): the lag is
+ * 0 and the raw value is returned as `skewMs` so surfaces can flag it instead of drawing it.
+ */
+export function propagationLag(observedAt: string, queryableAt: string): PropagationLag {
+  const raw = Date.parse(queryableAt) - Date.parse(observedAt);
+  return raw < 0 ? { lagMs: 0, skewMs: raw } : { lagMs: raw };
+}
 
 const maxIso = (a: string | undefined, b: string | undefined) =>
   a === undefined ? b : b === undefined ? a : a > b ? a : b;
@@ -115,7 +133,7 @@ export async function sourceStatuses(
     let modified: string | undefined;
     let changed: string | undefined;
     let queryable: string | undefined;
-    let lag: number | undefined;
+    let lag: PropagationLag | undefined;
     let latestChange: DocumentRecord | undefined;
     const reasons: string[] = [];
     let documents = 0;
@@ -149,9 +167,10 @@ export async function sourceStatuses(
       latestChange?.timestamps.queryableAt !== undefined &&
       latestChange.timestamps.contentChangedAt !== undefined
     ) {
-      lag =
-        Date.parse(latestChange.timestamps.queryableAt) -
-        Date.parse(latestChange.timestamps.contentChangedAt);
+      lag = propagationLag(
+        latestChange.timestamps.contentChangedAt,
+        latestChange.timestamps.queryableAt,
+      );
     }
     if (worst === 'empty' && counts.tombstoned > 0) worst = 'tombstoned';
     const [lastRun] = await state.listRuns(source.id, 1);
@@ -176,7 +195,8 @@ export async function sourceStatuses(
       ...(changed === undefined ? {} : { contentChangedAt: changed }),
       ...(queryable === undefined ? {} : { queryableAt: queryable }),
       ...(age === undefined ? {} : { observationAgeMs: age }),
-      ...(lag === undefined ? {} : { propagationLagMs: lag }),
+      ...(lag === undefined ? {} : { propagationLagMs: lag.lagMs }),
+      ...(lag?.skewMs === undefined ? {} : { propagationSkewMs: lag.skewMs }),
       objectiveMs: source.freshnessObjectiveMs,
       objectiveMet: age !== undefined && age <= source.freshnessObjectiveMs,
       ...(lastRun === undefined
@@ -219,7 +239,9 @@ export function renderStatus(statuses: readonly SourceStatus[]): string {
     short(s.contentChangedAt),
     short(s.queryableAt),
     s.observationAgeMs === undefined ? '-' : formatDuration(s.observationAgeMs),
-    s.propagationLagMs === undefined ? '-' : formatDuration(s.propagationLagMs),
+    s.propagationLagMs === undefined
+      ? '-'
+      : `${formatDuration(s.propagationLagMs)}${s.propagationSkewMs === undefined ? '' : ' (clock skew)'}`,
     `${s.objectiveMet ? 'met' : 'VIOLATED'} (${formatDuration(s.objectiveMs)})`,
     String(s.alerts.length),
   ]);
@@ -243,6 +265,10 @@ export function renderStatus(statuses: readonly SourceStatus[]): string {
   const notes: string[] = [];
   for (const s of statuses) {
     for (const a of s.alerts) notes.push(`  ${s.sourceId}: alert ${a}`);
+    if (s.propagationSkewMs !== undefined)
+      notes.push(
+        `  ${s.sourceId}: prop-lag clock skew: queryable ${formatDuration(-s.propagationSkewMs)} before the change was observed; shown as 0 (check the clocks)`,
+      );
     const review = Object.entries(s.review);
     if (review.length > 0)
       notes.push(

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { documentId, type RunSummary } from '@ragfresh/core';
 import { type SimWeb, startSimWeb } from '@ragfresh/sim';
@@ -42,6 +42,8 @@ const EVIL_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8">
 
 const FLAGS = [
   '--headless',
+  // Names that resolve to this machine, as a DNS-rebinding page or a reverse proxy's name would.
+  '--host-resolver-rules=MAP evil.example 127.0.0.1, MAP dash.internal 127.0.0.1',
   '--no-sandbox',
   '--disable-gpu',
   '--disable-background-networking',
@@ -49,6 +51,27 @@ const FLAGS = [
   '--disable-sync',
   '--no-first-run',
 ];
+
+/** Starts `ragfresh ui` from the built CLI in `dir`; resolves with its login URL once it prints it. */
+async function startUi(
+  dir: string,
+  args: readonly string[],
+): Promise<{ child: ChildProcess; loginUrl: string; base: string }> {
+  const child = spawn(process.execPath, [BIN, 'ui', '--port', '0', ...args], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const loginUrl = await new Promise<string>((res, rej) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /login for actions .*: (http:\/\/\S+\/login\?token=\S+)/.exec(out);
+      if (m !== null) res(m[1]!);
+    });
+    child.on('exit', (code) => rej(new Error(`ragfresh ui exited ${code}: ${out}`)));
+  });
+  return { child, loginUrl, base: new URL(loginUrl).origin };
+}
 
 describe('ragfresh ui in Chromium over a state the simulated web produced', () => {
   let dir: string;
@@ -132,23 +155,7 @@ describe('ragfresh ui in Chromium over a state the simulated web produced', () =
       await rt.close();
     }
 
-    ui = spawn(process.execPath, [BIN, 'ui', '--port', '0', '--by', 'ui-tester'], {
-      cwd: dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    await new Promise<void>((res, rej) => {
-      ui.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /login for actions .*: (http:\/\/\S+\/login\?token=\S+)/.exec(out);
-        if (m !== null) {
-          loginUrl = m[1]!;
-          base = new URL(loginUrl).origin;
-          res();
-        }
-      });
-      ui.on('exit', (code) => rej(new Error(`ragfresh ui exited ${code}: ${out}`)));
-    });
+    ({ child: ui, loginUrl, base } = await startUi(dir, ['--by', 'ui-tester']));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
@@ -195,13 +202,75 @@ describe('ragfresh ui in Chromium over a state the simulated web produced', () =
       .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-value'))));
     expect(ratio[0]).toBe(0);
     expect(ratio.at(-1)).toBeGreaterThan(0.5); // the quiet day is answered by 304s
-    // The table beside the charts is `ragfresh status`'s computation (on the fetcher's clock).
+    // The summary is the chart's last point: the same age, and VIOLATED beside a last point above
+    // the objective line.
+    const summary = page.locator('section[data-source="docs"] [data-metric="obs-age"]');
+    await expect(summary.getAttribute('data-value')).resolves.toBe(String(obs.at(-1)));
+    await expect(summary.textContent()).resolves.toBe('3.0d');
     await expect(
       page.locator('section[data-source="docs"] [data-metric="objective"]').textContent(),
-    ).resolves.toMatch(/^(met|VIOLATED) \(36\.0h\)$/);
+    ).resolves.toBe('VIOLATED (36.0h)');
+    // The fetcher stamps real times, the publisher the shifted run clock: `ragfresh status`'s lag
+    // (content change to queryable) is clock skew here. It is 0 and flagged with the raw value,
+    // never a negative duration.
+    const status = JSON.parse(cli(dir, 'status', '--json').out) as {
+      sourceId: string;
+      propagationLagMs?: number;
+      propagationSkewMs?: number;
+    }[];
+    const docsStatus = status.find((x) => x.sourceId === 'docs')!;
+    expect(docsStatus.propagationLagMs).toBe(0);
+    expect(docsStatus.propagationSkewMs).toBeLessThan(0);
+    expect(cli(dir, 'status').out).toMatch(/docs: prop-lag clock skew: queryable \S+ before/);
+    // The dashboard's lags (summary and table) are the chart's: none negative.
+    const lag = page.locator('section[data-source="docs"] [data-metric="prop-lag"]');
+    expect(Number(await lag.getAttribute('data-value'))).toBeGreaterThanOrEqual(0);
+    const lagCells = await page
+      .locator('section[data-source="docs"] table.run-series td:nth-child(4)')
+      .allTextContents();
+    expect(lagCells.length).toBe(runs.length);
+    for (const cell of lagCells) expect(cell).not.toMatch(/^-\d/);
+    const lags = await chart
+      .locator('circle[data-series="prop-lag"]')
+      .evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-value'))));
+    expect(lags.length).toBeGreaterThan(0);
+    for (const v of lags) expect(v).toBeGreaterThanOrEqual(0);
     // Not logged in: read-only, no action buttons.
     expect(await page.locator('button[data-action]').count()).toBe(0);
     await page.screenshot({ path: join(SHOTS, 'sources.png'), fullPage: true });
+  });
+
+  it("bound to 0.0.0.0 the dashboard answers the machine's own address and an --allowed-host name; a rebinding name is refused", async () => {
+    const own = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i !== undefined && !i.internal && i.family === 'IPv4')?.address;
+    const wide = await startUi(dir, ['--host', '0.0.0.0', '--allowed-host', 'dash.internal']);
+    const port = new URL(wide.base).port;
+    const guest = await browser.newContext();
+    try {
+      const tab = await guest.newPage();
+      const token = new URL(wide.loginUrl).search;
+      for (const host of [own, '127.0.0.1', 'dash.internal']) {
+        if (host === undefined) continue;
+        const res = await tab.goto(`http://${host}:${port}/login${token}`);
+        expect(res?.status(), host).toBe(200);
+        expect(new URL(tab.url()).pathname).toBe('/');
+        expect(await tab.locator('section[data-source="docs"]').count()).toBe(1);
+      }
+      const evilRes = await tab.goto(`http://evil.example:${port}/`);
+      expect(evilRes?.status()).toBe(403);
+      await expect(tab.locator('[data-refused]').textContent()).resolves.toMatch(
+        /^unexpected Host header; open the dashboard at the address ragfresh ui printed\.$/,
+      );
+    } finally {
+      await guest.close();
+      wide.child.kill('SIGTERM');
+    }
+    const bad = cli(dir, 'ui', '--host', '0.0.0.0', '--allowed-host', 'http://dash.internal/');
+    expect(bad.code).toBe(2);
+    expect(bad.err.trim().split('\n')).toEqual([
+      'ragfresh: ui --allowed-host "http://dash.internal/" is not a host name; give a name like dash.internal (optionally with :port).',
+    ]);
   });
 
   it('the review queue groups items by kind and cause; the quarantined item shows a side-by-side diff', async () => {

@@ -1,9 +1,17 @@
+import type { AddressInfo } from 'node:net';
 import type { DocumentRecord, ReviewItem, RunSummary } from '@ragfresh/core';
 import { describe, expect, it } from 'vitest';
+import { propagationLag } from '../src/status.js';
 import { lineChart } from '../src/ui/chart.js';
 import { diffRows, sideBySide } from '../src/ui/diff.js';
-import { externalLink, html } from '../src/ui/html.js';
-import { changedInRun, groupReview, runSeries, versionRows } from '../src/ui/model.js';
+import { externalLink, html, lag } from '../src/ui/html.js';
+import {
+  changedInRun,
+  groupReview,
+  runSeries,
+  sourceFreshness,
+  versionRows,
+} from '../src/ui/model.js';
 
 const H = 3_600_000;
 const at = (h: number) => new Date(Date.UTC(2026, 0, 1) + h * H).toISOString();
@@ -59,6 +67,59 @@ describe('per-run freshness rebuilt from histories', () => {
     expect(changedInRun(runs[2]!, [a, b]).map((d) => [d.documentId, d.events])).toEqual([
       ['b', ['gone']],
     ]);
+  });
+
+  it('propagation lag is never negative: a normal lag is unchanged, a clock-skewed one is 0 and flagged with its raw value', () => {
+    expect(propagationLag(at(1), at(1.25))).toEqual({ lagMs: 0.25 * H });
+    expect(propagationLag(at(72), at(0))).toEqual({ lagMs: 0, skewMs: -72 * H });
+    // Through the per-run series: a publication stamped before its content change was observed.
+    const runs = [run(0, { fetched200: 2, published: 2 })];
+    const ok = doc('ok', [{ at: at(0.2), event: 'published', versionId: 'v1', reasons: [] }], {
+      currentVersionId: 'v1',
+      timestamps: { contentChangedAt: at(0.1) },
+    });
+    const skewed = doc('sk', [{ at: at(0.1), event: 'published', versionId: 'w1', reasons: [] }], {
+      currentVersionId: 'w1',
+      timestamps: { contentChangedAt: at(0.4) },
+    });
+    const [clean] = runSeries(runs, [ok]);
+    expect(clean!.propagationLagMs).toBeCloseTo(0.1 * H);
+    expect(clean!.propagationSkewMs).toBeUndefined();
+    const [both] = runSeries(runs, [ok, skewed]);
+    expect(both!.propagationLagMs).toBeCloseTo(0.1 * H);
+    expect(both!.propagationSkewMs).toBeCloseTo(-0.3 * H);
+    // The cell: a skew marker with the raw value in its title; none for a normal lag.
+    expect(String(lag(0, -259_202_000))).toMatch(
+      /^0s <span class="skew" data-skew-ms="-259202000" title="clock skew: raw lag -3\.0d[^"]*">clock skew<\/span>$/,
+    );
+    expect(String(lag(360_000, undefined))).toBe('6m');
+  });
+
+  it('the summary is the freshness chart\'s last point: the same observation age, and "objective met" only under the objective line', () => {
+    const runs = [run(0, { fetched200: 2, published: 2 }), run(24), run(48), run(72)];
+    const a = doc('a', [{ at: at(0.1), event: 'published', versionId: 'v1', reasons: [] }]);
+    const b = doc('b', [
+      { at: at(0.1), event: 'published', versionId: 'w1', reasons: [] },
+      { at: at(24.2), event: 'gone', reasons: ['gone: HTTP 410'] },
+      { at: at(48.2), event: 'gone', reasons: ['gone: HTTP 410'] },
+      { at: at(72.2), event: 'gone', reasons: ['gone: HTTP 410'] },
+    ]);
+    const objective = 36 * H;
+    const violated = sourceFreshness(runs, [a, b], objective);
+    const last = violated.points.at(-1)!;
+    expect(last.observationAgeMs).toBe(72.5 * H);
+    expect(violated.summary.observationAgeMs).toBe(last.observationAgeMs);
+    expect(violated.summary.objectiveMet).toBe(false);
+    expect(violated.summary.at).toBe(last.finishedAt);
+    // The control: without the gone page the last point is under the line, and the summary says met.
+    const met = sourceFreshness(runs, [a], objective);
+    expect(met.points.at(-1)!.observationAgeMs).toBe(0.5 * H);
+    expect(met.summary.observationAgeMs).toBe(0.5 * H);
+    expect(met.summary.objectiveMet).toBe(true);
+    // The summary's lag is the newest run that has one (run 1's publications).
+    expect(met.summary.propagationLagMs).toBe(met.points[0]!.propagationLagMs);
+    // No runs: nothing to judge on, never "met".
+    expect(sourceFreshness([], [a], objective).summary).toEqual({ objectiveMet: false });
   });
 
   it('versions carry the epochs they were current in: from the history entries, else from the chunks', () => {
@@ -164,7 +225,10 @@ describe('escaping', () => {
 });
 
 describe('the HTTP surface', () => {
-  const app = async (loopback: boolean) => {
+  const app = async (
+    loopback: boolean,
+    allowedHosts: () => readonly string[] = () => ['127.0.0.1:7420'],
+  ) => {
     const { openStateStore } = await import('@ragfresh/core');
     const { createUiApp } = await import('../src/ui/server.js');
     const state = await openStateStore('sqlite::memory:');
@@ -186,7 +250,7 @@ describe('the HTTP surface', () => {
         },
         token: 'secret-token',
         loopback,
-        allowedHosts: () => ['127.0.0.1:7420'],
+        allowedHosts,
       }),
     };
   };
@@ -263,6 +327,90 @@ describe('the HTTP surface', () => {
     } finally {
       await state.close();
     }
+  });
+
+  it("bound to 0.0.0.0 it answers the machine's own addresses and --allowed-host names, and still refuses a foreign Host (real HTTP)", async () => {
+    const { networkInterfaces } = await import('node:os');
+    const { request } = await import('node:http');
+    const { serve } = await import('@hono/node-server');
+    const { dashboardHosts } = await import('../src/ui/server.js');
+    const own = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i !== undefined && !i.internal && i.family === 'IPv4')?.address;
+    let hosts: readonly string[] = [];
+    const { app: ui, state } = await app(false, () => hosts);
+    const server = serve({ fetch: ui.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((r) => server.once('listening', () => r()));
+    const port = (server.address() as AddressInfo).port;
+    hosts = dashboardHosts('0.0.0.0', port, ['dash.internal']);
+    const hit = (host: string) =>
+      new Promise<{ status: number; body: string }>((res, rej) => {
+        const req = request(
+          { host: '127.0.0.1', port, path: '/login?token=secret-token', headers: { host } },
+          (r) => {
+            let body = '';
+            r.on('data', (d: Buffer) => {
+              body += d.toString();
+            });
+            r.on('end', () => res({ status: r.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', rej);
+        req.end();
+      });
+    try {
+      // The machine's own non-loopback address (from its interfaces), with the bound port.
+      if (own !== undefined) expect((await hit(`${own}:${port}`)).status).toBe(303);
+      const fake = dashboardHosts('0.0.0.0', port, [], {
+        eth9: [
+          {
+            address: '203.0.113.7',
+            netmask: '255.255.255.0',
+            family: 'IPv4',
+            mac: '00:00:00:00:00:00',
+            internal: false,
+            cidr: '203.0.113.7/24',
+          },
+        ],
+      });
+      expect(fake).toContain(`203.0.113.7:${port}`);
+      for (const h of [
+        `127.0.0.1:${port}`,
+        `localhost:${port}`,
+        `[::1]:${port}`,
+        `dash.internal:${port}`,
+        'dash.internal',
+        `DASH.internal:${port}`,
+      ])
+        expect((await hit(h)).status, h).toBe(303);
+      const evil = await hit('evil.example');
+      expect(evil.status).toBe(403);
+      expect(evil.body).toMatch(/unexpected Host header/);
+      expect((await hit(`evil.example:${port}`)).status).toBe(403);
+      expect((await hit(`${own ?? '192.0.2.250'}:${port + 1}`)).status).toBe(403);
+      // Bound to one address: only that address (and, for 127.0.0.1, localhost).
+      expect(dashboardHosts('127.0.0.1', 7420)).toEqual(['127.0.0.1:7420', 'localhost:7420']);
+      expect(dashboardHosts('::', 7420, [], {})).toEqual([
+        '[::]:7420',
+        '127.0.0.1:7420',
+        'localhost:7420',
+        '[::1]:7420',
+      ]);
+      // Without --allowed-host the name is refused (the control for the admitted name).
+      hosts = dashboardHosts('0.0.0.0', port);
+      expect((await hit(`dash.internal:${port}`)).status).toBe(403);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+      await state.close();
+    }
+  });
+
+  it('--allowed-host takes host names only', async () => {
+    const { badAllowedHost } = await import('../src/ui/server.js');
+    expect(badAllowedHost('dash.internal')).toBeUndefined();
+    expect(badAllowedHost('dash.internal:8443')).toBeUndefined();
+    expect(badAllowedHost('http://dash.internal/')).toMatch(/is not a host name; give a name like/);
+    expect(badAllowedHost('*')).toMatch(/is not a host name/);
   });
 });
 

@@ -9,7 +9,7 @@ import { loadConfig, type ResolvedConfig } from '../config.js';
 import { EXIT } from '../exit.js';
 import { createLogger, type Logger } from '../log.js';
 import { openRuntime } from '../runtime.js';
-import { createUiApp, type Decide } from './server.js';
+import { badAllowedHost, createUiApp, type Decide, dashboardHosts } from './server.js';
 import { VersionTexts } from './versions.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -74,9 +74,12 @@ function decider(config: ResolvedConfig, by: string, log: Logger): Decide {
   };
 }
 
-/** `ragfresh ui [--port n] [--host h] [--by name] [--runs n] [--config file]`. */
+/**
+ * `ragfresh ui [--port n] [--host h] [--allowed-host name]... [--by name] [--runs n]
+ * [--config file]`.
+ */
 export async function runUiCommand(argv: readonly string[]): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
       args: argv.slice(1),
@@ -85,6 +88,7 @@ export async function runUiCommand(argv: readonly string[]): Promise<number> {
         config: { type: 'string' },
         port: { type: 'string', default: '7420' },
         host: { type: 'string', default: '127.0.0.1' },
+        'allowed-host': { type: 'string', multiple: true, default: [] },
         by: { type: 'string', default: process.env.USER ?? 'cli' },
         runs: { type: 'string', default: '30' },
         quiet: { type: 'boolean', default: false },
@@ -105,6 +109,11 @@ export async function runUiCommand(argv: readonly string[]): Promise<number> {
       `ui --runs ${String(values.runs)} must be a positive integer (runs per source in the charts).`,
     );
   const host = String(values.host);
+  const extraHosts = values['allowed-host'] as string[];
+  for (const name of extraHosts) {
+    const bad = badAllowedHost(name);
+    if (bad !== undefined) return usage(bad);
+  }
   const by = String(values.by);
   const config = await loadConfig(values.config as string | undefined);
   const log = createLogger({ quiet: values.quiet === true, json: true });
@@ -116,24 +125,22 @@ export async function runUiCommand(argv: readonly string[]): Promise<number> {
   );
   const loopback = LOOPBACK.has(host);
   const token = process.env.RAGFRESH_UI_TOKEN ?? randomBytes(24).toString('base64url');
-  let bound = port;
+  let allowed: string[] = [];
   const hostPart = host.includes(':') ? `[${host}]` : host;
   const app = createUiApp({
     pages: { config, state: rt.state, connector: rt.connector, texts, runs },
     decide: decider(config, by, log),
     token,
     loopback,
-    allowedHosts: () =>
-      host === '127.0.0.1' || host === 'localhost'
-        ? [`127.0.0.1:${bound}`, `localhost:${bound}`]
-        : [`${hostPart}:${bound}`],
+    allowedHosts: () => allowed,
   });
   const server = serve({ fetch: app.fetch, port, hostname: host });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  bound = (server.address() as AddressInfo).port;
+  const bound = (server.address() as AddressInfo).port;
+  allowed = dashboardHosts(host, bound, extraHosts);
   const base = `http://${hostPart}:${bound}`;
   process.stdout.write(
     `ragfresh ui: ${base}/ (${loopback ? 'read-only until you log in' : 'bound beyond loopback: every page needs the login'})\n` +

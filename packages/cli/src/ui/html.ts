@@ -44,6 +44,17 @@ export function duration(ms: number | undefined): string {
   return `${(s / 86_400).toFixed(1)}d`;
 }
 
+/**
+ * A propagation lag; when clock skew was clamped to 0, a "clock skew" marker carries the raw
+ * (negative) value in its title.
+ */
+export function lag(ms: number | undefined, skewMs: number | undefined): Html {
+  if (skewMs === undefined) return as(html`${duration(ms)}`);
+  return as(
+    html`${duration(ms)} <span class="skew" data-skew-ms="${skewMs}" title="clock skew: raw lag -${duration(-skewMs)} (queryable before the change was observed); shown as 0">clock skew</span>`,
+  );
+}
+
 export function when(iso: string | undefined): string {
   return iso === undefined || iso === '' ? '–' : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 }
@@ -94,7 +105,7 @@ table{border-collapse:collapse;margin:.4em 0 1em;background:#fff}
 th,td{border:1px solid #d9dee4;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#eef1f5;font-weight:600}
 .num{text-align:right;font-variant-numeric:tabular-nums}
-.muted{color:#7a8591}.ok{color:#1d7a38}.bad{color:#b3261e;font-weight:600}
+.muted{color:#7a8591}.skew{color:#8a5a00;border-bottom:1px dotted;cursor:help;font-size:.85em}.ok{color:#1d7a38}.bad{color:#b3261e;font-weight:600}
 .state-healthy{color:#1d7a38}.state-degraded{color:#a05a00}.state-quarantined{color:#b3261e;font-weight:600}.state-tombstoned{color:#555}
 .flash{background:#fff6d6;border:1px solid #e3c766;padding:.5em .8em}
 .card{background:#fff;border:1px solid #d9dee4;padding:.6em 1em;margin:.6em 0}

@@ -1,4 +1,5 @@
 import type { DocumentRecord, ReviewItem, RunSummary, VersionHistoryEntry } from '@ragfresh/core';
+import { propagationLag } from '../status.js';
 
 /** History events that mean a run did not observe the document well. */
 const BAD_EVENTS = new Set(['degraded', 'gone', 'quarantined']);
@@ -15,6 +16,8 @@ export interface RunPoint {
   readonly observationAgeMs?: number;
   /** Longest time from observing a change to it being queryable, among this run's publications. */
   readonly propagationLagMs?: number;
+  /** The most negative raw lag of the run's publications when clock skew was clamped to 0. */
+  readonly propagationSkewMs?: number;
   /** 304s over answered fetches (200 + 304); undefined when nothing answered. */
   readonly notModifiedRatio?: number;
   readonly published: number;
@@ -64,6 +67,7 @@ export function runSeries(
       oldest = oldest === undefined ? good : Math.min(oldest, good);
     }
     let lag: number | undefined;
+    let skew: number | undefined;
     for (const { r } of docs)
       for (const h of r.history ?? []) {
         if (!PUBLISH_EVENTS.has(h.event) || !inRun(h.at, run)) continue;
@@ -73,7 +77,9 @@ export function runSeries(
           inRun(r.timestamps.contentChangedAt, run)
             ? r.timestamps.contentChangedAt
             : run.startedAt;
-        lag = Math.max(lag ?? 0, ms(h.at) - ms(observed));
+        const one = propagationLag(observed, h.at);
+        lag = Math.max(lag ?? 0, one.lagMs);
+        if (one.skewMs !== undefined) skew = Math.min(skew ?? 0, one.skewMs);
       }
     const c = run.counts;
     const answered = (c.fetched200 ?? 0) + (c.notModified ?? 0);
@@ -84,11 +90,54 @@ export function runSeries(
       complete: run.complete,
       ...(oldest === undefined ? {} : { observationAgeMs: ms(run.finishedAt) - oldest }),
       ...(lag === undefined ? {} : { propagationLagMs: lag }),
+      ...(skew === undefined ? {} : { propagationSkewMs: skew }),
       ...(answered === 0 ? {} : { notModifiedRatio: (c.notModified ?? 0) / answered }),
       published: c.published ?? 0,
       embedded: c.chunksEmbedded ?? 0,
     };
   });
+}
+
+/** What a source's summary says about freshness: read off the chart's points, never apart. */
+export interface FreshnessSummary {
+  /** The last point's observation age (at the end of the newest run). */
+  readonly observationAgeMs?: number;
+  /** The last point is at or under the objective line. */
+  readonly objectiveMet: boolean;
+  /** The newest point that has a propagation lag, with its clock-skew flag. */
+  readonly propagationLagMs?: number;
+  readonly propagationSkewMs?: number;
+  /** When the summarised point's run finished. */
+  readonly at?: string;
+}
+
+/**
+ * The freshness chart's points and the summary beside it, from one computation: the summary is
+ * the last point (so "objective met" cannot disagree with a chart drawn above the objective).
+ */
+export function sourceFreshness(
+  runs: readonly RunSummary[],
+  records: readonly DocumentRecord[],
+  objectiveMs: number,
+): { points: RunPoint[]; summary: FreshnessSummary } {
+  const points = runSeries(runs, records);
+  const last = points.at(-1);
+  const lagged = points.findLast((p) => p.propagationLagMs !== undefined);
+  const age = last?.observationAgeMs;
+  return {
+    points,
+    summary: {
+      ...(age === undefined ? {} : { observationAgeMs: age }),
+      objectiveMet: age !== undefined && age <= objectiveMs,
+      ...(lagged?.propagationLagMs === undefined
+        ? {}
+        : { propagationLagMs: lagged.propagationLagMs }),
+      ...(lagged?.propagationSkewMs === undefined
+        ? {}
+        : { propagationSkewMs: lagged.propagationSkewMs }),
+      ...(last === undefined ? {} : { at: last.finishedAt }),
+    },
+  };
 }
 
 /** A document a run changed, with what happened to it during the run. */

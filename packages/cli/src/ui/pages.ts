@@ -12,8 +12,18 @@ import type { ResolvedConfig } from '../config.js';
 import { sourceStatuses } from '../status.js';
 import { lineChart } from './chart.js';
 import { sideBySide } from './diff.js';
-import { docLink, duration, externalLink, type Html, html, localHref, raw, when } from './html.js';
-import { changedInRun, groupReview, runSeries, versionRows } from './model.js';
+import {
+  docLink,
+  duration,
+  externalLink,
+  type Html,
+  html,
+  lag,
+  localHref,
+  raw,
+  when,
+} from './html.js';
+import { changedInRun, groupReview, sourceFreshness, versionRows } from './model.js';
 import type { SnapshotSubject, SnapshotText, VersionTexts } from './versions.js';
 
 /** What every page reads: the same state and store the CLI uses, and the raw snapshot texts. */
@@ -54,7 +64,11 @@ export async function sourcesPage(ctx: PageContext): Promise<Html> {
   for (const s of statuses) {
     const source = ctx.config.sources.find((x) => x.id === s.sourceId)!;
     const runs = (await ctx.state.listRuns(s.sourceId, ctx.runs)).reverse();
-    const points = runSeries(runs, await recordsOf(ctx.state, s.sourceId));
+    const { points, summary: f } = sourceFreshness(
+      runs,
+      await recordsOf(ctx.state, s.sourceId),
+      s.objectiveMs,
+    );
     const labels = points.map((p) => ({ runId: p.runId, at: p.startedAt }));
     const review = pending.filter((i) => i.sourceId === s.sourceId);
     const hours = (v: number) => duration(v);
@@ -63,8 +77,8 @@ export async function sourcesPage(ctx: PageContext): Promise<Html> {
 <h2>${s.sourceId} ${stateCell(s.state)}</h2>
 <table class="source-summary">
 <tr><th>documents</th><td class="num">${s.documents}</td><th>healthy / degraded / quarantined / tombstoned / never published</th><td>${s.counts.healthy} / ${s.counts.degraded} / ${s.counts.quarantined} / ${s.counts.tombstoned} / ${s.unpublished}</td></tr>
-<tr><th>obs-age</th><td class="num" data-metric="obs-age">${duration(s.observationAgeMs)}</td><th>objective</th><td class="${s.objectiveMet ? 'ok' : 'bad'}" data-metric="objective">${s.objectiveMet ? 'met' : 'VIOLATED'} (${duration(s.objectiveMs)})</td></tr>
-<tr><th>prop-lag</th><td class="num" data-metric="prop-lag">${duration(s.propagationLagMs)}</td><th>last run</th><td>${when(s.lastRunAt)} ${s.lastRunComplete === false ? '(partial coverage)' : ''}</td></tr>
+<tr><th>obs-age (last run)</th><td class="num" data-metric="obs-age" data-value="${f.observationAgeMs ?? ''}">${duration(f.observationAgeMs)}</td><th>objective</th><td class="${f.objectiveMet ? 'ok' : 'bad'}" data-metric="objective">${f.objectiveMet ? 'met' : 'VIOLATED'} (${duration(s.objectiveMs)})</td></tr>
+<tr><th>prop-lag</th><td class="num" data-metric="prop-lag" data-value="${f.propagationLagMs ?? ''}">${lag(f.propagationLagMs, f.propagationSkewMs)}</td><th>last run</th><td>${when(s.lastRunAt)} ${s.lastRunComplete === false ? '(partial coverage)' : ''}</td></tr>
 <tr><th>retrieved (oldest)</th><td>${when(s.retrievedAt)}</td><th>content changed / queryable (latest)</th><td>${when(s.contentChangedAt)} / ${when(s.queryableAt)}</td></tr>
 <tr><th>review pending</th><td class="num">${review.length === 0 ? '0' : html`<a href="${localHref('/review', { source: s.sourceId })}">${review.length}</a>`}</td><th>schedule</th><td>every ${duration(source.everyMs)}</td></tr>
 </table>
@@ -131,9 +145,9 @@ ${lineChart({
 </div>
 <details><summary>the numbers behind the charts</summary>
 <table class="run-series"><tr><th>run</th><th>coverage</th><th>obs-age</th><th>prop-lag</th><th>304 ratio</th><th>published</th><th>embedded</th></tr>
-${points.map((p) => html`<tr><td><a href="${localHref('/runs', { source: s.sourceId, run: p.runId })}">${when(p.startedAt)}</a></td><td>${p.complete ? 'complete' : 'partial'}</td><td class="num">${duration(p.observationAgeMs)}</td><td class="num">${duration(p.propagationLagMs)}</td><td class="num">${p.notModifiedRatio === undefined ? '–' : `${Math.round(p.notModifiedRatio * 100)}%`}</td><td class="num">${p.published}</td><td class="num">${p.embedded}</td></tr>`)}
+${points.map((p) => html`<tr><td><a href="${localHref('/runs', { source: s.sourceId, run: p.runId })}">${when(p.startedAt)}</a></td><td>${p.complete ? 'complete' : 'partial'}</td><td class="num">${duration(p.observationAgeMs)}</td><td class="num">${lag(p.propagationLagMs, p.propagationSkewMs)}</td><td class="num">${p.notModifiedRatio === undefined ? '–' : `${Math.round(p.notModifiedRatio * 100)}%`}</td><td class="num">${p.published}</td><td class="num">${p.embedded}</td></tr>`)}
 </table>
-<p class="muted">Per-run observation age and propagation lag are rebuilt from the documents' histories (see docs/ui.md); the table above the charts is the same computation as <code>ragfresh status</code>.</p>
+<p class="muted">Per-run observation age and propagation lag are rebuilt from the documents' histories (see docs/ui.md); the summary above the charts is the last of these points (<code>ragfresh status</code> judges the documents' last good observation against the current time instead).</p>
 </details>
 </section>`),
     );
