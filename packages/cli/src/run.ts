@@ -64,13 +64,13 @@ async function status(config: ResolvedConfig, json: boolean, print: Print): Prom
  * never published loads no store driver): the connector opened read-only, one epoch read.
  */
 async function probeStore(config: ResolvedConfig, stateEpoch: number) {
-  const { openRuntime } = await import('./runtime.js');
+  const { openConnector } = await import('./runtime.js');
   const { storeBehind } = await import('./store-health.js');
-  const rt = await openRuntime(config, { role: 'read' });
+  const connector = await openConnector(config);
   try {
-    return await storeBehind(rt.connector, stateEpoch);
+    return await storeBehind(connector, stateEpoch);
   } finally {
-    await rt.close();
+    await connector.close();
   }
 }
 

@@ -52,6 +52,27 @@ export interface RuntimeOptions {
   readonly politeness?: PolitenessGate;
 }
 
+/** The configured embeddings, or the offline hashing embedder of the configured size. */
+function embeddingsOf(config: ResolvedConfig): EmbeddingsInterface {
+  return isEmbeddings(config.embeddings)
+    ? config.embeddings
+    : new HashingEmbeddings({ dimensions: config.embeddings?.dimensions ?? 256 });
+}
+
+/**
+ * The configured connector alone, opened for reading (`status`'s epoch check): no state store,
+ * fetcher, publisher or engine. The caller closes it.
+ */
+export async function openConnector(config: ResolvedConfig): Promise<Connector> {
+  const connector = await createConnector(config.connector, {
+    dataDir: config.dataDir,
+    baseDir: config.configDir,
+  });
+  const dimensions = (await embeddingsOf(config).embedQuery('ragfresh dimension probe')).length;
+  await connector.open({ dimensions });
+  return connector;
+}
+
 /**
  * The CLI's ports (files under `dataDir`, the configured state and connector, the embeddings,
  * metrics, the renderer) handed to `composeEngine` with the resolved settings: the CLI wires
@@ -63,9 +84,7 @@ export async function openRuntime(
 ): Promise<Runtime> {
   mkdirSync(config.dataDir, { recursive: true });
   const role = options.role ?? 'refresh';
-  const embeddings: EmbeddingsInterface = isEmbeddings(config.embeddings)
-    ? config.embeddings
-    : new HashingEmbeddings({ dimensions: config.embeddings?.dimensions ?? 256 });
+  const embeddings = embeddingsOf(config);
   const state = await openStateStore(config.state);
   let connector: Connector;
   try {

@@ -195,10 +195,7 @@ export async function composeEngine(
     const base = ports.pipeline ?? new ExtractPipeline(settings.chunking);
     // A refresh wraps the base pipeline in its learner itself; every other role cuts under the
     // models as stored, so a worker or an import publishes the version a refresh would.
-    const pipeline =
-      traits.boilerplate === 'view' && settings.boilerplate !== false
-        ? learnedViewPipeline(state, base)
-        : base;
+    const cutsAsStored = traits.boilerplate === 'view' && settings.boilerplate !== false;
     const publisherOptions = publisherDefaultsOf(settings, ports);
     if (traits.publishes === 'now')
       publisher = await Publisher.open({
@@ -212,7 +209,7 @@ export async function composeEngine(
       connector,
       state,
       fetcher,
-      pipeline: traits.boilerplate === 'learn' ? base : pipeline,
+      pipeline: cutsAsStored ? learnedViewPipeline(state, base) : base,
       embeddings,
       deletion: settings.deletion,
       pageLimits: settings.pageLimits,
@@ -240,7 +237,8 @@ export async function composeEngine(
       fetcher,
       fetcherOptions,
       snapshots: ports.snapshots,
-      pipeline: traits.boilerplate === 'learn' ? engine.snapshotPipeline : pipeline,
+      // Under the learned models, learning nothing: the same cut in every role.
+      pipeline: engine.snapshotPipeline,
       publisher,
       publisherOptions,
       deps,
