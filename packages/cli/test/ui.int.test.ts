@@ -14,7 +14,13 @@ import { openRuntime, resolveConfig } from '../src/index.js';
 // and is driven by playwright-core in Debian's Chromium (never a downloaded browser).
 const BIN = resolve(import.meta.dirname, '../dist/bin.js');
 const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = resolve(import.meta.dirname, '../../../docs/ui');
+// Screenshots go to docs/ui only when asked (RAGFRESH_UPDATE_SCREENSHOTS=1), so a test run leaves
+// the checkout clean; otherwise they land in a temporary folder and are still taken (and so checked
+// to render).
+const SHOTS =
+  process.env.RAGFRESH_UPDATE_SCREENSHOTS === '1'
+    ? resolve(import.meta.dirname, '../../../docs/ui')
+    : mkdtempSync(join(tmpdir(), 'ragfresh-ui-shots-'));
 const DAY = 86_400_000;
 
 function cli(dir: string, ...args: string[]) {
