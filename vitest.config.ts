@@ -36,17 +36,38 @@ class LongestFirst extends BaseSequencer {
   }
 }
 
+const TEST_FILES = [
+  '{packages,connectors,examples}/*/test/**/*.test.ts',
+  'conformance/test/**/*.test.ts',
+  'emulators/test/**/*.test.ts',
+  'scripts/test/**/*.test.ts',
+];
+const EXCLUDED = ['**/node_modules/**', '**/dist/**'];
+/** Real backends, servers, child processes, the shared suite (DEVELOPERS.md, test file names). */
+const NOT_UNIT = ['**/*.int.test.ts', '**/*.conformance.test.ts'];
+
 export default defineConfig({
   resolve: { conditions: ['ragfresh-source'] },
   ssr: { resolve: { conditions: ['ragfresh-source'] } },
   test: {
-    include: [
-      '{packages,connectors,examples}/*/test/**/*.test.ts',
-      'conformance/test/**/*.test.ts',
-      'emulators/test/**/*.test.ts',
-      'scripts/test/**/*.test.ts',
+    exclude: EXCLUDED,
+    // `vitest run` runs both; `--project unit` is the quick loop (in-process code, no server, no
+    // child process, no shared suite): under a minute on the 2-core machine.
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: TEST_FILES, exclude: NOT_UNIT },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: TEST_FILES.flatMap((glob) =>
+            NOT_UNIT.map((suffix) => glob.replace('**/*.test.ts', suffix)),
+          ),
+        },
+      },
     ],
-    exclude: ['**/node_modules/**', '**/dist/**'],
     // Hang guards, not performance bounds (timings belong in benchmarks): under load on two
     // shared cores the sim scale test alone took over 60 s.
     testTimeout: 600_000,

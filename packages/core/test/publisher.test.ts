@@ -206,19 +206,27 @@ describe('Publisher', () => {
     const a = candidate('docs', 'https://e.com/pricing', v1);
     const first = await Publisher.open({ connector, state, leaseTtlMs: 30 });
     await first.publish([a]);
-    const crashing = await Publisher.open({ connector, state, leaseTtlMs: 30 }).catch(async () => {
-      await new Promise((r) => setTimeout(r, 40));
-      return Publisher.open({
-        connector,
-        state,
-        leaseTtlMs: 30,
-        hooks: {
-          beforeStep: (s) => {
-            if (s === step) throw new Error(`simulated crash before ${s}`);
+    // The crashing publisher always carries the hook: it waits out the first one's 30 ms lease
+    // however long the machine takes (under load the lease may be gone before the first try).
+    const openCrashing = async (tries: number): Promise<Publisher> => {
+      try {
+        return await Publisher.open({
+          connector,
+          state,
+          leaseTtlMs: 30,
+          hooks: {
+            beforeStep: (s) => {
+              if (s === step) throw new Error(`simulated crash before ${s}`);
+            },
           },
-        },
-      });
-    });
+        });
+      } catch (err) {
+        if (tries <= 1) throw err;
+        await new Promise((r) => setTimeout(r, 40));
+        return openCrashing(tries - 1);
+      }
+    };
+    const crashing = await openCrashing(50);
     const b = candidate('docs', 'https://e.com/pricing', v2);
     await expect(crashing.publish([b])).rejects.toThrow(/simulated crash/);
     await new Promise((r) => setTimeout(r, 40));
