@@ -66,6 +66,8 @@ export function chromaCapabilities(maxWriteBatch = 5000): ConnectorCapabilities 
     // Chroma has no conditional write: the base class reads the fence records before each
     // fenced write (check-then-write; see docs/connectors/chroma.md for the window).
     fencing: 'client',
+    // Offset pages of a plain get (see _scan for what a concurrent delete can do to them).
+    scan: true,
   };
 }
 
@@ -664,32 +666,60 @@ export class ChromaConnector extends Connector {
     where: Where | undefined,
     withEmbeddings: boolean,
   ): Promise<ListedChunk[]> {
-    const collection = this.#main();
     const out: ListedChunk[] = [];
     for (let offset = 0; ; offset += PAGE) {
-      const page = await this.#call(what, () =>
-        collection.get({
-          ...(where === undefined ? {} : { where }),
-          include: withEmbeddings
-            ? ['documents', 'metadatas', 'embeddings']
-            : ['documents', 'metadatas'],
-          limit: PAGE,
-          offset,
-        }),
-      );
-      page.ids.forEach((id, i) => {
-        const base = {
-          id,
-          text: page.documents[i] ?? '',
-          metadata: (page.metadatas[i] ?? {}) as FlatMetadata,
-        };
-        const embedding = page.embeddings[i];
-        out.push(
-          withEmbeddings && embedding !== undefined ? { ...base, embedding: [...embedding] } : base,
-        );
-      });
-      if (page.ids.length < PAGE) return out;
+      const page = await this.#page(what, where, withEmbeddings, offset, PAGE);
+      out.push(...page);
+      if (page.length < PAGE) return out;
     }
+  }
+
+  /** One `get` of `limit` chunks from `offset` (Chroma orders a get by its internal row id). */
+  async #page(
+    what: string,
+    where: Where | undefined,
+    withEmbeddings: boolean,
+    offset: number,
+    limit: number,
+  ): Promise<ListedChunk[]> {
+    const collection = this.#main();
+    const page = await this.#call(what, () =>
+      collection.get({
+        ...(where === undefined ? {} : { where }),
+        include: withEmbeddings
+          ? ['documents', 'metadatas', 'embeddings']
+          : ['documents', 'metadatas'],
+        limit,
+        offset,
+      }),
+    );
+    return page.ids.map((id, i) => {
+      const base = {
+        id,
+        text: page.documents[i] ?? '',
+        metadata: (page.metadatas[i] ?? {}) as FlatMetadata,
+      };
+      const embedding = page.embeddings[i];
+      return withEmbeddings && embedding !== undefined
+        ? { ...base, embedding: [...embedding] }
+        : base;
+    });
+  }
+
+  /**
+   * Every chunk, page by page, by offset (the epoch record lives in its own collection). Chroma
+   * has no keyset cursor: a chunk deleted during a scan shifts the later ones, so one may be
+   * missed; `verify` and `recover` scan while no publisher writes (they hold the lease).
+   */
+  protected override async _scan(
+    cursor: string | undefined,
+    pageSize: number,
+  ): Promise<{ chunks: ListedChunk[]; next?: string }> {
+    const offset = cursor === undefined ? 0 : Number(cursor);
+    if (!Number.isSafeInteger(offset) || offset < 0)
+      throw this.error('INVALID_ARGUMENT', `scan cursor must be an offset, got ${cursor}.`);
+    const chunks = await this.#page('scanning the chunks', undefined, false, offset, pageSize);
+    return chunks.length < pageSize ? { chunks } : { chunks, next: String(offset + pageSize) };
   }
 
   protected override async _count(documentId: string, versionId: string): Promise<number> {

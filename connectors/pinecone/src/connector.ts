@@ -46,6 +46,9 @@ export const PINECONE_MAX_METADATA_BYTES = 40_960;
 /** Pinecone's published upsert limits: vectors and bytes per request. */
 export const PINECONE_MAX_UPSERT_VECTORS = 1_000;
 export const PINECONE_MAX_REQUEST_BYTES = 2 * 1024 * 1024;
+/** Most ids one `list` request returns. */
+const PINECONE_LIST_LIMIT = 100;
+
 export {
   CLAIM_FROM_KEY,
   CLAIM_LSN_KEY,
@@ -266,6 +269,8 @@ export class PineconeConnector extends Connector {
       // The pointer keeps the fence; Pinecone has no conditional write, so the base class
       // checks it before each fenced write (docs/connectors/pinecone.md).
       fencing: 'client',
+      // list (ids by keyset page) + fetch; serverless indexes only, like every listing here.
+      scan: true,
     };
     super(capabilities);
     if (typeof options.apiKey !== 'string' || options.apiKey === '')
@@ -572,7 +577,7 @@ export class PineconeConnector extends Connector {
       const page = await this.call('list ids', () =>
         namespaceIndex.listPaginated({
           prefix,
-          limit: 100,
+          limit: PINECONE_LIST_LIMIT,
           ...(paginationToken === undefined ? {} : { paginationToken }),
         }),
       );
@@ -788,6 +793,34 @@ export class PineconeConnector extends Connector {
       out.push(withEmbeddings ? { ...l, embedding: rec.values } : l);
     }
     return out;
+  }
+
+  /**
+   * Every chunk, page by page: one list of ids (the whole namespace, id order; epoch records
+   * live in their own namespace) and one fetch of their records. The cursor is Pinecone's
+   * pagination token, so pages are keyset pages; list trails writes like every read here, so
+   * chunks written during a scan may be missed (verify and recover scan under the lease).
+   */
+  protected override async _scan(
+    cursor: string | undefined,
+    pageSize: number,
+  ): Promise<{ chunks: ListedChunk[]; next?: string }> {
+    const page = await this.call('list ids', () =>
+      this.index.listPaginated({
+        limit: Math.min(pageSize, PINECONE_LIST_LIMIT),
+        ...(cursor === undefined ? {} : { paginationToken: cursor }),
+      }),
+    );
+    const ids: string[] = [];
+    for (const v of page.vectors ?? []) if (v.id !== undefined) ids.push(v.id);
+    const got = await this.#fetchRecords(ids);
+    const chunks: ListedChunk[] = [];
+    for (const id of ids) {
+      const rec = got.get(id);
+      if (rec !== undefined) chunks.push(this.#toListed(id, rec.metadata));
+    }
+    const next = page.pagination?.next;
+    return next === undefined || next === '' ? { chunks } : { chunks, next };
   }
 
   #toListed(id: string, metadata: RecordMetadata | undefined): ListedChunk {

@@ -260,6 +260,8 @@ export class QdrantConnector extends Connector {
       // The pointer keeps the fence (raised and moved by filtered writes); chunk writes have
       // no condition on it, so the base class checks it before each one.
       fencing: 'client',
+      // A scroll by point id (a keyset cursor: writes during a scan never shift it).
+      scan: true,
     };
     super(capabilities);
     if (typeof options.url !== 'string' || !/^https?:\/\//.test(options.url)) {
@@ -632,26 +634,57 @@ export class QdrantConnector extends Connector {
     const out: ListedChunk[] = [];
     let offset: Schemas['ExtendedPointId'] | undefined;
     for (;;) {
-      const page = await this.call('list chunks', (c) =>
-        c.scroll(this.collection, {
-          filter,
-          limit: 256,
-          with_payload: withPayload,
-          with_vector: withEmbeddings,
-          ...(offset === undefined ? {} : { offset }),
-        }),
-      );
-      for (const p of page.points) out.push(toListed(p.id, p.payload as Payload, p.vector));
-      const next = page.next_page_offset;
-      if (
-        next === undefined ||
-        next === null ||
-        (typeof next !== 'string' && typeof next !== 'number')
-      )
-        break;
-      offset = next;
+      const page = await this.#scrollPage(filter, withEmbeddings, withPayload, 256, offset);
+      out.push(...page.chunks);
+      if (page.next === undefined) break;
+      offset = page.next;
     }
     return out;
+  }
+
+  /** One scroll request: `limit` points from `offset` (a point id) in id order. */
+  async #scrollPage(
+    filter: Filter,
+    withEmbeddings: boolean,
+    withPayload: true | string[],
+    limit: number,
+    offset: Schemas['ExtendedPointId'] | undefined,
+  ): Promise<{ chunks: ListedChunk[]; next?: Schemas['ExtendedPointId'] }> {
+    const page = await this.call('list chunks', (c) =>
+      c.scroll(this.collection, {
+        filter,
+        limit,
+        with_payload: withPayload,
+        with_vector: withEmbeddings,
+        ...(offset === undefined ? {} : { offset }),
+      }),
+    );
+    const chunks = page.points.map((p) => toListed(p.id, p.payload as Payload, p.vector));
+    const next = page.next_page_offset;
+    return typeof next === 'string' || typeof next === 'number' ? { chunks, next } : { chunks };
+  }
+
+  /** Every chunk (not the epoch pointer), page by page; the cursor is Qdrant's next point id. */
+  protected override async _scan(
+    cursor: string | undefined,
+    pageSize: number,
+  ): Promise<{ chunks: ListedChunk[]; next?: string }> {
+    let offset: Schemas['ExtendedPointId'] | undefined;
+    if (cursor !== undefined) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(cursor);
+      } catch {
+        parsed = undefined;
+      }
+      if (typeof parsed !== 'string' && typeof parsed !== 'number')
+        throw this.error('INVALID_ARGUMENT', `scan cursor must be a point id, got ${cursor}.`);
+      offset = parsed;
+    }
+    const page = await this.#scrollPage(scopeFilter({}), false, true, pageSize, offset);
+    return page.next === undefined
+      ? { chunks: page.chunks }
+      : { chunks: page.chunks, next: JSON.stringify(page.next) };
   }
 
   protected override async _count(documentId: string, versionId: string): Promise<number> {
