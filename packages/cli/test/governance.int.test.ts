@@ -13,9 +13,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { documentId } from '@ragfresh/core';
+import type { GcReport } from '@ragfresh/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { openConnector } from '../src/runtime.js';
+import { loadConfig, resolveConfig } from '../src/config.js';
+import { gcCommand } from '../src/governance.js';
+import { openConnector, openRuntime } from '../src/runtime.js';
 
 // The removal, audit and as-of acceptance, through the built CLI, on real embedded stores
 // whose files live under the data dir: LanceDB (the whole flow) and libSQL (the purge).
@@ -233,3 +236,72 @@ describe.each(Object.keys(STORES) as (keyof typeof STORES)[])('governance on %s'
     expect(tampered.stderr).toMatch(/broken at line 1: the entry does not match its hash/);
   }, 120_000);
 });
+
+it('gc: past the retention, a replaced version and its unreferenced snapshot go (dry-run first lists them with sizes); a current version keeps its snapshot', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ragfresh-gc-'));
+  const site = await startSite();
+  let now = Date.now();
+  const config = resolveConfig(
+    {
+      userAgent: 'ragfresh-test/0.1 (+https://example.org/bot)',
+      dataDir: 'data',
+      sources: [{ id: 'site', urls: ['/b', '/c'].map((p) => site.origin + p) }],
+      connector: { store: 'lancedb', path: 'data/lance', table: 'gc' },
+      embeddings: { kind: 'hashing', dimensions: 64 },
+      fetch: { minIntervalMs: 0, allowPrivateNetworks: true },
+      retireGrace: 0,
+      retention: '1d',
+      boilerplate: false,
+    },
+    dir,
+  );
+  const rt = await openRuntime(config, { now: () => new Date(now) });
+  try {
+    await rt.engine.refresh({ all: true });
+    const bId = documentId('site', `${site.origin}/b`);
+    const cId = documentId('site', `${site.origin}/c`);
+    const oldB = (await rt.state.getDocument(bId))!;
+    site.pages.set('/b', page('Ferry tariffs', NEW_B));
+    await rt.engine.refresh({ all: true });
+    const newB = (await rt.state.getDocument(bId))!;
+    expect(newB.currentVersionId).not.toBe(oldB.currentVersionId);
+    // One more epoch: a retired version is deleted only once the epoch is past its retirement.
+    const oldC = (await rt.state.getDocument(cId))!;
+    site.pages.set('/c', page('Opening hours', 'The library now opens at ten on weekdays'));
+    await rt.engine.refresh({ all: true });
+    // Within the retention the replaced version stays stored (as-of reads it).
+    const versions = () =>
+      rt.connector.listChunks(bId).then((cs) => new Set(cs.map((c) => c.metadata.rf_version)));
+    expect(await versions()).toEqual(new Set([oldB.currentVersionId, newB.currentVersionId]));
+    const snapshot = (digest: string) =>
+      join(dir, 'data', 'raw', digest.slice(0, 2), `${digest.slice(2)}.gz`);
+    const out: string[] = [];
+    const print = (s: string) => void out.push(s);
+    expect(await gcCommand(rt, { dryRun: true, json: true }, print)).toBe(0);
+    expect(JSON.parse(out.pop()!)).toMatchObject({ snapshots: [], retired: [] });
+
+    now += 2 * 86_400_000;
+    expect(await gcCommand(rt, { dryRun: true, json: true }, print)).toBe(0);
+    const dry = JSON.parse(out.pop()!) as GcReport;
+    expect(dry.snapshots.map((s) => s.digest).sort()).toEqual(
+      [oldB.rawDigest, oldC.rawDigest].sort(),
+    );
+    expect(dry.snapshotBytes).toBe(dry.snapshots[0]!.bytes + dry.snapshots[1]!.bytes);
+    expect(dry.snapshotBytes).toBeGreaterThan(0);
+    expect(dry.snapshotsNeeded).toBe(2);
+    expect(dry.retired.map((r) => r.versionId)).toEqual([oldB.currentVersionId]);
+    expect(dry.retiredChunks).toBeGreaterThan(0);
+    expect(existsSync(snapshot(oldB.rawDigest!))).toBe(true);
+
+    expect(await gcCommand(rt, { dryRun: false, json: false }, print)).toBe(0);
+    expect(out.pop()).toMatch(/^gc deleted 2 raw snapshot\(s\) .* and 1 retired version\(s\)/);
+    expect(existsSync(snapshot(oldB.rawDigest!))).toBe(false);
+    expect(existsSync(snapshot(newB.rawDigest!))).toBe(true);
+    expect(existsSync(snapshot((await rt.state.getDocument(cId))!.rawDigest!))).toBe(true);
+    expect(await versions()).toEqual(new Set([newB.currentVersionId]));
+  } finally {
+    await rt.close();
+    await new Promise((r) => site.server.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);
