@@ -36,7 +36,7 @@ function days(ms: number): string {
 export function asOfReachMs(config: ResolvedConfig): number {
   const grace = config.settings.publish.retireGraceMs;
   const all = config.sources.map((s) => retentionOf(config.settings, s.id) ?? grace);
-  return all.length === 0 ? grace : Math.min(...all);
+  return all.length === 0 ? (config.settings.publish.retentionMs ?? grace) : Math.min(...all);
 }
 
 /**
@@ -44,7 +44,7 @@ export function asOfReachMs(config: ResolvedConfig): number {
  * retained; otherwise the one line that says why not.
  */
 export async function viewAsOf(
-  rt: Pick<Runtime, 'config' | 'state'> & { readonly now?: () => Date },
+  rt: Pick<Runtime, 'config' | 'state'>,
   at: Date,
 ): Promise<{ readonly epoch: number; readonly since: string } | string> {
   const now = Date.now();
