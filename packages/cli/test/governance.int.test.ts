@@ -75,7 +75,8 @@ function cli(
     execFile(
       process.execPath,
       [BIN, ...args],
-      { cwd, encoding: 'utf8', timeout: 120_000 },
+      // One process per command: the heap re-exec is proven in bin.int.test.ts.
+      { cwd, encoding: 'utf8', timeout: 120_000, env: { ...process.env, RAGFRESH_NO_REEXEC: '1' } },
       (err, stdout, stderr) => {
         const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
         done({ code, stdout, stderr });
