@@ -2,6 +2,7 @@ import { resolve as resolvePath } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import {
   buildConnector,
+  type CompactReport,
   Connector,
   type ConnectorCapabilities,
   type ConnectorFactoryContext,
@@ -845,6 +846,29 @@ export class LanceDbConnector extends Connector {
     })) as Row[];
     const chunks = rows.map((row) => this.#decode(row));
     return rows.length < pageSize ? { chunks } : { chunks, next: chunks[chunks.length - 1]!.id };
+  }
+
+  /**
+   * A removal's deletes made physical: compaction rewrites every fragment holding deleted rows
+   * (Lance rewrites fragments under its target size, and larger ones past 10 % deleted rows)
+   * and cleanup removes every older table version and unreferenced file now, not after
+   * `retainVersionsMs` — a reader still on an old version may fail its query once.
+   */
+  protected override async _compact(): Promise<CompactReport> {
+    const before = { ...this.#maintenance };
+    const cleanupOlderThan = new Date(Date.now() + 1_000);
+    for (const table of [this.#main(), this.#epochTable]) {
+      if (table === undefined) continue;
+      const done = await this.#call('compacting after a removal', () =>
+        table.optimize({ cleanupOlderThan, deleteUnverified: true }),
+      );
+      this.#maintenance.versionsRemoved += done.prune.oldVersionsRemoved;
+      this.#maintenance.bytesRemoved += done.prune.bytesRemoved;
+    }
+    return {
+      reclaimed: true,
+      note: `LanceDB: fragments compacted, ${this.#maintenance.versionsRemoved - before.versionsRemoved} old table versions (${this.#maintenance.bytesRemoved - before.bytesRemoved} bytes) removed`,
+    };
   }
 
   protected async _close(): Promise<void> {

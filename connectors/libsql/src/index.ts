@@ -5,6 +5,7 @@ type InArgs = InValue[];
 
 import {
   buildConnector,
+  type CompactReport,
   Connector,
   type ConnectorCapabilities,
   type ConnectorFactoryContext,
@@ -631,6 +632,23 @@ export class LibSqlConnector extends Connector {
       const d = Number(r.distance);
       return { id, text, metadata, score: Number.isFinite(d) ? 1 - d : 0 };
     });
+  }
+
+  /**
+   * A removal's deletes made physical: the WAL is checkpointed and truncated, and VACUUM
+   * rewrites the file without the freed pages (a local file; a remote libSQL server decides
+   * for itself).
+   */
+  protected override async _compact(): Promise<CompactReport> {
+    if (!this.#options.url.startsWith('file:'))
+      return {
+        reclaimed: false,
+        note: `libSQL at a server: rows deleted; the server reclaims pages itself`,
+      };
+    await this.#run('checkpointing the WAL', 'PRAGMA wal_checkpoint(TRUNCATE)');
+    await this.#run('vacuuming', 'VACUUM');
+    await this.#run('checkpointing the WAL', 'PRAGMA wal_checkpoint(TRUNCATE)');
+    return { reclaimed: true, note: 'libSQL: WAL truncated, file vacuumed (freed pages gone)' };
   }
 
   protected async _close(): Promise<void> {

@@ -1,5 +1,6 @@
 import {
   buildConnector,
+  type CompactReport,
   Connector,
   type ConnectorCapabilities,
   type ConnectorFactoryContext,
@@ -804,6 +805,19 @@ export class PgVectorConnector extends Connector {
       const rb = readable(b);
       return b.score - a.score || (ra < rb ? -1 : ra > rb ? 1 : 0);
     });
+  }
+
+  /**
+   * A removal's deletes: VACUUM marks the dead rows' space reusable (their bytes stay in the
+   * heap until overwritten, and in WAL archives and backups). VACUUM FULL, which rewrites the
+   * table under an exclusive lock, is left to the operator (docs/governance.md).
+   */
+  protected override async _compact(): Promise<CompactReport> {
+    await this.#query('vacuuming', `VACUUM ${this.#t}`);
+    return {
+      reclaimed: false,
+      note: `pgvector: rows deleted and ${this.tableName} vacuumed; dead-row bytes stay until Postgres overwrites them (run VACUUM FULL to rewrite the table)`,
+    };
   }
 
   protected async _close(): Promise<void> {

@@ -423,6 +423,20 @@ describe('writes', () => {
     expect(await c.countChunks('s:c', 'v1')).toBe(1);
   });
 
+  it('compact after a removal vacuums the table, keeps what was not deleted, and says what it cannot reclaim', async () => {
+    const c = await connector(namespace('compact'));
+    await c.upsert([...makeVersion('s:gone', 'v1', 3), ...makeVersion('s:kept', 'v1', 2)]);
+    await c.deleteDocuments(['s:gone']);
+    const report = await c.compact();
+    expect(report.reclaimed).toBe(false);
+    expect(report.note).toMatch(/vacuumed; dead-row bytes stay until Postgres overwrites them/);
+    const rows = await sql.query(`SELECT metadata->>'rf_doc' AS doc FROM ${c.tableName}`);
+    expect(rows.rows.map((r) => r.doc)).toEqual(['s:kept', 's:kept']);
+    expect(await c.countChunks('s:kept', 'v1')).toBe(2);
+    // Idempotent.
+    expect((await c.compact()).reclaimed).toBe(false);
+  });
+
   it('writes more than maxWriteBatch chunks in one call, and a 1,000-chunk document', async () => {
     const c = await connector(namespace('big'));
     expect(c.capabilities.maxWriteBatch).toBe(500);

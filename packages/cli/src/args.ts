@@ -20,6 +20,11 @@ export function parse(argv: string[]) {
       'all-withdrawn': { type: 'boolean', default: false },
       questions: { type: 'string' },
       against: { type: 'string' },
+      'as-of': { type: 'string' },
+      prefix: { type: 'string' },
+      host: { type: 'string' },
+      undo: { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });

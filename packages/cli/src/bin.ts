@@ -26,7 +26,14 @@ commands:
   query "question" [-k n] [--no-collapse]   search the current view, with Source / Fetched /
                              Section headers; copies of a passage under several URLs are one
                              result citing each URL (--no-collapse: one result per copy)
-  inspect <url>              version history of one document, with reasons
+  query … --as-of <time>     answer from the versions current then (within the retention)
+  inspect <url> [--as-of <time>]   version history of one document, with reasons (as-of: the
+                             version current then)
+  remove <url>|--prefix p|--host h|--source id --reason r [--by name]   removal request: out
+                             of the view in one epoch, then purged everywhere; a tombstone
+                             blocks the URL until \`remove --undo <url> --by name\`
+  audit [<url>]              the governance audit log, hash chain verified (broken: exit 1)
+  gc [--dry-run]             retention: prune raw snapshots and retired versions past it
   eval --questions q.jsonl [--against <epoch>] [--json [report.json]]
                              hit@1, hit@5, MRR of your questions on the current view (vs an epoch)
   reextract                  re-run extraction from stored raw snapshots (no network)
@@ -63,6 +70,9 @@ export const COMMANDS = [
   'serve',
   'eval',
   'ui',
+  'remove',
+  'audit',
+  'gc',
 ] as const;
 
 /**

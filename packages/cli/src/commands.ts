@@ -4,6 +4,7 @@ import { canonicalKey, documentId, FIELDS, provenanceHeader, provenanceOf } from
 import { type Citation, collapseDuplicateHits, type RefreshReport } from '@ragfresh/engine';
 import type { ResolvedConfig } from './config.js';
 import { coverageShortfall } from './coverage-gate.js';
+import { versionAsOf, viewAsOf } from './governance.js';
 import type { Runtime } from './runtime.js';
 import {
   EXIT,
@@ -173,15 +174,17 @@ export async function queryCurrentView(
     readonly documentId?: string;
     readonly sourceId?: string;
     readonly collapse?: boolean;
+    /** Read the view of this (past) epoch instead of the published one (`--as-of`). */
+    readonly epoch?: number;
   } = {},
 ): Promise<QueryHitView[]> {
-  const { collapse = true, ...where } = scope;
+  const { collapse = true, epoch, ...where } = scope;
   const vector = await rt.embeddings.embedQuery(question);
-  const hits = await rt.connector.searchCurrent(
-    vector,
-    k * (collapse ? COLLAPSE_OVERFETCH : 3),
-    where,
-  );
+  const n = k * (collapse ? COLLAPSE_OVERFETCH : 3);
+  const hits =
+    epoch === undefined
+      ? await rt.connector.searchCurrent(vector, n, where)
+      : await rt.connector.query(vector, n, { ...where, view: { kind: 'epoch', epoch } });
   const kept: { hit: (typeof hits)[number]; view: Omit<QueryHitView, 'rank' | 'citations'> }[] = [];
   for (const h of hits) {
     const docId = String(h.metadata[FIELDS.documentId]);
@@ -239,13 +242,23 @@ export function renderHits(hits: readonly QueryHitView[], maxChars = 400): strin
 export async function queryCommand(
   rt: Runtime,
   question: string,
-  opts: { k: number; json: boolean; collapse?: boolean },
+  opts: { k: number; json: boolean; collapse?: boolean; asOf?: Date },
   print: Print,
 ): Promise<number> {
   const storeEpoch = await rt.connector.readEpoch();
+  const asOf = opts.asOf === undefined ? undefined : await viewAsOf(rt, opts.asOf);
+  if (typeof asOf === 'string') {
+    process.stderr.write(`${asOf}\n`);
+    return EXIT.failure;
+  }
   const hits = await queryCurrentView(rt, question, opts.k, {
     ...(opts.collapse === false ? { collapse: false } : {}),
+    ...(asOf === undefined ? {} : { epoch: asOf.epoch }),
   });
+  if (asOf !== undefined && !opts.json)
+    print(
+      `as of ${opts.asOf!.toISOString()}: epoch ${asOf.epoch} (in force since ${asOf.since})\n`,
+    );
   // A store behind the state (deleted, reset, restored from an old copy) is STORE_LOST, not
   // "no results": the hits' own records say so for free, an empty answer costs one state read.
   let stateEpoch = 0;
@@ -260,7 +273,7 @@ export async function queryCommand(
   return EXIT.ok;
 }
 
-function findDocument(config: ResolvedConfig, url: string): string[] {
+export function findDocument(config: ResolvedConfig, url: string): string[] {
   const ids: string[] = [];
   for (const s of config.sources) {
     try {
@@ -276,9 +289,10 @@ function findDocument(config: ResolvedConfig, url: string): string[] {
 export async function inspectCommand(
   rt: Runtime,
   url: string,
-  opts: { json: boolean },
+  opts: { json: boolean; asOf?: Date },
   print: Print,
 ): Promise<number> {
+  if (opts.asOf !== undefined) return inspectAsOf(rt, url, opts.asOf, opts.json, print);
   const ids = findDocument(rt.config, url);
   const found = [];
   for (const id of ids) {
@@ -323,5 +337,52 @@ export async function inspectCommand(
       ).replace(/^/gm, '    '),
     );
   }
+  return EXIT.ok;
+}
+
+/** `inspect <url> --as-of <time>`: which version of the document was current then. */
+async function inspectAsOf(
+  rt: Runtime,
+  url: string,
+  at: Date,
+  json: boolean,
+  print: Print,
+): Promise<number> {
+  const view = await viewAsOf(rt, at);
+  if (typeof view === 'string') {
+    process.stderr.write(`${view}\n`);
+    return EXIT.failure;
+  }
+  const found = [];
+  for (const id of findDocument(rt.config, url)) {
+    const record = await rt.state.getDocument(id);
+    if (record !== undefined) found.push({ record, current: versionAsOf(record, view.epoch) });
+  }
+  if (found.length === 0) {
+    print(
+      `ragfresh: ${url} is not a known document; check the URL or run \`ragfresh refresh\` first.`,
+    );
+    return EXIT.usage;
+  }
+  if (json) {
+    print(
+      JSON.stringify(
+        found.map((f) => ({
+          documentId: f.record.documentId,
+          asOf: at.toISOString(),
+          epoch: view.epoch,
+          versionId: f.current?.versionId ?? null,
+          since: f.current?.at ?? null,
+        })),
+        null,
+        2,
+      ),
+    );
+    return EXIT.ok;
+  }
+  for (const { record, current } of found)
+    print(
+      `${record.url}  (${record.documentId}) as of ${at.toISOString()} (epoch ${view.epoch}): ${current === undefined ? 'no version was current' : `version ${current.versionId}, current since ${current.at} (epoch ${current.epoch})`}`,
+    );
   return EXIT.ok;
 }

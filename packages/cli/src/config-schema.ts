@@ -198,6 +198,12 @@ export const configSchema = z.strictObject({
     })
     .optional(),
   retireGrace: duration().optional(),
+  /**
+   * How long raw snapshots and retired versions are kept (as-of queries, `ragfresh gc`) when a
+   * source names no `retention` of its own; absent: retired versions go after retireGrace and
+   * gc prunes nothing (docs/governance.md).
+   */
+  retention: duration().optional(),
   staleReaders: z.enum(['label', 'exclude']).optional(),
   fetch: z
     .strictObject({

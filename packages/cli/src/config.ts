@@ -49,6 +49,8 @@ export interface ResolvedSource extends Omit<SourceConfig, 'canaries' | 'identit
   readonly identity: UrlIdentityPolicy;
   /** Canaries with expected URLs resolved to documentIds under the source's identity policy. */
   readonly canaries: readonly Canary[];
+  /** The source's own retention (`sources[].retention`), when it names one. */
+  readonly retentionMs?: number;
 }
 
 /**
@@ -168,8 +170,13 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
     for (const [j, u] of sitemaps.entries()) checkUrl(u, `${f}.sitemaps[${j}]`, listed);
     for (const [j, u] of llms.entries()) checkUrl(u, `${f}.llmsTxt[${j}]`, listed);
     const everyMs = duration(s.every, `${f}.every`, 86_400_000);
+    // The source register's own retention (sources[].retention), where the config has one.
+    const ownRetention = (s as { readonly retention?: unknown }).retention;
     return {
       ...s,
+      ...(ownRetention === undefined
+        ? {}
+        : { retentionMs: duration(ownRetention, `${f}.retention`, 0) }),
       identity: policy,
       canaries: resolveCanaries(s.canaries, s, policy, `${f}.canaries`),
       everyMs,
@@ -218,6 +225,7 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
       maxRetireShare: c.gates?.maxRetireShare ?? DEFAULT_MAX_RETIRE_SHARE,
       retireGraceMs: duration(c.retireGrace, 'retireGrace', DEFAULT_RETIRE_GRACE_MS, true),
       leaseTtlMs: LEASE_TTL_MS,
+      ...(c.retention === undefined ? {} : { retentionMs: duration(c.retention, 'retention', 0) }),
     },
     ...(c.chunking === undefined ? {} : { chunking: c.chunking }),
     ...(c.boilerplate === undefined ? {} : { boilerplate: c.boilerplate }),
@@ -235,6 +243,11 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
     gates: { minCoverage: c.gates?.minCoverage ?? DEFAULT_MIN_COVERAGE },
     settings,
   };
+}
+
+/** The governance audit log of a project: `<dataDir>/audit.jsonl` (docs/governance.md). */
+export function auditLogPath(config: Pick<ResolvedConfig, 'dataDir'>): string {
+  return resolve(config.dataDir, 'audit.jsonl');
 }
 
 /**

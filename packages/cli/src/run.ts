@@ -24,6 +24,16 @@ import { statusWithQueue } from './status.js';
 
 type Print = (s: string) => void;
 
+const AS_OF_USAGE =
+  '--as-of needs a time; e.g. --as-of 2026-11-30T12:00:00Z (ISO 8601, UTC unless it names a zone).';
+
+/** `--as-of`: undefined when absent, null when it is not a time. */
+function asOfFlag(value: unknown): Date | undefined | null {
+  if (value === undefined) return undefined;
+  const t = Date.parse(String(value));
+  return Number.isNaN(t) ? null : new Date(t);
+}
+
 const usage = (line: string): number => {
   process.stderr.write(`ragfresh: ${line}\n`);
   return EXIT.usage;
@@ -98,6 +108,14 @@ export async function runCommand(parsed: ParsedArgs): Promise<number> {
     }
   }
   if (command === 'recover') return recover({ config, parsed, log, print });
+  if (command === 'audit') {
+    const { auditCommand } = await import('./governance.js');
+    return auditCommand(
+      config,
+      { json, ...(positionals[1] === undefined ? {} : { url: positionals[1] }) },
+      print,
+    );
+  }
   return withRuntime({ config, parsed, log, print });
 }
 
@@ -136,6 +154,7 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
     command === 'query' ||
     command === 'inspect' ||
     command === 'eval' ||
+    (command === 'gc' && values['dry-run'] === true) ||
     (command === 'verify' && values.repair !== true) ||
     (command === 'review' && ['list', 'show'].includes(rest[0] ?? 'list'));
   const { openRuntime } = await import('./runtime.js');
@@ -193,19 +212,55 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
           return usage(
             'query needs a question and a positive -k; e.g. ragfresh query "how much does it cost" -k 5.',
           );
+        const asOf = asOfFlag(values['as-of']);
+        if (asOf === null) return usage(AS_OF_USAGE);
         return await queryCommand(
           rt,
           question,
-          { k, json, collapse: values['no-collapse'] !== true },
+          {
+            k,
+            json,
+            collapse: values['no-collapse'] !== true,
+            ...(asOf === undefined ? {} : { asOf }),
+          },
           print,
         );
       }
-      case 'inspect':
+      case 'inspect': {
         if (rest[0] === undefined)
           return usage(
             'inspect needs a URL; e.g. ragfresh inspect https://docs.example.org/pricing.',
           );
-        return await inspectCommand(rt, rest[0], { json }, print);
+        const asOf = asOfFlag(values['as-of']);
+        if (asOf === null) return usage(AS_OF_USAGE);
+        return await inspectCommand(
+          rt,
+          rest[0],
+          { json, ...(asOf === undefined ? {} : { asOf }) },
+          print,
+        );
+      }
+      case 'remove': {
+        const { removeCommand } = await import('./governance.js');
+        return await removeCommand(
+          rt,
+          {
+            urls: rest,
+            ...(values.prefix === undefined ? {} : { prefix: String(values.prefix) }),
+            ...(values.host === undefined ? {} : { host: String(values.host) }),
+            ...(values.source === undefined ? {} : { sources: values.source as string[] }),
+            ...(values.reason === undefined ? {} : { reason: String(values.reason) }),
+            by: String(values.by),
+            undo: values.undo === true,
+            json,
+          },
+          print,
+        );
+      }
+      case 'gc': {
+        const { gcCommand } = await import('./governance.js');
+        return await gcCommand(rt, { dryRun: values['dry-run'] === true, json }, print);
+      }
       case 'eval': {
         const against = values.against === undefined ? undefined : Number(values.against);
         if (values.questions === undefined || (against !== undefined && !Number.isInteger(against)))

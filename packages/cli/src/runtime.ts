@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import {
   type Connector,
+  FileAuditLog,
   HashingEmbeddings,
   isRagfreshError,
   openStateStore,
@@ -19,7 +20,7 @@ import {
   type TombstoneMirror,
 } from '@ragfresh/engine';
 import { FileRawSnapshotStore, type PolitenessGate } from '@ragfresh/fetch';
-import { LEASE_TTL_MS, type ResolvedConfig } from './config.js';
+import { auditLogPath, LEASE_TTL_MS, type ResolvedConfig } from './config.js';
 import { createConnector } from './connectors.js';
 import { type Logger, silentLogger } from './log.js';
 import { Metrics } from './metrics.js';
@@ -128,6 +129,7 @@ export async function openRuntime(
         embeddings,
         snapshots: new FileRawSnapshotStore(join(config.dataDir, 'raw')),
         tombstones: new FileTombstoneMirror(join(config.dataDir, 'tombstones.json')),
+        audit: new FileAuditLog(auditLogPath(config)),
         log: options.log ?? silentLogger,
         metrics,
         ...(options.politeness === undefined ? {} : { politeness: options.politeness }),

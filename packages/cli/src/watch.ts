@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
+import { collectGarbage, retentionOf as engineRetentionOf } from '@ragfresh/engine';
 import { renderRefresh } from './commands.js';
 import { coverageShortfall } from './coverage-gate.js';
+import { WATCH_GC_EVERY_MS } from './governance.js';
 import type { Logger } from './log.js';
 import type { Runtime } from './runtime.js';
 import { sourceStatuses } from './status.js';
@@ -35,6 +37,7 @@ export async function watch(
     server = served.server;
     opts.log.info('metrics', { url: `http://127.0.0.1:${served.port}/metrics` });
   }
+  let lastGcAt = 0;
   try {
     while (!stop.signal.aborted) {
       // In-flight pages finish and their batch publishes even when a signal arrives mid-run;
@@ -62,6 +65,10 @@ export async function watch(
         }
       }
       await updateGauges(rt);
+      if (Date.now() - lastGcAt >= WATCH_GC_EVERY_MS) {
+        lastGcAt = Date.now();
+        await retentionPass(rt, opts.log);
+      }
       const wait = Math.max(
         250,
         Math.min(opts.maxSleepMs ?? 60_000, (await rt.engine.nextDueAt()) - Date.now()),
@@ -87,6 +94,19 @@ export async function watch(
   }
   opts.log.info('stopped');
   return 0;
+}
+
+/** Retention on schedule: what `ragfresh gc` does, once per `WATCH_GC_EVERY_MS`, logged. */
+async function retentionPass(rt: Runtime, log: Logger): Promise<void> {
+  const retentionOf = (sourceId: string) => engineRetentionOf(rt.config.settings, sourceId);
+  if (rt.config.sources.every((s) => retentionOf(s.id) === undefined)) return;
+  const r = await collectGarbage(rt.context(), { retentionOf });
+  log.info('gc', {
+    snapshots: r.snapshots.length,
+    bytes: r.snapshotBytes,
+    retiredVersions: r.retired.length,
+    retiredChunks: r.retiredChunks,
+  });
 }
 
 async function updateGauges(rt: Runtime): Promise<void> {

@@ -459,3 +459,49 @@ describe('the document page cites what readers are shown', () => {
     expect(body).not.toContain('claims the canonical');
   });
 });
+
+describe('the document page shows which version was current at a chosen time', () => {
+  it('as of a time between two publications: the earlier version; now: the later; past retention: one line', async () => {
+    const { openStateStore } = await import('@ragfresh/core');
+    const { documentPage } = await import('../src/ui/pages.js');
+    const state = await openStateStore('sqlite::memory:');
+    const now = Date.now();
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const t1 = iso(now - 3 * 3_600_000);
+    const t2 = iso(now - 3_600_000);
+    await state.putDocument({
+      ...doc('d1', [], { url: 'http://127.0.0.1:8080/b', currentVersionId: 'v2' }),
+      history: [
+        { at: t1, event: 'published', reasons: [], versionId: 'v1', epoch: 1 },
+        { at: t2, event: 'replaced', reasons: ['replaces v1'], versionId: 'v2', epoch: 2 },
+      ],
+    });
+    await state.putEpochRecord({ epoch: 1, at: t1 });
+    await state.putEpochRecord({ epoch: 2, at: t2 });
+    const at = async (time: string) => {
+      const out = await documentPage(
+        {
+          config: {
+            sources: [],
+            settings: { sources: [], publish: { retireGraceMs: 0, retentionMs: 86_400_000 } },
+          } as never,
+          state,
+          connector: { listChunks: async () => [] } as never,
+          texts: { byVersion: async () => new Map() } as never,
+          runs: 5,
+        },
+        'd1',
+        { at: time },
+      );
+      return String(out!.body);
+    };
+    try {
+      expect(await at(iso(now - 2 * 3_600_000))).toContain('data-asof="v1"');
+      expect(await at(iso(now))).toContain('data-asof="v2"');
+      expect(await at(iso(now - 4 * 3_600_000))).toContain('data-asof=""');
+      expect(await at(iso(now - 2 * 86_400_000))).toMatch(/past the retention window \(1d\)/);
+    } finally {
+      await state.close();
+    }
+  });
+});

@@ -192,6 +192,17 @@ export interface ListedChunk {
   readonly embedding?: readonly number[];
 }
 
+/** What `Connector.compact` did to the bytes the store keeps (docs/governance.md). */
+export interface CompactReport {
+  /**
+   * True when, after it, deleted chunks are gone from the store's own files (old table
+   * versions, free pages); false when the store gives a client no such control.
+   */
+  readonly reclaimed: boolean;
+  /** One line: what was done, or what the service keeps and for how long. */
+  readonly note: string;
+}
+
 export interface ValidityPatch {
   /** New upper bound of the validity interval. */
   readonly to?: number;
@@ -668,6 +679,17 @@ export abstract class Connector {
     return this.query(vector, k, { ...scope, view: { kind: 'epoch', epoch } });
   }
 
+  /**
+   * Makes earlier deletes physical where the store keeps deleted rows or old versions on disk
+   * (LanceDB table versions, SQLite free pages, Postgres dead tuples). A removal request calls
+   * it after deleting a document's chunks. Idempotent; the default (remote stores, where a
+   * delete by id is all a client can do) does nothing and says so.
+   */
+  async compact(): Promise<CompactReport> {
+    this.ensureOpen();
+    return this._compact();
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -825,6 +847,14 @@ export abstract class Connector {
       'NOT_SUPPORTED',
       `${this.store} cannot enumerate its chunks (no _scan hook); reconciliation and recovery need it.`,
     );
+  }
+
+  /** Default: nothing to compact from the client; see `compact`. */
+  protected async _compact(): Promise<CompactReport> {
+    return {
+      reclaimed: false,
+      note: `${this.store}: deleted by id; the service reclaims the space on its own schedule`,
+    };
   }
 
   /** Default: one `_deleteVersion` per version. Absent versions are a no-op. */

@@ -1,3 +1,4 @@
+export * from './audit.js';
 export * from './canonical.js';
 export * from './connector.js';
 export * from './connector-factory.js';

@@ -1,3 +1,4 @@
+import type { AuditLog } from './audit.js';
 import type { IsoTime, ReviewItem, Tombstone } from './model.js';
 import type {
   DocumentRecord,
@@ -55,6 +56,14 @@ export interface LoadedVersion {
   readonly sourceModifiedAt?: string;
 }
 
+/** A document a removal request takes out: what its minimal tombstone keeps. */
+export interface RemovalTarget {
+  readonly documentId: string;
+  readonly sourceId: string;
+  /** sha256 hex of the URL's canonical key. */
+  readonly urlHash: string;
+}
+
 /** Appends one event to a record's history, keeping the newest `DOCUMENT_HISTORY_LIMIT`. */
 function withEvent(record: DocumentRecord, entry: VersionHistoryEntry): DocumentRecord {
   return {
@@ -96,14 +105,21 @@ export class DocumentLedger {
   readonly state: StateStore;
   readonly #now: () => Date;
   readonly #mirror: TombstoneMirror | undefined;
+  readonly #audit: AuditLog | undefined;
 
   constructor(
     state: StateStore,
-    options: { readonly now?: () => Date; readonly tombstones?: TombstoneMirror } = {},
+    options: {
+      readonly now?: () => Date;
+      readonly tombstones?: TombstoneMirror;
+      /** Where review decisions are appended (the governance audit log). */
+      readonly audit?: AuditLog;
+    } = {},
   ) {
     this.state = state;
     this.#now = options.now ?? (() => new Date());
     this.#mirror = options.tombstones;
+    this.#audit = options.audit;
   }
 
   #at(): IsoTime {
@@ -453,9 +469,19 @@ export class DocumentLedger {
     return t;
   }
 
-  /** A review decision recorded on the item (what it did to the document is its own transition). */
+  /**
+   * A review decision recorded on the item (what it did to the document is its own transition)
+   * and appended to the audit log.
+   */
   async decided(item: ReviewItem, status: 'approved' | 'rejected', by: string): Promise<void> {
     await this.state.putReviewItem({ ...item, status, decidedAt: this.#at(), decidedBy: by });
+    await this.#audit?.append({
+      action: status === 'approved' ? 'review-approved' : 'review-rejected',
+      by,
+      reason: item.reason,
+      documents: [item.documentId],
+      details: { item: item.id, kind: item.kind },
+    });
   }
 
   /** A rejected deletion: the gone evidence starts over. */
@@ -502,6 +528,58 @@ export class DocumentLedger {
         event(this.#at(), 'tombstone-lifted', [by]),
       ),
     );
+  }
+
+  // --- removal requests --------------------------------------------------------------------
+
+  /**
+   * A removal request's first step: a minimal tombstone per document — the URL's hash, the
+   * reason, who and when, no URL — that keeps the URL from being fetched or imported again
+   * until `removalUndone`. Written before the removal is published, so a run killed half-way
+   * leaves the URLs blocked.
+   */
+  async removalRequested(
+    targets: readonly RemovalTarget[],
+    act: { readonly reason: string; readonly by: string },
+  ): Promise<Tombstone[]> {
+    const at = this.#at();
+    const out: Tombstone[] = [];
+    for (const t of targets) {
+      const tombstone: Tombstone = {
+        documentId: t.documentId,
+        sourceId: t.sourceId,
+        url: '',
+        reason: act.reason,
+        evidence: [],
+        createdAt: at,
+        approvedBy: act.by,
+        removal: { urlHash: t.urlHash },
+      };
+      await this.state.putTombstone(tombstone);
+      await this.#mirror?.put(tombstone);
+      out.push(tombstone);
+    }
+    return out;
+  }
+
+  /**
+   * A removal request's last state step, once its removal was published: the records and
+   * every review item of the documents are deleted; only their tombstones remain.
+   */
+  async removalPurged(documentIds: readonly string[]): Promise<void> {
+    const ids = new Set(documentIds);
+    for (const item of await this.state.listReviewItems())
+      if (ids.has(item.documentId)) await this.state.deleteReviewItem(item.id);
+    for (const id of ids) await this.state.deleteDocument(id);
+  }
+
+  /** A removal request undone: the URL may be fetched again (as a new document). */
+  async removalUndone(documentId: string): Promise<boolean> {
+    const t = await this.state.getTombstone(documentId);
+    if (t?.removal === undefined) return false;
+    await this.state.deleteTombstone(documentId);
+    await this.#mirror?.delete(documentId);
+    return true;
   }
 
   /** A tombstone read back from the mirror after the state was lost (`recover`). */

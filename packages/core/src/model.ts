@@ -98,12 +98,21 @@ export interface DocumentVersion {
 export interface Tombstone {
   readonly documentId: string;
   readonly sourceId: string;
+  /** Empty on a removal request's tombstone: the URL is kept only as `urlHash`. */
   readonly url: string;
   readonly reason: string;
   readonly evidence: readonly string[];
   readonly createdAt: IsoTime;
   /** Who approved: a user name or `auto-policy:<name>`. */
   readonly approvedBy: string;
+  /**
+   * Set on the minimal tombstone a removal request leaves (`ragfresh remove`): the URL is
+   * neither fetched nor imported again until the removal is undone. Optional (additive).
+   */
+  readonly removal?: {
+    /** sha256 hex of the URL's canonical key (the URL itself is not kept). */
+    readonly urlHash: string;
+  };
 }
 
 export type ReviewKind = 'deletion' | 'ingestion';

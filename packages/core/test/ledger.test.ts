@@ -147,7 +147,72 @@ describe('the ledger is the only writer', () => {
       if (statSync(path).isDirectory()) return name === 'node_modules' ? [] : sources(path);
       return path.endsWith('.ts') ? [path] : [];
     });
-  it('no putDocument / putReviewItem / putTombstone / deleteTombstone call elsewhere', () => {
+  it('a removal request leaves only a minimal tombstone (no URL) and can be undone; decisions are audited', async () => {
+    const clock = { ms: T0 };
+    const mirrored: Tombstone[] = [];
+    const { state, ledger } = ledgerAt(clock, mirrored);
+    await state.putDocument(live());
+    await ledger.proposed({
+      id: 'del:docs:a',
+      kind: 'deletion',
+      documentId: 'docs:a',
+      sourceId: 'docs',
+      url: 'https://docs.example.org/a',
+      reason: 'confirmed-gone',
+      evidence: ['HTTP 404'],
+    });
+    const [t] = await ledger.removalRequested(
+      [{ documentId: 'docs:a', sourceId: 'docs', urlHash: 'ab'.repeat(32) }],
+      { reason: 'takedown', by: 'alice' },
+    );
+    expect(t).toMatchObject({ url: '', reason: 'takedown', approvedBy: 'alice', evidence: [] });
+    expect(mirrored).toHaveLength(1);
+    await ledger.removalPurged(['docs:a']);
+    expect(await state.getDocument('docs:a')).toBeUndefined();
+    expect(await state.listReviewItems()).toEqual([]);
+    expect(JSON.stringify(await state.getTombstone('docs:a'))).not.toContain('docs.example.org');
+    expect(await ledger.removalUndone('docs:a')).toBe(true);
+    expect(await state.getTombstone('docs:a')).toBeUndefined();
+    expect(mirrored).toHaveLength(0);
+    // Only removal tombstones are undone this way.
+    expect(await ledger.removalUndone('docs:a')).toBe(false);
+
+    const appended: unknown[] = [];
+    const audited = new DocumentLedger(state, {
+      audit: {
+        append: async (e) => {
+          appended.push(e);
+          return { ...e, seq: 1, at: '', prev: '', hash: '' };
+        },
+      },
+    });
+    await audited.decided(
+      {
+        id: 'i',
+        kind: 'deletion',
+        documentId: 'docs:b',
+        sourceId: 'docs',
+        url: 'u',
+        reason: 'r',
+        evidence: [],
+        createdAt: '',
+        status: 'pending',
+      },
+      'rejected',
+      'bob',
+    );
+    expect(appended).toEqual([
+      {
+        action: 'review-rejected',
+        by: 'bob',
+        reason: 'r',
+        documents: ['docs:b'],
+        details: { item: 'i', kind: 'deletion' },
+      },
+    ]);
+  });
+
+  it('no putDocument / putReviewItem / putTombstone / deleteTombstone / deleteDocument / deleteReviewItem call elsewhere', () => {
     const writers = new Set<string>();
     for (const group of ['packages', 'connectors'])
       for (const pkg of readdirSync(join(root, group))) {
@@ -159,7 +224,11 @@ describe('the ledger is the only writer', () => {
         }
         for (const file of sources(src)) {
           const text = readFileSync(file, 'utf8');
-          if (/\.(putDocument|putReviewItem|putTombstone|deleteTombstone)\(/.test(text))
+          if (
+            /\.(putDocument|putReviewItem|putTombstone|deleteTombstone|deleteDocument|deleteReviewItem)\(/.test(
+              text,
+            )
+          )
             writers.add(relative(root, file));
         }
       }

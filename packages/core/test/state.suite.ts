@@ -222,6 +222,18 @@ export function describeStateStore(backend: string, open: OpenStore): void {
         decidedBy: 'ana',
       });
       expect((await store.listReviewItems({ status: 'pending' })).map((r) => r.id)).toEqual(['r2']);
+      await store.deleteReviewItem('r3');
+      await store.deleteReviewItem('absent');
+      expect((await store.listReviewItems()).map((r) => r.id)).toEqual(['r1', 'r2']);
+
+      // The epoch history: ordered by epoch (also past 9 -> 10), the first record of an epoch stays.
+      await store.putEpochRecord({ epoch: 10, at: '2026-11-30T10:00:00.000Z' });
+      await store.putEpochRecord({ epoch: 9, at: '2026-11-30T09:00:00.000Z' });
+      await store.putEpochRecord({ epoch: 10, at: '2026-11-30T11:00:00.000Z' });
+      expect(await store.listEpochRecords()).toEqual([
+        { epoch: 9, at: '2026-11-30T09:00:00.000Z' },
+        { epoch: 10, at: '2026-11-30T10:00:00.000Z' },
+      ]);
 
       const tomb = (documentId: string): Tombstone => ({
         documentId,

@@ -1,5 +1,6 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import {
+  type AuditLog,
   type Connector,
   Publisher,
   type PublisherHooks,
@@ -76,6 +77,8 @@ export interface EnginePorts {
   readonly snapshots?: RawSnapshotStore;
   /** Tombstones mirrored outside the state store (read back by `recover`). */
   readonly tombstones?: TombstoneMirror;
+  /** The governance audit log (review decisions, removals). */
+  readonly audit?: AuditLog;
   /** Per-host politeness shared across processes (`RedisPolitenessGate`); distributed roles need it. */
   readonly politeness?: PolitenessGate;
   /** Headless rendering for sources with `acquisition: 'rendered' | 'auto'`, launched on first use. */
@@ -147,6 +150,13 @@ export function fetcherOptionsOf(
   };
 }
 
+/** How long a source's snapshots and retired versions are kept (undefined: not kept). */
+export function retentionOf(settings: EngineSettings, sourceId: string): number | undefined {
+  return (
+    settings.sources.find((s) => s.id === sourceId)?.retentionMs ?? settings.publish.retentionMs
+  );
+}
+
 /** The publisher's options from the settings and the sources' contracts and canaries. */
 export function publisherDefaultsOf(
   settings: EngineSettings,
@@ -156,6 +166,7 @@ export function publisherDefaultsOf(
   return {
     maxRetireShare: settings.publish.maxRetireShare,
     graceMs: settings.publish.retireGraceMs,
+    retentionMs: (sourceId) => retentionOf(settings, sourceId),
     leaseTtlMs: settings.publish.leaseTtlMs,
     contracts: (sourceId) => byId.get(sourceId)?.contract,
     canaries: (sourceId) => byId.get(sourceId)?.canaries ?? [],
@@ -219,6 +230,7 @@ export async function composeEngine(
       boilerplate: traits.boilerplate === 'learn' ? settings.boilerplate : false,
       ...(ports.snapshots === undefined ? {} : { snapshots: ports.snapshots }),
       ...(ports.tombstones === undefined ? {} : { tombstones: ports.tombstones }),
+      ...(ports.audit === undefined ? {} : { audit: ports.audit }),
       ...(ports.renderer === undefined ? {} : { renderer: ports.renderer }),
       ...(ports.log === undefined ? {} : { log: ports.log }),
       ...(ports.metrics === undefined ? {} : { metrics: ports.metrics }),

@@ -1,5 +1,6 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import {
+  type AuditLog,
   type Connector,
   DocumentLedger,
   type Publisher,
@@ -59,6 +60,8 @@ export interface EngineDeps {
   readonly maxRetireShare?: number;
   /** Tombstones mirrored outside the state store (read back by `recover`). */
   readonly tombstones?: TombstoneMirror;
+  /** The governance audit log: review decisions and removals are appended to it. */
+  readonly audit?: AuditLog;
   /**
    * Per-host boilerplate learning in `RefreshEngine` (docs/extract.md § 3): on by default with
    * the default options; `false` turns it off. Needs a pipeline with `processLearned`.
@@ -93,6 +96,7 @@ export class EngineContext {
     this.ledger = new DocumentLedger(deps.state, {
       now: () => this.now(),
       ...(deps.tombstones === undefined ? {} : { tombstones: deps.tombstones }),
+      ...(deps.audit === undefined ? {} : { audit: deps.audit }),
     });
     this.records = new RecordSnapshot(deps.state);
     this.log = deps.log ?? silentLogger;

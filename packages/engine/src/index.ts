@@ -15,6 +15,7 @@ export {
   type PublisherDefaults,
   ROLE_TRAITS,
   type RoleTraits,
+  retentionOf,
 } from './compose.js';
 export type { DocumentEvent, RefreshCounts, RefreshReport, SourceReport } from './counts.js';
 /** The reading side: duplicate collapsing and a stored snapshot's text as it was published. */
@@ -32,6 +33,17 @@ export {
   type PageOutcome,
   type PagePipeline,
 } from './extract.js';
+export {
+  collectGarbage,
+  epochAsOf,
+  type GcReport,
+  type PrunedSnapshot,
+  type RemovalAct,
+  type RemovalReport,
+  type RemovalSelector,
+  removeDocuments,
+  undoRemoval,
+} from './governance.js';
 export type { RecoverReport, VerifyReport } from './reconcile.js';
 export { type ApprovalReport, DELETION_REASONS, INGESTION_REASONS } from './review.js';
 /** Settings resolved once, with their defaults. */

@@ -68,6 +68,13 @@ export async function refreshPage(
   // The inventory read the record already (undefined when the document is new).
   const record = entry.record;
   const tombstone = await state.getTombstone(entry.documentId);
+  if (tombstone?.removal !== undefined) {
+    // A removal request: the URL is not fetched at all until the removal is undone.
+    run.counts.tombstonedSkipped++;
+    run.counts.definitive++;
+    run.event(entry.url, entry.documentId, 'removed-skip', ['removal request: not fetched']);
+    return true;
+  }
   const task: PageTask = {
     run,
     entry,

@@ -34,6 +34,12 @@ export interface PublishSettings {
   readonly retireGraceMs: number;
   /** The publish lease's time to live after its last renewal. */
   readonly leaseTtlMs: number;
+  /**
+   * How long raw snapshots and retired versions are kept when a source names no retention of
+   * its own (as-of reads, `gc`). Absent: retired versions go after the grace period and `gc`
+   * prunes no snapshot.
+   */
+  readonly retentionMs?: number;
 }
 
 /**
@@ -111,6 +117,9 @@ export function resolveEngineSettings(input: EngineSettingsInput): EngineSetting
         'publish.leaseTtlMs',
         false,
       ),
+      ...(input.publish?.retentionMs === undefined
+        ? {}
+        : { retentionMs: positive(input.publish.retentionMs, 'publish.retentionMs', false) }),
     }),
     chunking: input.chunking ?? {},
     boilerplate: input.boilerplate ?? {},

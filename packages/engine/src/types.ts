@@ -37,6 +37,11 @@ export interface EngineSource {
   readonly canaries?: readonly Canary[];
   /** How "not the document" verdicts act on this source's pages. */
   readonly classify?: ClassifySettings;
+  /**
+   * How long this source's raw snapshots and retired versions are kept (as-of reads, `gc`);
+   * absent: `publish.retentionMs`.
+   */
+  readonly retentionMs?: number;
 }
 
 /** A source's say over classification (config `sources[].classify`). */

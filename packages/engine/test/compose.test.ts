@@ -74,6 +74,7 @@ beforeAll(async () => {
         identity: { mode: 'normalize' },
         contract: { minChars: 123 },
         canaries: [{ query: 'pricing', expect: { phrase: 'per seat' } }],
+        retentionMs: 777_000,
       },
     ],
     fetch: {
@@ -89,7 +90,7 @@ beforeAll(async () => {
       headers: { 'x-compose-test': 'yes' },
     },
     deletion: { goneChecks: 5, minGoneAgeMs: 1234, autoApprove: true, redirectedGone: true },
-    publish: { maxRetireShare: 0.35, retireGraceMs: 4321, leaseTtlMs: 9876 },
+    publish: { maxRetireShare: 0.35, retireGraceMs: 4321, leaseTtlMs: 9876, retentionMs: 555_000 },
     chunking: { maxTokens: 77 },
     boilerplate: { minShare: 0.9 },
     pageLimits: { maxDepth: 99 },
@@ -222,6 +223,14 @@ const TABLE: readonly Row[] = [
     check(e) {
       expect(e.publisherOptions).toMatchObject({ graceMs: 4321, leaseTtlMs: 9876 });
       expect(e.publisher !== undefined).toBe(ROLE_TRAITS[e.role].publishes === 'now');
+    },
+  },
+  {
+    setting: 'sources[].retentionMs over publish.retentionMs (retired versions kept for as-of)',
+    roles: PUBLISHING,
+    check(e) {
+      expect(e.publisherOptions.retentionMs?.('docs')).toBe(777_000);
+      expect(e.publisherOptions.retentionMs?.('other')).toBe(555_000);
     },
   },
   {

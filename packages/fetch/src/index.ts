@@ -64,6 +64,7 @@ export {
   FileRawSnapshotStore,
   MemoryRawSnapshotStore,
   type RawSnapshot,
+  type RawSnapshotEntry,
   type RawSnapshotMeta,
   type RawSnapshotStore,
 } from './snapshots.js';

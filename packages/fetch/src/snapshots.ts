@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
@@ -26,6 +26,17 @@ export interface RawSnapshot {
   readonly meta: RawSnapshotMeta;
 }
 
+/** One stored snapshot as a listing sees it (no body): what retention and removal decide on. */
+export interface RawSnapshotEntry {
+  readonly digest: string;
+  /** The sidecar (undefined when it is missing or unreadable). */
+  readonly meta: RawSnapshotMeta | undefined;
+  /** Bytes on disk (body and sidecar). */
+  readonly bytes: number;
+  /** When the body was last written (its first observation). */
+  readonly storedAt: IsoTime;
+}
+
 /**
  * Content-addressed raw bodies, so extraction can be re-run without refetching. `put` is
  * idempotent per digest (the body is stored once; the sidecar keeps the latest observation).
@@ -35,6 +46,10 @@ export interface RawSnapshotStore {
   put(body: Uint8Array, meta: RawSnapshotMeta): Promise<string>;
   get(digest: string): Promise<RawSnapshot | undefined>;
   has(digest: string): Promise<boolean>;
+  /** Every stored snapshot, streamed (retention and removal requests read it). */
+  entries(): AsyncIterable<RawSnapshotEntry>;
+  /** Deletes a snapshot's body and sidecar; an absent one is a no-op. */
+  delete(digest: string): Promise<void>;
 }
 
 const DIGEST = /^[0-9a-f]{64}$/;
@@ -65,6 +80,20 @@ export class MemoryRawSnapshotStore implements RawSnapshotStore {
 
   async has(digest: string): Promise<boolean> {
     return this.#items.has(digest);
+  }
+
+  async *entries(): AsyncIterable<RawSnapshotEntry> {
+    for (const s of [...this.#items.values()])
+      yield {
+        digest: s.digest,
+        meta: s.meta,
+        bytes: s.body.byteLength,
+        storedAt: s.meta.fetchedAt,
+      };
+  }
+
+  async delete(digest: string): Promise<void> {
+    this.#items.delete(digest);
   }
 
   get size(): number {
@@ -149,6 +178,52 @@ export class FileRawSnapshotStore implements RawSnapshotStore {
       return true;
     } catch {
       return false;
+    }
+  }
+
+  async delete(digest: string): Promise<void> {
+    await rm(this.pathOf(digest), { force: true });
+    await rm(this.sidecarOf(digest), { force: true });
+  }
+
+  /** One directory of the 256 at a time: memory stays bounded by one directory's names. */
+  async *entries(): AsyncIterable<RawSnapshotEntry> {
+    let dirs: string[];
+    try {
+      dirs = (await readdir(this.root)).filter((d) => /^[0-9a-f]{2}$/.test(d)).sort();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    for (const dir of dirs) {
+      const names = (await readdir(join(this.root, dir))).filter((n) =>
+        /^[0-9a-f]{62}\.gz$/.test(n),
+      );
+      for (const name of names.sort()) {
+        const digest = `${dir}${name.slice(0, 62)}`;
+        let body: Awaited<ReturnType<typeof stat>>;
+        try {
+          body = await stat(this.pathOf(digest));
+        } catch {
+          continue; // deleted meanwhile
+        }
+        let meta: RawSnapshotMeta | undefined;
+        let sidecarBytes = 0;
+        try {
+          const text = await readFile(this.sidecarOf(digest), 'utf8');
+          sidecarBytes = Buffer.byteLength(text);
+          const { digest: _d, ...rest } = JSON.parse(text) as RawSnapshotMeta & { digest?: string };
+          meta = rest;
+        } catch {
+          meta = undefined;
+        }
+        yield {
+          digest,
+          meta,
+          bytes: Number(body.size) + sidecarBytes,
+          storedAt: body.mtime.toISOString(),
+        };
+      }
     }
   }
 }

@@ -9,6 +9,7 @@ import {
   type StateStore,
 } from '@ragfresh/core';
 import type { ResolvedConfig } from '../config.js';
+import { versionAsOf, viewAsOf } from '../governance.js';
 import { sourceStatuses } from '../status.js';
 import { lineChart } from './chart.js';
 import { sideBySide } from './diff.js';
@@ -330,10 +331,11 @@ function citedAs(chunk: ListedChunk | undefined): Html {
 export async function documentPage(
   ctx: PageContext,
   id: string,
-  pick: { readonly a?: string; readonly b?: string },
+  pick: { readonly a?: string; readonly b?: string; readonly at?: string },
 ): Promise<{ title: string; body: Html } | undefined> {
   const record = await ctx.state.getDocument(id);
   if (record === undefined) return undefined;
+  const asOf = await asOfSection(ctx, record, pick.at);
   const chunks = await ctx.connector.listChunks(record.documentId);
   const fromEpochs = new Map<string, number>();
   for (const c of chunks) {
@@ -394,6 +396,7 @@ ${rows.map((r) => {
 })}
 </table>
 <p class="muted">"current in epochs" is [from, to): readers filtering on an epoch in that range saw this version. Older versions' source-modified and content-changed times are read from their chunks while the store keeps them.</p>
+${asOf}
 <h2>Diff between two versions</h2>
 ${
   rows.length < 2
@@ -411,6 +414,35 @@ ${current.map((c) => html`<tr><td class="num">${String(c.metadata[FIELDS.ordinal
 ${(record.history ?? []).map((h) => html`<tr><td>${when(h.at)}</td><td>${h.event}</td><td><code>${h.versionId?.slice(0, 12) ?? ''}</code></td><td class="num">${h.epoch ?? ''}</td><td>${h.reasons.join('; ')}</td></tr>`)}
 </table>`);
   return { title, body };
+}
+
+/** Which version was current at a chosen time (the epoch history; docs/governance.md). */
+async function asOfSection(
+  ctx: PageContext,
+  record: DocumentRecord,
+  at: string | undefined,
+): Promise<Html> {
+  const form = html`<form method="get" action="/doc"><input type="hidden" name="id" value="${record.documentId}">
+<label>time <input name="at" value="${at ?? ''}" placeholder="2026-11-30T12:00:00Z"></label> <button>Show version</button></form>`;
+  if (at === undefined || at.trim() === '') return as(html`<h2>As of</h2>${form}`);
+  const t = Date.parse(at);
+  if (Number.isNaN(t))
+    return as(
+      html`<h2>As of</h2>${form}<p class="muted">"${at}" is not a time; write one like 2026-11-30T12:00:00Z.</p>`,
+    );
+  const view = await viewAsOf(ctx, new Date(t));
+  if (typeof view === 'string')
+    return as(
+      html`<h2>As of</h2>${form}<p class="muted" data-asof>${view.replace(/^ragfresh: /, '')}</p>`,
+    );
+  const v = versionAsOf(record, view.epoch);
+  return as(
+    html`<h2>As of</h2>${form}<p data-asof="${v?.versionId ?? ''}">At ${new Date(t).toISOString()} the epoch in force was ${view.epoch}: ${
+      v === undefined
+        ? 'no version of this document was current.'
+        : html`version <code>${v.versionId}</code> was current (since ${when(v.at)}, epoch ${v.epoch}).`
+    }</p>`,
+  );
 }
 
 function joined(chunks: readonly ListedChunk[], versionId: string): string | undefined {

@@ -215,9 +215,11 @@ export function createUiApp(o: UiServerOptions): Hono {
     const id = c.req.query('id') ?? '';
     const a = c.req.query('a');
     const b = c.req.query('b');
+    const at = c.req.query('at');
     const doc = await documentPage(o.pages, id, {
       ...(a === undefined ? {} : { a }),
       ...(b === undefined ? {} : { b }),
+      ...(at === undefined ? {} : { at }),
     });
     if (doc === undefined) return refuse(c, 404, `no document "${id}".`);
     return page(c, `Document: ${doc.title}`, 'doc', doc.body);

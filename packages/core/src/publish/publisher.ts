@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Connector } from '../connector.js';
+import type { CompactReport, Connector } from '../connector.js';
 import { errorMessage, isRagfreshError, RagfreshError } from '../errors.js';
 import { chunkId } from '../identity.js';
 import { DocumentLedger } from '../ledger.js';
@@ -19,6 +19,7 @@ import {
   type JournalStep,
   type Lease,
   PUBLISHER_LEASE,
+  type Retirement,
   type StateStore,
 } from '../state/types.js';
 import { type Canary, type CanaryResult, runCanary } from './canary.js';
@@ -42,6 +43,11 @@ export interface PublishCandidate extends DocumentVersion {
 export interface RemovalRequest {
   readonly documentId: string;
   readonly reason: string;
+  /**
+   * A removal a person requested by name (`ragfresh remove`): the run's retire-share gate,
+   * which guards against removals inferred from weak evidence, does not apply.
+   */
+  readonly requested?: boolean;
 }
 
 export interface PublisherHooks {
@@ -86,8 +92,26 @@ export interface PublisherOptions {
   readonly canaries?: (sourceId: string) => readonly Canary[];
   /** Embeds a canary query with the same embeddings as the chunks. */
   readonly embedQuery?: (text: string) => Promise<readonly number[]>;
+  /**
+   * How long a retired version of a source's documents stays in the store after its
+   * retirement, for as-of reads (beside the grace period; undefined: the grace period only).
+   */
+  readonly retentionMs?: (sourceId: string) => number | undefined;
   readonly hooks?: PublisherHooks;
   readonly now?: () => Date;
+}
+
+/** The source id a documentId starts with (`<sourceId>:<hash>`). */
+function sourceOfDocument(documentId: string): string {
+  return documentId.slice(0, documentId.indexOf(':'));
+}
+
+/** What `Publisher.purge` deleted. */
+export interface PurgeReport {
+  /** Chunks deleted, every version counted. */
+  readonly chunks: number;
+  /** What the store's compaction did physically. */
+  readonly compaction: CompactReport;
 }
 
 export interface RecoveryReport {
@@ -688,12 +712,15 @@ export class Publisher {
     const share = this.#options.maxRetireShare ?? 0.5;
     const planned: PlannedDocument[] = [];
     for (const [sourceId, list] of bySource) {
+      // Removals a person requested by name are not gated; inferred ones are.
+      const gated = list.filter((x) => x.removal.requested !== true);
       let live = 0;
       for await (const r of this.state.listDocuments({ sourceId }))
         if (r.currentVersionId !== undefined) live++;
-      if (live > 0 && list.length / live > share) {
-        const reason = `retire-share: removing ${list.length} of ${live} documents of source ${sourceId} exceeds the ${(share * 100).toFixed(0)}% gate`;
-        for (const { removal, record } of list) {
+      const held = live > 0 && gated.length / live > share;
+      if (held) {
+        const reason = `retire-share: removing ${gated.length} of ${live} documents of source ${sourceId} exceeds the ${(share * 100).toFixed(0)}% gate`;
+        for (const { removal, record } of gated) {
           results.push({
             documentId: removal.documentId,
             versionId: record.currentVersionId!,
@@ -702,9 +729,9 @@ export class Publisher {
             chunks: 0,
           });
         }
-        continue;
       }
-      for (const { removal, record } of list) {
+      const passed = held ? list.filter((x) => x.removal.requested === true) : list;
+      for (const { removal, record } of passed) {
         planned.push({
           journal: {
             documentId: removal.documentId,
@@ -742,6 +769,7 @@ export class Publisher {
       }
       await this.#ledger.published(record, d, entry.targetEpoch, now);
     }
+    await this.state.putEpochRecord({ epoch: entry.targetEpoch, at: now });
     timings.record = elapsed(t);
 
     t = performance.now();
@@ -852,7 +880,10 @@ export class Publisher {
     const graceMs = this.#options.graceMs ?? 0;
     const now = this.#now().getTime();
     const due = (await this.state.listRetirements()).filter(
-      (r) => r.epoch + grace <= epoch && now - Date.parse(r.at) >= graceMs,
+      (r) =>
+        r.epoch + grace <= epoch &&
+        now - Date.parse(r.at) >= graceMs &&
+        now - Date.parse(r.at) >= this.#retentionOf(r.documentId),
     );
     if (due.length === 0) return 0;
     const doomed = [];
@@ -865,6 +896,51 @@ export class Publisher {
     await this.connector.deleteVersions(doomed, this.#write);
     for (const r of due) await this.state.deleteRetirement(r.documentId, r.versionId);
     return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /** How long a retired version of this document stays stored (0: the grace period only). */
+  #retentionOf(documentId: string): number {
+    return this.#options.retentionMs?.(sourceOfDocument(documentId)) ?? 0;
+  }
+
+  /**
+   * Retired versions the retention (and grace) no longer keep, as `collectRetired` would delete
+   * them now — what `ragfresh gc --dry-run` lists.
+   */
+  async retiredDue(): Promise<Array<Retirement & { readonly chunks: number }>> {
+    const epoch = await this.connector.readEpoch();
+    const grace = this.#options.graceEpochs ?? 1;
+    const graceMs = this.#options.graceMs ?? 0;
+    const now = this.#now().getTime();
+    const due = [];
+    for (const r of await this.state.listRetirements()) {
+      const age = now - Date.parse(r.at);
+      if (r.epoch + grace > epoch || age < graceMs || age < this.#retentionOf(r.documentId))
+        continue;
+      if ((await this.state.getDocument(r.documentId))?.currentVersionId === r.versionId) continue;
+      due.push(r);
+    }
+    const counts = await this.connector.countChunksMany(due);
+    return due.map((r, i) => ({ ...r, chunks: counts[i] ?? 0 }));
+  }
+
+  /**
+   * Deletes every stored chunk of these documents — every version, current or retired — and
+   * their retirement records, then asks the store to compact so old versions it keeps on disk
+   * go too. For removal requests, after the removal was published (`publish` with
+   * `removals`): nothing of these documents is in any view by then.
+   */
+  async purge(documentIds: readonly string[]): Promise<PurgeReport> {
+    await this.#renew();
+    const ids = new Set(documentIds);
+    const listed = await this.connector.listChunksMany([...ids]);
+    let chunks = 0;
+    for (const group of listed.values()) chunks += group.length;
+    await this.connector.deleteDocuments([...ids], this.#write);
+    for (const r of await this.state.listRetirements())
+      if (ids.has(r.documentId)) await this.state.deleteRetirement(r.documentId, r.versionId);
+    const compaction = await this.connector.compact();
+    return { chunks, compaction };
   }
 
   /**

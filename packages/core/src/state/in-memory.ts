@@ -2,6 +2,7 @@ import { RagfreshError } from '../errors.js';
 import type { ReviewItem, ReviewStatus, Tombstone } from '../model.js';
 import type {
   DocumentRecord,
+  EpochRecord,
   JournalEntry,
   Lease,
   Retirement,
@@ -29,6 +30,7 @@ export class InMemoryStateStore implements StateStore {
   readonly #leases = new Map<string, Lease>();
   readonly #fences = new Map<string, number>();
   readonly #learned = new Map<string, unknown>();
+  readonly #epochs = new Map<number, EpochRecord>();
 
   async getDocument(id: string) {
     const r = this.#docs.get(id);
@@ -84,6 +86,17 @@ export class InMemoryStateStore implements StateStore {
     return [...this.#review.values()]
       .filter((r) => filter.status === undefined || r.status === filter.status)
       .map(clone);
+  }
+
+  async deleteReviewItem(id: string) {
+    this.#review.delete(id);
+  }
+
+  async putEpochRecord(r: EpochRecord) {
+    if (!this.#epochs.has(r.epoch)) this.#epochs.set(r.epoch, clone(r));
+  }
+  async listEpochRecords() {
+    return [...this.#epochs.values()].sort((a, b) => a.epoch - b.epoch).map(clone);
   }
 
   async putTombstone(t: Tombstone) {

@@ -57,6 +57,10 @@ export class StateKeys {
   tombstone(documentId: string): string {
     return this.collection('tomb', documentId);
   }
+  /** Zero-padded so the keys sort by epoch. */
+  epochRecord(epoch: number): string {
+    return this.collection('epoch', String(epoch).padStart(12, '0'));
+  }
   robots(host: string): string {
     return this.collection('robots', host);
   }

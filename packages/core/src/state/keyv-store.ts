@@ -4,6 +4,7 @@ import { corrupt, type StateBackend } from './backend.js';
 import { StateKeys } from './keys.js';
 import {
   type DocumentRecord,
+  type EpochRecord,
   JOURNAL_STEPS,
   type JournalEntry,
   type Lease,
@@ -242,6 +243,38 @@ export class KeyvStateStore implements StateStore {
       if (filter?.status === undefined || item.status === filter.status) out.push(item);
     }
     return out.sort((a, b) => cmp(a.createdAt, b.createdAt) || cmp(a.id, b.id));
+  }
+
+  async deleteReviewItem(id: string): Promise<void> {
+    requireId(id, 'id');
+    await this.call('deleteReviewItem', () => this.backend.delete(this.keys.reviewItem(id)));
+  }
+
+  // Epoch history ------------------------------------------------------------------------
+
+  async putEpochRecord(r: EpochRecord): Promise<void> {
+    if (!Number.isSafeInteger(r?.epoch) || r.epoch < 0)
+      throw new RagfreshError(
+        'INVALID_ARGUMENT',
+        'an epoch record needs a non-negative integer epoch.',
+        {
+          scope: 'state',
+        },
+      );
+    const key = this.keys.epochRecord(r.epoch);
+    const value = encode(r, 'epoch record');
+    await this.call('putEpochRecord', async () => {
+      // Recovery may roll a batch forward twice: the first record of an epoch stays.
+      if ((await this.backend.get(key)) === undefined) await this.backend.set(key, value);
+    });
+  }
+
+  /** Ordered by epoch. */
+  async listEpochRecords(): Promise<EpochRecord[]> {
+    const out: EpochRecord[] = [];
+    for await (const [key, raw] of this.scan('listEpochRecords', this.keys.collection('epoch')))
+      out.push(decode<EpochRecord>(raw, key, 'epoch record', { epoch: 'number', at: 'string' }));
+    return out.sort((a, b) => a.epoch - b.epoch);
   }
 
   // Tombstones --------------------------------------------------------------------------

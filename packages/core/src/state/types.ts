@@ -130,6 +130,15 @@ export interface Retirement {
   readonly at: IsoTime;
 }
 
+/**
+ * When an epoch came into force (the publisher writes one per epoch move): the history an
+ * as-of query reads to find the epoch current at a past time.
+ */
+export interface EpochRecord {
+  readonly epoch: number;
+  readonly at: IsoTime;
+}
+
 export interface RobotsVerdict {
   readonly host: string;
   readonly fetchedAt: IsoTime;
@@ -182,6 +191,8 @@ export interface StateStore {
   putReviewItem(item: ReviewItem): Promise<void>;
   getReviewItem(id: string): Promise<ReviewItem | undefined>;
   listReviewItems(filter?: { readonly status?: ReviewStatus }): Promise<ReviewItem[]>;
+  /** Removes an item (a removal request purges the items of the documents it removed). */
+  deleteReviewItem(id: string): Promise<void>;
 
   putTombstone(t: Tombstone): Promise<void>;
   getTombstone(documentId: string): Promise<Tombstone | undefined>;
@@ -190,6 +201,11 @@ export interface StateStore {
 
   getRobots(host: string): Promise<RobotsVerdict | undefined>;
   putRobots(verdict: RobotsVerdict): Promise<void>;
+
+  /** Records an epoch move (idempotent per epoch: the first time recorded stays). */
+  putEpochRecord(record: EpochRecord): Promise<void>;
+  /** Every recorded epoch move, oldest epoch first. */
+  listEpochRecords(): Promise<EpochRecord[]>;
 
   appendRun(run: RunSummary): Promise<void>;
   /** Newest first. */
