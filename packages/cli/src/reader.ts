@@ -87,7 +87,7 @@ export function readerOver(rt: Runtime, identity: ReaderIdentity = {}): Ragfresh
     async getDocument({ url, source, maxChunks }): Promise<ReadonlyDeep<GetDocumentOutput>> {
       const found = await knownDocuments(rt, url, source);
       if (found.length === 0)
-        throw new RagfreshError('NOT_FOUND', `${unknownDocument(url)} (explain says why)`, {
+        throw new RagfreshError('NOT_FOUND', `${unknownDocument(url)} The explain tool says why.`, {
           scope: 'mcp',
         });
       if (found.length > 1)

@@ -77,8 +77,17 @@ function renderDocument(o: GetDocumentOutput): string {
   return lines.join('\n');
 }
 
-const ms = (n: number | undefined) =>
-  n === undefined ? '-' : n < 120_000 ? `${Math.round(n / 1000)}s` : `${Math.round(n / 60_000)}m`;
+/** A duration as the status table shows it: the largest unit that keeps two digits. */
+function ms(n: number | undefined): string {
+  if (n === undefined) return '-';
+  const units: [number, string][] = [
+    [86_400_000, 'd'],
+    [3_600_000, 'h'],
+    [60_000, 'm'],
+  ];
+  for (const [size, unit] of units) if (n >= 2 * size) return `${Math.round(n / size)}${unit}`;
+  return `${Math.round(n / 1000)}s`;
+}
 
 function renderFreshness(o: FreshnessOutput): string {
   return o.sources
