@@ -424,6 +424,29 @@ describe('ragfresh mcp: the SDK client over stdio and Streamable HTTP (LanceDB, 
     }
   });
 
+  it('a running server answers from the epoch a refresh in another process just published', async () => {
+    const url = pages[0]!;
+    const sentence = 'The quokka ledger reconciles every offset nightly.';
+    sim.mutate(url, 'edit', { text: sentence });
+    const rt = await openRuntime(await loadConfig(join(dir, 'ragfresh.config.json')));
+    let after: DocumentRecord;
+    try {
+      await rt.engine.refresh({ all: true });
+      after = (await rt.state.getDocument(documentId('docs', url)))!;
+    } finally {
+      await rt.close();
+    }
+    expect(after.currentVersionId).not.toBe(records.get(url)!.currentVersionId);
+    const r = (await stdio.callTool({
+      name: 'search',
+      arguments: { query: sentence, k: 3 },
+    })) as CallToolResult;
+    const hit = hitFor<{ versionId: string; retrievedAt: string; text: string }>(r, url);
+    expect(hit.versionId).toBe(after.currentVersionId);
+    expect(hit.retrievedAt).toBe(after.timestamps.retrievedAt);
+    expect(hit.text).toContain(sentence);
+  });
+
   it('a lost store: the tools say STORE_LOST in the same line as `ragfresh query`', async () => {
     await stdio.close();
     rmSync(join(dir, '.ragfresh/lancedb'), { recursive: true, force: true });
