@@ -441,7 +441,10 @@ describe('ragfresh mcp: the SDK client over stdio and Streamable HTTP (LanceDB, 
       name: 'search',
       arguments: { query: sentence, k: 3 },
     })) as CallToolResult;
-    const hit = hitFor<{ versionId: string; retrievedAt: string; text: string }>(r, url);
+    const hit = hitFor<{ url: string; versionId: string; retrievedAt: string; text: string }>(
+      r,
+      url,
+    );
     expect(hit.versionId).toBe(after.currentVersionId);
     expect(hit.retrievedAt).toBe(after.timestamps.retrievedAt);
     expect(hit.text).toContain(sentence);
