@@ -43,6 +43,9 @@ commands:
   serve --source id [--port n]  webhook receiver (POST /hooks/apify, /hooks/webscraper)
   ui [--port n] [--host h] [--allowed-host name]... [--by name]
                              local dashboard: sources, review queue with diffs, documents, runs
+  mcp [--http <port>] [--access g1,g2]   read-only MCP tools (search, get_document, freshness,
+                             explain) on stdio, or Streamable HTTP on 127.0.0.1 with a bearer
+                             token (docs/mcp.md)
 
 options: --config <file>  --json  --quiet
 
@@ -73,6 +76,7 @@ export const COMMANDS = [
   'remove',
   'audit',
   'gc',
+  'mcp',
 ] as const;
 
 /**
@@ -133,6 +137,9 @@ async function main(argv: string[]): Promise<number> {
   // The dashboard's server and diff libraries load only for `ui`.
   if (argv[0] === 'ui' && !argv.includes('--help'))
     return (await import('./ui/command.js')).runUiCommand(argv);
+  // The MCP SDK loads only for `mcp`.
+  if (argv[0] === 'mcp' && !argv.includes('--help'))
+    return (await import('./mcp.js')).runMcpCommand(argv);
   let parsed: ParsedArgs;
   try {
     parsed = parse(argv);
@@ -157,26 +164,17 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function report(err: unknown): Promise<void> {
-  const { isRagfreshError } = await import('@ragfresh/core');
-  if (isRagfreshError(err, 'INVALID_CONFIG')) {
-    process.stderr.write(`${err.message.replace(/^\[ragfresh\] \[[^\]]+\] /, 'ragfresh: ')}\n`);
-    process.exitCode = EXIT.usage;
-    return;
-  }
-  if (isRagfreshError(err, 'LEASE_HELD')) {
-    process.stderr.write(`${err.message.replace(/^\[ragfresh\] (\[[^\]]+\] )?/, 'ragfresh: ')}\n`);
-    process.exitCode = EXIT.busy;
-    return;
-  }
-  if (isRagfreshError(err)) {
-    process.stderr.write(`${err.message} (code ${err.code})\n`);
-    process.exitCode = EXIT.failure;
-    return;
-  }
-  process.stderr.write(
-    `ragfresh: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-  );
-  process.exitCode = EXIT.failure;
+  const { errorLine, isRagfreshError } = await import('@ragfresh/core');
+  process.exitCode = isRagfreshError(err, 'INVALID_CONFIG')
+    ? EXIT.usage
+    : isRagfreshError(err, 'LEASE_HELD')
+      ? EXIT.busy
+      : EXIT.failure;
+  // An unexpected failure keeps its stack: it is a bug to report, not a line to act on.
+  const line = isRagfreshError(err)
+    ? errorLine(err)
+    : `ragfresh: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`;
+  process.stderr.write(`${line}\n`);
 }
 
 /**

@@ -1,6 +1,15 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { canonicalKey, documentId, FIELDS, provenanceHeader, provenanceOf } from '@ragfresh/core';
+import {
+  canonicalKey,
+  type DocumentRecord,
+  documentId,
+  type EvidenceProvenance,
+  FIELDS,
+  provenanceHeader,
+  provenanceOf,
+  type Tombstone,
+} from '@ragfresh/core';
 import { type Citation, collapseDuplicateHits, type RefreshReport } from '@ragfresh/engine';
 import type { ResolvedConfig } from './config.js';
 import { coverageShortfall } from './coverage-gate.js';
@@ -150,6 +159,8 @@ export interface QueryHitView {
   readonly documentId: string;
   readonly versionId: string;
   readonly stale: boolean;
+  /** What `header` says, as fields: cited URL, fetched time, section, stale status. */
+  readonly provenance: EvidenceProvenance;
   /**
    * Every URL this passage is found at, the hit's own first: copies collapsed into this result
    * (the same chunk text, or near-duplicate pages; see docs/duplicates.md). One entry when
@@ -212,6 +223,7 @@ export async function queryCurrentView(
         documentId: docId,
         versionId: p.versionId ?? '',
         stale,
+        provenance: p,
       },
     });
   }
@@ -239,26 +251,18 @@ export function renderHits(hits: readonly QueryHitView[], maxChars = 400): strin
     .join('\n\n');
 }
 
-export async function queryCommand(
+/**
+ * `queryCurrentView` as every reader surface runs it (`ragfresh query`, the MCP `search` tool):
+ * the store's epoch read first, and a store behind the state is STORE_LOST, not "no results".
+ */
+export async function searchCurrentView(
   rt: Runtime,
   question: string,
-  opts: { k: number; json: boolean; collapse?: boolean; asOf?: Date },
-  print: Print,
-): Promise<number> {
+  k: number,
+  scope: Parameters<typeof queryCurrentView>[3] = {},
+): Promise<{ readonly hits: QueryHitView[]; readonly storeEpoch: number }> {
   const storeEpoch = await rt.connector.readEpoch();
-  const asOf = opts.asOf === undefined ? undefined : await viewAsOf(rt, opts.asOf);
-  if (typeof asOf === 'string') {
-    process.stderr.write(`${asOf}\n`);
-    return EXIT.failure;
-  }
-  const hits = await queryCurrentView(rt, question, opts.k, {
-    ...(opts.collapse === false ? { collapse: false } : {}),
-    ...(asOf === undefined ? {} : { epoch: asOf.epoch }),
-  });
-  if (asOf !== undefined && !opts.json)
-    print(
-      `as of ${opts.asOf!.toISOString()}: epoch ${asOf.epoch} (in force since ${asOf.since})\n`,
-    );
+  const hits = await queryCurrentView(rt, question, k, scope);
   // A store behind the state (deleted, reset, restored from an old copy) is STORE_LOST, not
   // "no results": the hits' own records say so for free, an empty answer costs one state read.
   let stateEpoch = 0;
@@ -269,13 +273,36 @@ export async function queryCommand(
     );
   if (hits.length === 0) stateEpoch = await highestRecordedEpoch(rt.state);
   if (stateEpoch > storeEpoch) throw storeLostError(rt.connector.store, storeEpoch, stateEpoch);
+  return { hits, storeEpoch };
+}
+
+export async function queryCommand(
+  rt: Runtime,
+  question: string,
+  opts: { k: number; json: boolean; collapse?: boolean; asOf?: Date },
+  print: Print,
+): Promise<number> {
+  const asOf = opts.asOf === undefined ? undefined : await viewAsOf(rt, opts.asOf);
+  if (typeof asOf === 'string') {
+    process.stderr.write(`${asOf}\n`);
+    return EXIT.failure;
+  }
+  const { hits } = await searchCurrentView(rt, question, opts.k, {
+    ...(opts.collapse === false ? { collapse: false } : {}),
+    ...(asOf === undefined ? {} : { epoch: asOf.epoch }),
+  });
+  if (asOf !== undefined && !opts.json)
+    print(
+      `as of ${opts.asOf!.toISOString()}: epoch ${asOf.epoch} (in force since ${asOf.since})\n`,
+    );
   print(opts.json ? JSON.stringify(hits, null, 2) : renderHits(hits));
   return EXIT.ok;
 }
 
-export function findDocument(config: ResolvedConfig, url: string): string[] {
+export function findDocument(config: ResolvedConfig, url: string, sourceId?: string): string[] {
   const ids: string[] = [];
   for (const s of config.sources) {
+    if (sourceId !== undefined && s.id !== sourceId) continue;
     try {
       canonicalKey(url, s.identity);
       ids.push(documentId(s.id, url, s.identity));
@@ -286,6 +313,24 @@ export function findDocument(config: ResolvedConfig, url: string): string[] {
   return ids;
 }
 
+/** The documents (one per source that knows it) a URL names, with their tombstones. */
+export async function knownDocuments(
+  rt: Pick<Runtime, 'config' | 'state'>,
+  url: string,
+  sourceId?: string,
+): Promise<{ record: DocumentRecord; tombstone: Tombstone | undefined }[]> {
+  const found = [];
+  for (const id of findDocument(rt.config, url, sourceId)) {
+    const record = await rt.state.getDocument(id);
+    if (record !== undefined) found.push({ record, tombstone: await rt.state.getTombstone(id) });
+  }
+  return found;
+}
+
+/** What to say of a URL no source has a record of. */
+export const unknownDocument = (url: string): string =>
+  `${url} is not a known document; check the URL or run \`ragfresh refresh\` first.`;
+
 export async function inspectCommand(
   rt: Runtime,
   url: string,
@@ -293,16 +338,9 @@ export async function inspectCommand(
   print: Print,
 ): Promise<number> {
   if (opts.asOf !== undefined) return inspectAsOf(rt, url, opts.asOf, opts.json, print);
-  const ids = findDocument(rt.config, url);
-  const found = [];
-  for (const id of ids) {
-    const record = await rt.state.getDocument(id);
-    if (record !== undefined) found.push({ record, tombstone: await rt.state.getTombstone(id) });
-  }
+  const found = await knownDocuments(rt, url);
   if (found.length === 0) {
-    print(
-      `ragfresh: ${url} is not a known document; check the URL or run \`ragfresh refresh\` first.`,
-    );
+    print(`ragfresh: ${unknownDocument(url)}`);
     return EXIT.usage;
   }
   if (opts.json) {

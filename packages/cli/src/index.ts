@@ -20,6 +20,7 @@ export * from './config.js';
 export * from './duration.js';
 export * from './log.js';
 export * from './metrics.js';
+export { type OpenedReader, openReader, readerOver } from './reader.js';
 export * from './runtime.js';
 export * from './status.js';
 export { watch } from './watch.js';

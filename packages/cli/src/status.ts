@@ -2,6 +2,7 @@ import {
   type CanaryResult,
   type DocumentRecord,
   type DocumentStatus,
+  errorLine,
   type RagfreshError,
   redactUrl,
   type StateStore,
@@ -397,16 +398,21 @@ export interface StatusOptions {
   readonly printError?: (line: string) => void;
 }
 
+/** The highest epoch any source's documents recorded: the store must have reached it. */
+export function stateEpochOf(statuses: readonly SourceStatus[]): number {
+  return Math.max(0, ...statuses.map((s) => s.publishedEpoch));
+}
+
 /** EXIT.failure after printing the STORE_LOST line when the store is behind the state. */
 export async function storeExitCode(
   statuses: readonly SourceStatus[],
   opts: StatusOptions,
 ): Promise<number | undefined> {
-  const stateEpoch = Math.max(0, ...statuses.map((s) => s.publishedEpoch));
+  const stateEpoch = stateEpochOf(statuses);
   if (opts.probe === undefined || stateEpoch === 0) return undefined;
   const lost = await opts.probe(stateEpoch);
   if (lost === undefined) return undefined;
-  (opts.printError ?? (() => {}))(`${lost.message} (code ${lost.code})`);
+  (opts.printError ?? (() => {}))(errorLine(lost));
   return EXIT.failure;
 }
 

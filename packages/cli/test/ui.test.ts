@@ -333,7 +333,7 @@ describe('the HTTP surface', () => {
     const { networkInterfaces } = await import('node:os');
     const { request } = await import('node:http');
     const { serve } = await import('@hono/node-server');
-    const { dashboardHosts } = await import('../src/ui/server.js');
+    const { dashboardHosts } = await import('../src/allowed-hosts.js');
     const own = Object.values(networkInterfaces())
       .flat()
       .find((i) => i !== undefined && !i.internal && i.family === 'IPv4')?.address;
@@ -406,7 +406,7 @@ describe('the HTTP surface', () => {
   });
 
   it('--allowed-host takes host names only', async () => {
-    const { badAllowedHost } = await import('../src/ui/server.js');
+    const { badAllowedHost } = await import('../src/allowed-hosts.js');
     expect(badAllowedHost('dash.internal')).toBeUndefined();
     expect(badAllowedHost('dash.internal:8443')).toBeUndefined();
     expect(badAllowedHost('http://dash.internal/')).toMatch(/is not a host name; give a name like/);

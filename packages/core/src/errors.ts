@@ -80,3 +80,17 @@ export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
+
+/**
+ * The one line every surface (the CLI's stderr, an MCP tool error) reports a RagfreshError with:
+ * a config error or a held lease as `ragfresh: <what to do>`, any other as
+ * `<message> (code CODE)`. Anything else is an unexpected failure with its message.
+ */
+export function errorLine(err: unknown): string {
+  if (isRagfreshError(err, 'INVALID_CONFIG'))
+    return err.message.replace(/^\[ragfresh\] \[[^\]]+\] /, 'ragfresh: ');
+  if (isRagfreshError(err, 'LEASE_HELD'))
+    return err.message.replace(/^\[ragfresh\] (\[[^\]]+\] )?/, 'ragfresh: ');
+  if (isRagfreshError(err)) return `${err.message} (code ${err.code})`;
+  return `ragfresh: unexpected failure: ${errorMessage(err)}`;
+}

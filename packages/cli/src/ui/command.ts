@@ -5,11 +5,12 @@ import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { isRagfreshError } from '@ragfresh/core';
 import { FileRawSnapshotStore } from '@ragfresh/fetch';
+import { badAllowedHost, dashboardHosts } from '../allowed-hosts.js';
 import { loadConfig, type ResolvedConfig } from '../config.js';
 import { EXIT } from '../exit.js';
 import { createLogger, type Logger } from '../log.js';
 import { openRuntime } from '../runtime.js';
-import { badAllowedHost, createUiApp, type Decide, dashboardHosts } from './server.js';
+import { createUiApp, type Decide } from './server.js';
 import { VersionTexts } from './versions.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
