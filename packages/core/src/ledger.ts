@@ -146,18 +146,6 @@ export class DocumentLedger {
   }
 
   /**
-   * Several observations that publish nothing (a batch of 304s), written in one transaction
-   * where the store can: each record is what `observed` would make of the record as stored
-   * when the batch is written (so a write that came between is kept, not overwritten).
-   */
-  async observedMany(
-    seen: readonly { readonly base: DocumentRecord; readonly observation: GoodObservation }[],
-  ): Promise<void> {
-    const at = this.#at();
-    await this.#observeAll(seen.map((s) => ({ ...s, at })));
-  }
-
-  /**
    * A 304 whose record is written with the next batch of them (`OBSERVATION_BATCH`, or
    * `flushObservations`): one transaction per batch instead of one write per page. Where the
    * store has no batched update the record is written now, as `observed` writes it.

@@ -76,13 +76,13 @@ async function apply(state: KeyvStateStore, s: Step): Promise<void> {
       await ledger.observed(await base(id), { validators: { etag: `"${s.t}"` }, retrievedAt: now });
       return;
     case 'observedMany': {
-      const seen = [];
+      // Held, then written in one transaction (what a run does with its 304s).
       for (const d of s.docs)
-        seen.push({
-          base: await base(DOCS[d]!),
-          observation: { validators: { etag: `"${s.t}"` }, retrievedAt: now },
+        await ledger.observedLater(await base(DOCS[d]!), {
+          validators: { etag: `"${s.t}"` },
+          retrievedAt: now,
         });
-      await ledger.observedMany(seen);
+      await ledger.flushObservations();
       return;
     }
     case 'degraded':
