@@ -60,12 +60,20 @@ export class PostgresStateBackend implements StateBackend {
    * are one transaction.
    */
   private async ensureAggregateSchema(): Promise<void> {
-    await this.adapter.query(
-      `CREATE TABLE IF NOT EXISTS ${this.zTable} (key text COLLATE "C" NOT NULL, member text COLLATE "C" NOT NULL, score double precision NOT NULL, PRIMARY KEY (key, member))`,
-    );
-    await this.adapter.query(
-      `CREATE INDEX IF NOT EXISTS ${this.zTable.split('.')[1]}_score ON ${this.zTable} (key, score, member)`,
-    );
+    // Several processes opening one new database race on these; the loser's duplicate is fine.
+    const racing = (error: { code?: string }) => {
+      if (error.code !== '23505' && error.code !== '42P07') throw error;
+    };
+    await this.adapter
+      .query(
+        `CREATE TABLE IF NOT EXISTS ${this.zTable} (key text COLLATE "C" NOT NULL, member text COLLATE "C" NOT NULL, score double precision NOT NULL, PRIMARY KEY (key, member))`,
+      )
+      .catch(racing);
+    await this.adapter
+      .query(
+        `CREATE INDEX IF NOT EXISTS ${this.zTable.split('.')[1]}_score ON ${this.zTable} (key, score, member)`,
+      )
+      .catch(racing);
     const exists = (await this.adapter.query(`SELECT to_regproc($1) IS NOT NULL AS ok`, [
       this.commitFn,
     ])) as Array<{ ok: boolean }>;
