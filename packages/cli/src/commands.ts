@@ -15,15 +15,10 @@ import type { ResolvedConfig } from './config.js';
 import { coverageShortfall } from './coverage-gate.js';
 import { versionAsOf, viewAsOf } from './governance.js';
 import type { Runtime } from './runtime.js';
-import {
-  EXIT,
-  renderStatus,
-  type StatusOptions,
-  sourceStatuses,
-  statusExitCode,
-  storeExitCode,
-  table,
-} from './status.js';
+import { EXIT, renderStatus, sourceStatuses, statusExitCode, table } from './status.js';
+
+export { statusCommand } from './status.js';
+
 import { highestRecordedEpoch, storeLostError } from './store-health.js';
 
 export type Print = (text: string) => void;
@@ -139,16 +134,6 @@ export async function refreshCommand(
   if (short === undefined) return statusExitCode(statuses);
   process.stderr.write(`${short}\n`);
   return EXIT.coverageBelowGate;
-}
-
-export async function statusCommand(
-  rt: Pick<Runtime, 'config' | 'state'>,
-  opts: StatusOptions,
-  print: Print,
-): Promise<number> {
-  const statuses = await sourceStatuses(rt.config, rt.state);
-  print(opts.json ? JSON.stringify(statuses, null, 2) : renderStatus(statuses));
-  return (await storeExitCode(statuses, opts)) ?? statusExitCode(statuses);
 }
 
 export interface QueryHitView {

@@ -6,12 +6,10 @@ import {
   RagfreshError,
   suggestKey,
 } from '@ragfresh/core';
-import {
-  NOT_DOCUMENT_CODES,
-  type SectionSplitter,
-  type SplitterPreparation,
-} from '@ragfresh/extract';
-import { allowEntryProblem } from '@ragfresh/fetch';
+import type { SectionSplitter, SplitterPreparation } from '@ragfresh/extract';
+// Subpaths, not the package roots: checking a config loads no HTML parser and no HTTP client.
+import { NOT_DOCUMENT_CODES } from '@ragfresh/extract/codes';
+import { allowEntryProblem } from '@ragfresh/fetch/ssrf';
 import { z } from 'zod';
 import type { ConfigConnectorFactory } from './connectors.js';
 import { isConnector, STORE_NAME } from './connectors.js';

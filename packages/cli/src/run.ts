@@ -8,19 +8,10 @@ import {
   type StateStore,
 } from '@ragfresh/core';
 import type { ParsedArgs } from './args.js';
-import {
-  initCommand,
-  inspectCommand,
-  queryCommand,
-  refreshCommand,
-  statusCommand,
-} from './commands.js';
 import { loadConfig, type ResolvedConfig } from './config.js';
 import { EXIT } from './exit.js';
 import { createLogger, type Logger } from './log.js';
-import { recoverCommand, verifyCommand } from './reconcile.js';
-import { reviewCommand } from './review.js';
-import { statusWithQueue } from './status.js';
+import { statusCommand, statusWithQueue } from './status.js';
 
 type Print = (s: string) => void;
 
@@ -91,7 +82,8 @@ export async function runCommand(parsed: ParsedArgs): Promise<number> {
   const [command] = positionals;
   const json = values.json === true;
   const log = createLogger({ quiet: values.quiet === true, ...(json ? { json: true } : {}) });
-  if (command === 'init') return initCommand(process.cwd(), print);
+  // The command modules load the engine: `status` (above the runtime) never imports them.
+  if (command === 'init') return (await import('./commands.js')).initCommand(process.cwd(), print);
   if (command === 'demo') {
     const { runDemo } = await import('./demo.js');
     return runDemo({ print, log });
@@ -158,6 +150,9 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
     (command === 'verify' && values.repair !== true) ||
     (command === 'review' && ['list', 'show'].includes(rest[0] ?? 'list'));
   const { openRuntime } = await import('./runtime.js');
+  const { inspectCommand, queryCommand, refreshCommand } = await import('./commands.js');
+  const { recoverCommand, verifyCommand } = await import('./reconcile.js');
+  const { reviewCommand } = await import('./review.js');
   const rt = await openRuntime(config, {
     log,
     role: readOnly ? 'read' : command === 'verify' || command === 'recover' ? 'repair' : 'refresh',

@@ -3,7 +3,9 @@ import {
   type DocumentRecord,
   type DocumentStatus,
   errorLine,
+  isJudged,
   type RagfreshError,
+  recountAggregates,
   redactUrl,
   type StateStore,
 } from '@ragfresh/core';
@@ -12,7 +14,6 @@ import { latestCanaries, renderCanaryLine } from './canaries.js';
 import type { ResolvedConfig } from './config.js';
 import { formatDuration } from './duration.js';
 import { EXIT } from './exit.js';
-import { recordedEpoch } from './store-health.js';
 
 export interface SourceStatus {
   readonly sourceId: string;
@@ -57,13 +58,6 @@ export interface SourceStatus {
   readonly publishedEpoch: number;
 }
 
-const SEVERITY: Record<DocumentStatus, number> = {
-  healthy: 0,
-  degraded: 1,
-  quarantined: 2,
-  tombstoned: -1,
-};
-
 /** A propagation lag, clamped at 0; a negative raw value (clock skew) is kept as `skewMs`. */
 export interface PropagationLag {
   readonly lagMs: number;
@@ -79,11 +73,6 @@ export function propagationLag(observedAt: string, queryableAt: string): Propaga
   const raw = Date.parse(queryableAt) - Date.parse(observedAt);
   return raw < 0 ? { lagMs: 0, skewMs: raw } : { lagMs: raw };
 }
-
-const maxIso = (a: string | undefined, b: string | undefined) =>
-  a === undefined ? b : b === undefined ? a : a > b ? a : b;
-const minIso = (a: string | undefined, b: string | undefined) =>
-  a === undefined ? b : b === undefined ? a : a < b ? a : b;
 
 /** What a document's gone evidence still waits for: more checks, `minGoneAge`, or both. */
 export function goneWaitLine(
@@ -101,78 +90,50 @@ export function goneWaitLine(
   return `${r.url}: gone ${n} of ${deletion.goneChecks} checks since ${since}; waits for ${waits.join(' and ') || 'the next run'}${next}`;
 }
 
-/** A known URL with no published version: neither healthy nor degraded, whatever it says. */
-function isUnpublished(r: DocumentRecord): boolean {
-  return (
-    r.currentVersionId === undefined && r.status !== 'tombstoned' && r.status !== 'quarantined'
-  );
-}
-
+/**
+ * One row per configured source, from the aggregates the state keeps beside the records (read
+ * O(sources): counters, index ends, and the few records that need a line of their own); a store
+ * that keeps none, or a state whose aggregates were never built, is recounted from every record.
+ */
 export async function sourceStatuses(
   config: ResolvedConfig,
   state: StateStore,
   now: Date = new Date(),
 ): Promise<SourceStatus[]> {
   const out: SourceStatus[] = [];
-  const pendingItems = await state.listReviewItems({ status: 'pending' });
+  const ids = config.sources.map((s) => s.id);
+  const aggregates = (await state.aggregates?.(ids)) ?? (await recountAggregates(state, ids));
   for (const source of config.sources) {
-    const review: Record<string, number> = {};
-    for (const i of pendingItems)
-      if (i.sourceId === source.id) {
-        const key = `${i.kind}/${i.reason}`;
-        review[key] = (review[key] ?? 0) + 1;
-      }
-    const gone: DocumentRecord[] = [];
-    const counts: Record<DocumentStatus, number> = {
-      healthy: 0,
-      degraded: 0,
-      quarantined: 0,
-      tombstoned: 0,
-    };
-    let worst: DocumentStatus | 'empty' = 'empty';
-    let retrieved: string | undefined;
-    let modified: string | undefined;
-    let changed: string | undefined;
-    let queryable: string | undefined;
-    let lag: PropagationLag | undefined;
-    let latestChange: DocumentRecord | undefined;
+    const agg = aggregates.sources.get(source.id)!;
+    const review = { ...agg.pendingReview };
+    const counts = { ...agg.counts };
+    const live = agg.live;
+    let worst: DocumentStatus | 'empty' =
+      live.quarantined > 0
+        ? 'quarantined'
+        : live.degraded > 0
+          ? 'degraded'
+          : live.healthy > 0
+            ? 'healthy'
+            : 'empty';
     const reasons: string[] = [];
-    let documents = 0;
-    let unpublished = 0;
-    let publishedEpoch = 0;
-    for await (const r of state.listDocuments({ sourceId: source.id })) {
-      documents++;
-      if (isUnpublished(r)) unpublished++;
-      else counts[r.status]++;
-      publishedEpoch = Math.max(publishedEpoch, recordedEpoch(r));
-      if (r.status === 'tombstoned') continue;
-      if ((r.goneCount ?? 0) > 0 && pendingItems.every((i) => i.documentId !== r.documentId))
-        gone.push(r);
-      if (r.currentVersionId === undefined && r.status === 'healthy') continue;
-      if (worst === 'empty' || SEVERITY[r.status] > SEVERITY[worst]) worst = r.status;
-      if (r.status !== 'healthy')
+    const gone: DocumentRecord[] = [];
+    for (const r of agg.attention) {
+      if ((r.goneCount ?? 0) > 0 && !aggregates.pendingDocuments.has(r.documentId)) gone.push(r);
+      if (isJudged(r) && r.status !== 'healthy')
         for (const reason of r.statusReasons) reasons.push(`${r.url}: ${reason}`);
-      retrieved = minIso(retrieved, r.lastGoodAt ?? r.timestamps.retrievedAt);
-      modified = maxIso(modified, r.timestamps.sourceModifiedAt);
-      changed = maxIso(changed, r.timestamps.contentChangedAt);
-      queryable = maxIso(queryable, r.timestamps.queryableAt);
-      if (
-        r.timestamps.contentChangedAt !== undefined &&
-        (latestChange === undefined ||
-          r.timestamps.contentChangedAt > latestChange.timestamps.contentChangedAt!)
-      ) {
-        latestChange = r;
-      }
     }
-    if (
-      latestChange?.timestamps.queryableAt !== undefined &&
-      latestChange.timestamps.contentChangedAt !== undefined
-    ) {
-      lag = propagationLag(
-        latestChange.timestamps.contentChangedAt,
-        latestChange.timestamps.queryableAt,
-      );
-    }
+    const documents = agg.documents;
+    const unpublished = agg.unpublished;
+    const publishedEpoch = agg.publishedEpoch;
+    const retrieved = agg.oldestObservedAt;
+    const modified = agg.latestSourceModifiedAt;
+    const changed = agg.latestChange?.contentChangedAt;
+    const queryable = agg.latestQueryableAt;
+    const lag =
+      agg.latestChange?.queryableAt === undefined
+        ? undefined
+        : propagationLag(agg.latestChange.contentChangedAt, agg.latestChange.queryableAt);
     if (worst === 'empty' && counts.tombstoned > 0) worst = 'tombstoned';
     const [lastRun] = await state.listRuns(source.id, 1);
     const canaries =
@@ -360,6 +321,16 @@ export function renderQueueSection(section: QueueSection): string {
         `  ${q.name}: ${q.waiting} waiting, ${q.active} active, ${q.delayed} delayed, ${q.failed} failed, ${q.completed} completed; workers: ${q.workers.join(', ') || 'none'}`,
     ),
   ].join('\n');
+}
+
+export async function statusCommand(
+  rt: { readonly config: ResolvedConfig; readonly state: StateStore },
+  opts: StatusOptions,
+  print: (text: string) => void,
+): Promise<number> {
+  const statuses = await sourceStatuses(rt.config, rt.state);
+  print(opts.json ? JSON.stringify(statuses, null, 2) : renderStatus(statuses));
+  return (await storeExitCode(statuses, opts)) ?? statusExitCode(statuses);
 }
 
 /**

@@ -11,6 +11,9 @@ import type {
 /** Events kept per document (the newest win): enough to explain a month of daily changes. */
 export const DOCUMENT_HISTORY_LIMIT = 50;
 
+/** 304s written per transaction by `observedLater` (a batch, not one write per page). */
+export const OBSERVATION_BATCH = 256;
+
 /** When gone evidence becomes proposable (the engine's deletion policy, as the ledger needs it). */
 export interface GonePolicy {
   /** 404/410 observations needed. */
@@ -106,6 +109,11 @@ export class DocumentLedger {
   readonly #now: () => Date;
   readonly #mirror: TombstoneMirror | undefined;
   readonly #audit: AuditLog | undefined;
+  /** 304s waiting for their batch write (`observedLater`), by document. */
+  readonly #pending = new Map<
+    string,
+    { readonly base: DocumentRecord; readonly observation: GoodObservation; readonly at: IsoTime }
+  >();
 
   constructor(
     state: StateStore,
@@ -127,6 +135,8 @@ export class DocumentLedger {
   }
 
   async #put(record: DocumentRecord): Promise<DocumentRecord> {
+    // A transition written now supersedes a held 304 of the same document (built on older data).
+    this.#pending.delete(record.documentId);
     await this.state.putDocument(record);
     return record;
   }
@@ -148,16 +158,78 @@ export class DocumentLedger {
 
   /** A 304, or a 200 whose content did not change: the observation moves, nothing else. */
   observed(base: DocumentRecord, seen: GoodObservation): Promise<DocumentRecord> {
-    return this.#put({
+    return this.#put(this.#observedRecord(base, seen, this.#at()));
+  }
+
+  /**
+   * A 304 whose record is written with the next batch of them (`OBSERVATION_BATCH`, or
+   * `flushObservations`): one transaction per batch instead of one write per page. Where the
+   * store has no batched update the record is written now, as `observed` writes it.
+   */
+  async observedLater(base: DocumentRecord, seen: GoodObservation): Promise<void> {
+    if (this.state.updateDocuments === undefined) {
+      await this.observed(base, seen);
+      return;
+    }
+    this.#pending.set(base.documentId, { base, observation: seen, at: this.#at() });
+    if (this.#pending.size >= OBSERVATION_BATCH) await this.flushObservations();
+  }
+
+  /** Writes the observations `observedLater` holds (a run calls it when its pages are done). */
+  async flushObservations(): Promise<void> {
+    if (this.#pending.size === 0) return;
+    const batch = [...this.#pending.values()];
+    this.#pending.clear();
+    await this.#observeAll(batch);
+  }
+
+  async #observeAll(
+    seen: readonly {
+      readonly base: DocumentRecord;
+      readonly observation: GoodObservation;
+      readonly at: IsoTime;
+    }[],
+  ): Promise<void> {
+    if (seen.length === 0) return;
+    const update = this.state.updateDocuments?.bind(this.state);
+    if (update === undefined) {
+      for (const s of seen) await this.#put(this.#observedRecord(s.base, s.observation, s.at));
+      return;
+    }
+    const byId = new Map(seen.map((s) => [s.base.documentId, s]));
+    await update([...byId.keys()], (stored, id) => {
+      const s = byId.get(id)!;
+      // Gone meanwhile (deleted), or already observed later: nothing to move.
+      if (stored === undefined) return undefined;
+      const last = stored.lastGoodAt ?? stored.timestamps.retrievedAt;
+      if (last !== undefined && last > s.observation.retrievedAt) return undefined;
+      return this.#observedRecord(stored, s.observation, s.at);
+    });
+  }
+
+  #observedRecord(base: DocumentRecord, seen: GoodObservation, at: IsoTime): DocumentRecord {
+    return {
       ...base,
       ...(base.status === 'degraded' ? { status: 'healthy', statusReasons: [] } : {}),
       validators: seen.validators,
       ...(seen.rawDigest === undefined ? {} : { rawDigest: seen.rawDigest }),
       timestamps: { ...base.timestamps, retrievedAt: seen.retrievedAt },
-      lastAttemptAt: this.#at(),
+      lastAttemptAt: at,
       lastGoodAt: seen.retrievedAt,
       goneCount: 0,
-    });
+    };
+  }
+
+  /**
+   * The per-source aggregates the store keeps beside the records (counts by status, oldest
+   * observation, latest change and queryable times, pending review by kind): each record and
+   * review item written through this ledger moves them in its own transaction. A state written
+   * before they were kept (or rebuilt by `recover`) is recounted once here.
+   */
+  async ensureAggregates(): Promise<void> {
+    if (this.state.hasAggregates === undefined || this.state.rebuildAggregates === undefined)
+      return;
+    if (!(await this.state.hasAggregates())) await this.state.rebuildAggregates();
   }
 
   /** A page whose version waits in review (or was rejected), unchanged since: validators only. */

@@ -347,6 +347,8 @@ export async function recoverStateFromStore(options: {
     if (written) documents++;
     else skipped++;
   }
+  // The aggregates status reads, recounted over the rebuilt records (each write also kept them).
+  await state.rebuildAggregates?.();
   return {
     storeEpoch,
     documents,

@@ -6,6 +6,7 @@ import {
   DocumentLedger,
   type DocumentRecord,
   InMemoryStateStore,
+  OBSERVATION_BATCH,
   type ReviewItem,
   type Tombstone,
 } from '../src/index.js';
@@ -237,5 +238,47 @@ describe('the ledger is the only writer', () => {
     );
     expect([...writers].sort()).toEqual(allowed.sort());
     expect(writers.has('packages/core/src/ledger.ts')).toBe(true);
+  });
+});
+
+describe('DocumentLedger: batched 304s', () => {
+  it('holds 304s until a batch is full or flushed, and writes each onto the record as stored then', async () => {
+    const clock = { ms: T0 };
+    const { state, ledger } = ledgerAt(clock);
+    const ids = Array.from({ length: OBSERVATION_BATCH + 2 }, (_, i) => `s:${i}`);
+    for (const id of ids)
+      await state.putDocument({
+        ...DocumentLedger.fresh(id, 's', `https://e.com/${id}`),
+        status: 'degraded',
+        statusReasons: ['outage'],
+        currentVersionId: 'v1',
+      });
+    const calls: number[] = [];
+    const update = state.updateDocuments.bind(state);
+    state.updateDocuments = async (documentIds, fn) => {
+      calls.push(documentIds.length);
+      await update(documentIds, fn);
+    };
+    const at = (h: number) => new Date(T0 + h * 3600_000).toISOString();
+    const bases = await Promise.all(ids.map((id) => state.getDocument(id)));
+    // A change written after the first 304 was read: the batch keeps it (applied onto it).
+    await ledger.observedLater(bases[0]!, { validators: { etag: '"a"' }, retrievedAt: at(1) });
+    await state.putDocument({ ...(await state.getDocument('s:0'))!, url: 'https://e.com/moved' });
+    for (const b of bases.slice(1))
+      await ledger.observedLater(b!, { validators: { etag: '"a"' }, retrievedAt: at(1) });
+    expect(calls).toEqual([OBSERVATION_BATCH]);
+    // Not yet written: the last two wait for the flush.
+    expect((await state.getDocument(ids.at(-1)!))?.timestamps.retrievedAt).toBeUndefined();
+    await ledger.flushObservations();
+    expect(calls).toEqual([OBSERVATION_BATCH, 2]);
+    const records = await Promise.all(ids.map((id) => state.getDocument(id)));
+    expect(
+      records.every((r) => r?.timestamps.retrievedAt === at(1) && r.status === 'healthy'),
+    ).toBe(true);
+    expect(records[0]?.url).toBe('https://e.com/moved');
+    // An observation older than the stored one moves nothing.
+    await ledger.observedLater(records[1]!, { validators: { etag: '"old"' }, retrievedAt: at(0) });
+    await ledger.flushObservations();
+    expect((await state.getDocument('s:1'))?.validators?.etag).toBe('"a"');
   });
 });

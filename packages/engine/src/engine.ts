@@ -226,6 +226,8 @@ export class RefreshEngine {
       await this.#runPool(work, observe);
     } finally {
       inFlight.stop();
+      // The run's 304s not yet written (the last, partial batch), also when the run stops.
+      await ctx.ledger.flushObservations();
     }
     await queue.drain();
     ctx.log.done();

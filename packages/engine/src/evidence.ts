@@ -37,6 +37,19 @@ export async function recordGood(
 }
 
 /**
+ * A 304: the observation moves, nothing else, written with the next batch of them (one
+ * transaction per batch, not a record write per page). Whoever runs the pages flushes the
+ * batch when they are done (`ctx.ledger.flushObservations()`).
+ */
+export async function recordNotModified(
+  ctx: EvidenceContext,
+  base: DocumentRecord,
+  seen: GoodObservation,
+): Promise<void> {
+  await ctx.ledger.observedLater(base, seen);
+}
+
+/**
  * Never overwrite: the last good version stays current; readers are told it is stale. A page
  * judged not the document carries the version it would have been (`wouldBe`) in its history
  * entry, so runs with the same verdict on unchanged content can be counted.

@@ -5,7 +5,7 @@ import { oneLine, processBounded } from './bounds.js';
 import { judgePage } from './classify.js';
 import type { EngineContext, SourceRun } from './context.js';
 import { embedNewChunks } from './embed.js';
-import { recordDegraded, recordGone, recordGood } from './evidence.js';
+import { recordDegraded, recordGone, recordGood, recordNotModified } from './evidence.js';
 import type { ExtractedDocument, PageOutcome } from './extract.js';
 import type { InventoryEntry } from './inventory.js';
 import type { PublishQueue } from './publish.js';
@@ -130,7 +130,7 @@ async function settlePage(
     case 'not-modified':
       run.counts.notModified++;
       run.answered.add(entry.documentId);
-      await recordGood(ctx, base, {
+      await recordNotModified(ctx, base, {
         validators: acquired.result.validators,
         retrievedAt: acquired.result.fetchedAt,
       });

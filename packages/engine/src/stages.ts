@@ -10,7 +10,13 @@ export { type Chunking, chunkingFor, splitterPipelineKey } from './chunk.js';
 export { Mutex, mapLimit } from './concurrency.js';
 export { EngineContext, type EngineDeps, type GoneProposal, SourceRun } from './context.js';
 export { addCounts, emptyCounts } from './counts.js';
-export { type EvidenceContext, recordDegraded, recordGone, recordGood } from './evidence.js';
+export {
+  type EvidenceContext,
+  recordDegraded,
+  recordGone,
+  recordGood,
+  recordNotModified,
+} from './evidence.js';
 export { InFlightPages } from './heartbeat.js';
 export { type Inventory, type InventoryEntry, takeInventory } from './inventory.js';
 export { type PageTask, refreshPage } from './page.js';

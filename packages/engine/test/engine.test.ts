@@ -14,17 +14,36 @@ async function view(h: Harness, docId: string): Promise<string[]> {
 }
 
 /** Counts state-store writes per document while `fn` runs. */
-async function writesDuring(h: Harness, fn: () => Promise<unknown>): Promise<Map<string, number>> {
-  const writes = new Map<string, number>();
+/** Record writes per document during `fn` (single writes and batched updates), and the batches. */
+async function writesDuring(
+  h: Harness,
+  fn: () => Promise<unknown>,
+): Promise<Map<string, number> & { batches: number[] }> {
+  const writes = Object.assign(new Map<string, number>(), { batches: [] as number[] });
+  const count = (id: string) => writes.set(id, (writes.get(id) ?? 0) + 1);
   const put = h.state.putDocument.bind(h.state);
+  const update = h.state.updateDocuments!.bind(h.state);
   h.state.putDocument = async (r) => {
-    writes.set(r.documentId, (writes.get(r.documentId) ?? 0) + 1);
+    count(r.documentId);
     return put(r);
+  };
+  h.state.updateDocuments = async (ids, fn) => {
+    let written = 0;
+    await update(ids, (stored, id) => {
+      const next = fn(stored, id);
+      if (next !== undefined) {
+        count(id);
+        written++;
+      }
+      return next;
+    });
+    writes.batches.push(written);
   };
   try {
     await fn();
   } finally {
     h.state.putDocument = put;
+    h.state.updateDocuments = update;
   }
   return writes;
 }
@@ -94,6 +113,8 @@ describe('refresh engine on the memory connector and in-memory state', () => {
     expect(h.batches.length).toBe(batches);
     expect([...writes.values()].every((w) => w === 1)).toBe(true);
     expect(writes.size).toBe(all().length);
+    // No write per 304: the run's observations go to the state in one batched transaction.
+    expect(writes.batches).toEqual([all().length]);
   });
 
   it('one edit on each host is published in one shared batch, re-embedding only new chunk texts', async () => {

@@ -44,22 +44,7 @@ export interface DocumentCheck {
   readonly unconfirmed?: readonly CheckReason[];
 }
 
-/**
- * Every code `detectNotDocument` can give, lower-case as they appear in reasons
- * (`soft_404: …`): what a source's `classify.ignore` may name.
- */
-export const NOT_DOCUMENT_CODES = Object.freeze([
-  'http_status',
-  'consent_wall',
-  'bot_challenge',
-  'login_wall',
-  'soft_404',
-  'error_page',
-  'rate_limited',
-  'empty_app_shell',
-  'empty',
-] as const);
-export type NotDocumentReasonCode = (typeof NOT_DOCUMENT_CODES)[number];
+export { NOT_DOCUMENT_CODES, type NotDocumentReasonCode } from './codes.js';
 
 /** Codes whose title and phrase rules name an HTTP status: they need interstitial evidence. */
 const STATUS_PHRASE_CODES: ReadonlySet<NotDocumentCode> = new Set([

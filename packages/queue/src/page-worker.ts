@@ -178,6 +178,8 @@ export class PageWorker {
       });
     } finally {
       inFlight.stop();
+      // The batch's 304s, one transaction (the ledger holds them until here).
+      await ctx.ledger.flushObservations();
     }
     if (this.#abort.signal.aborted)
       throw new Error('worker stopping; the batch goes back to the queue');

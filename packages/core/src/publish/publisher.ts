@@ -196,6 +196,8 @@ export class Publisher {
     await options.connector.raiseFence(lease.fence);
     const publisher = new Publisher(options, lease);
     await publisher.recover();
+    // A state written before the ledger kept aggregates gets them once, under the lease.
+    await publisher.#ledger.ensureAggregates();
     return publisher;
   }
 

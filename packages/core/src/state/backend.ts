@@ -1,6 +1,6 @@
 import type { KeyvStoreAdapter } from 'keyv';
 import { RagfreshError } from '../errors.js';
-import type { Lease } from './types.js';
+import type { Lease, StateOp } from './types.js';
 
 /**
  * What one backend adds to its keyv store adapter: the few operations keyv cannot make
@@ -47,7 +47,35 @@ export interface StateBackend {
   /** Deletes `key` only if it still holds exactly `value`, atomically. */
   deleteIfEquals(key: string, value: string): Promise<boolean>;
 
+  /**
+   * Applies `ops` in one transaction when every guard still holds (the key's stored value is
+   * `value`, or absent when `value` is undefined), else changes nothing and returns false.
+   * Optional, with the index reads below: a backend without them keeps no aggregates (status
+   * then reads every record).
+   */
+  commit?(guards: readonly StateGuard[], ops: readonly StateOp[]): Promise<boolean>;
+  /**
+   * The first `limit` members of an ordered index from its `low` end (lowest score, then
+   * smallest member) or its `high` end (highest score, then smallest member).
+   */
+  zrange?(key: string, end: 'low' | 'high', limit: number): Promise<IndexEntry[]>;
+  /** Every member of an ordered index, by score then member. */
+  zall?(key: string): Promise<IndexEntry[]>;
+  /** Drops every ordered index whose key starts with `prefix + ':'` (an aggregate rebuild). */
+  zclear?(prefix: string): Promise<void>;
+
   close(): Promise<void>;
+}
+
+/** A transaction's precondition: `key` holds `value` (undefined: the key is absent). */
+export interface StateGuard {
+  readonly key: string;
+  readonly value: string | undefined;
+}
+
+export interface IndexEntry {
+  readonly member: string;
+  readonly score: number;
 }
 
 /** Parses a stored lease record; STATE_CORRUPT when it is not one. */

@@ -39,6 +39,19 @@ export class InMemoryStateStore implements StateStore {
   async putDocument(record: DocumentRecord) {
     this.#docs.set(record.documentId, clone(record));
   }
+  async putDocuments(records: readonly DocumentRecord[]) {
+    for (const r of records) this.#docs.set(r.documentId, clone(r));
+  }
+  async updateDocuments(
+    documentIds: readonly string[],
+    update: (stored: DocumentRecord | undefined, documentId: string) => DocumentRecord | undefined,
+  ) {
+    for (const id of new Set(documentIds)) {
+      const stored = this.#docs.get(id);
+      const next = update(stored === undefined ? undefined : clone(stored), id);
+      if (next !== undefined) this.#docs.set(id, clone(next));
+    }
+  }
   async deleteDocument(id: string) {
     this.#docs.delete(id);
   }

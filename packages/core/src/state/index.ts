@@ -1,3 +1,16 @@
+export {
+  type AggregateIndex,
+  type AggregateKeys,
+  contributionOf,
+  isJudged,
+  isUnpublished,
+  needsAttention,
+  recountAggregates,
+  type SourceAggregate,
+  type StateAggregates,
+  type StateOp,
+} from './aggregates.js';
+export type { IndexEntry, StateGuard } from './backend.js';
 export { redactUrl, type StateBackend } from './backend.js';
 export { encodeKeyPart, StateKeys } from './keys.js';
 export { KeyvStateStore } from './keyv-store.js';

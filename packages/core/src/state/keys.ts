@@ -1,4 +1,5 @@
 import { RagfreshError } from '../errors.js';
+import type { AggregateKeys } from './aggregates.js';
 
 /**
  * Encodes one key component so it holds only `[A-Za-z0-9._%-]`. The alphabet keeps `:` free
@@ -76,4 +77,14 @@ export class StateKeys {
   learned(kind: string, id: string): string {
     return this.collection('learned', kind, id);
   }
+  /** Says the aggregates below are complete (written last by a rebuild). */
+  aggregatesBuilt(): string {
+    return this.collection('aggregates');
+  }
+  /** Ordered-index keys of the per-source aggregates (`agg:<sourceId>:<index>`). */
+  readonly aggregates: AggregateKeys = {
+    counters: (sourceId) => this.collection('agg', sourceId, 'count'),
+    index: (sourceId, index) => this.collection('agg', sourceId, index),
+    pendingDocuments: () => this.collection('aggrev', 'docs'),
+  };
 }

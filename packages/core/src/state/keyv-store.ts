@@ -1,6 +1,14 @@
 import { isRagfreshError, RagfreshError } from '../errors.js';
 import type { ReviewItem, ReviewStatus, Tombstone } from '../model.js';
-import { corrupt, type StateBackend } from './backend.js';
+import {
+  aggregateFrom,
+  documentOps,
+  reviewOps,
+  type SourceAggregate,
+  type StateAggregates,
+  type StateOp,
+} from './aggregates.js';
+import { corrupt, type StateBackend, type StateGuard } from './backend.js';
 import { StateKeys } from './keys.js';
 import {
   type DocumentRecord,
@@ -29,6 +37,10 @@ type FieldType = 'string' | 'number' | 'boolean' | 'array' | 'object';
  */
 /** Records read per round trip when a listing goes through the per-source index. */
 const LIST_PAGE = 256;
+/** A guarded write retried this often when other writers keep changing its records. */
+const MAX_COMMIT_ATTEMPTS = 50;
+/** Aggregate writes per transaction of a rebuild. */
+const REBUILD_PAGE = 2000;
 
 export class KeyvStateStore implements StateStore {
   readonly kind: string;
@@ -56,31 +68,147 @@ export class KeyvStateStore implements StateStore {
   }
 
   async putDocument(record: DocumentRecord): Promise<void> {
-    requireId(record?.documentId, 'record.documentId');
-    requireId(record.sourceId, 'record.sourceId');
-    const key = this.keys.document(record.documentId);
-    const value = encode(record, 'document record');
-    await this.call('putDocument', async () => {
-      const previousSource = sourceIdOf(await this.backend.get(key));
-      // Index first: a crash between the two writes leaves an index entry whose document is
-      // missing or elsewhere, which listings skip; never a document its source cannot list.
-      // A stored record of the same source proves its index entry was written before it.
-      if (previousSource !== record.sourceId) {
-        await this.backend.set(
-          this.keys.documentSourceIndex(record.sourceId, record.documentId),
-          JSON.stringify(record.documentId),
+    await this.putDocuments([record]);
+  }
+
+  /**
+   * Writes records, each with its per-source index entry and its aggregate contribution, in one
+   * transaction where the backend has them (guarded by the records as read, retried when
+   * another writer changed one meanwhile); else one record at a time, index entry first.
+   */
+  async putDocuments(records: readonly DocumentRecord[]): Promise<void> {
+    const byId = new Map<string, DocumentRecord>();
+    for (const record of records) {
+      requireId(record?.documentId, 'record.documentId');
+      requireId(record.sourceId, 'record.sourceId');
+      byId.set(record.documentId, record);
+    }
+    await this.updateDocuments([...byId.keys()], (_stored, id) => byId.get(id));
+  }
+
+  /**
+   * Read-modify-write of several records in one transaction: `update` gets each stored record
+   * (undefined: none) and returns the record to write (undefined: leave it). Guarded by the
+   * records it was given and run again on fresh ones when another writer changed one meanwhile,
+   * so an update is never built on a stale record.
+   */
+  async updateDocuments(
+    documentIds: readonly string[],
+    update: (stored: DocumentRecord | undefined, documentId: string) => DocumentRecord | undefined,
+  ): Promise<void> {
+    const ids = [...new Set(documentIds)];
+    for (const id of ids) requireId(id, 'documentId');
+    if (ids.length === 0) return;
+    const keys = ids.map((id) => this.keys.document(id));
+    const writeOf = (raw: string | undefined, i: number) => {
+      const stored = readableDocument(raw, keys[i]!);
+      const record = update(stored, ids[i]!);
+      if (record === undefined) return undefined;
+      if (record.documentId !== ids[i])
+        throw invalid(`update of ${ids[i]} returned the record of ${String(record.documentId)}.`);
+      requireId(record.sourceId, 'record.sourceId');
+      return { key: keys[i]!, value: encode(record, 'document record'), record, stored };
+    };
+    if (this.backend.commit === undefined) {
+      for (const [i, key] of keys.entries())
+        await this.call('putDocument', async () => {
+          const w = writeOf(await this.backend.get(key), i);
+          if (w !== undefined) await this.putUnguarded(w);
+        });
+      return;
+    }
+    await this.call('putDocument', () =>
+      this.guarded(keys, (raws) => {
+        const ops: StateOp[] = [];
+        for (const [i, raw] of raws.entries()) {
+          const w = writeOf(raw, i);
+          if (w === undefined) continue;
+          const previousSource = w.stored?.sourceId ?? sourceIdOf(raw);
+          if (previousSource !== w.record.sourceId)
+            ops.push({
+              op: 'set',
+              key: this.keys.documentSourceIndex(w.record.sourceId, w.record.documentId),
+              value: JSON.stringify(w.record.documentId),
+            });
+          ops.push({ op: 'set', key: w.key, value: w.value });
+          if (previousSource !== undefined && previousSource !== w.record.sourceId)
+            ops.push({
+              op: 'del',
+              key: this.keys.documentSourceIndex(previousSource, w.record.documentId),
+            });
+          ops.push(...documentOps(this.keys.aggregates, w.record.documentId, w.stored, w.record));
+        }
+        return ops;
+      }),
+    );
+  }
+
+  private async putUnguarded(w: {
+    key: string;
+    value: string;
+    record: DocumentRecord;
+  }): Promise<void> {
+    const previousSource = sourceIdOf(await this.backend.get(w.key));
+    // Index first: a crash between the two writes leaves an index entry whose document is
+    // missing or elsewhere, which listings skip; never a document its source cannot list.
+    // A stored record of the same source proves its index entry was written before it.
+    if (previousSource !== w.record.sourceId) {
+      await this.backend.set(
+        this.keys.documentSourceIndex(w.record.sourceId, w.record.documentId),
+        JSON.stringify(w.record.documentId),
+      );
+    }
+    await this.backend.set(w.key, w.value);
+    if (previousSource !== undefined && previousSource !== w.record.sourceId) {
+      await this.backend.delete(this.keys.documentSourceIndex(previousSource, w.record.documentId));
+    }
+  }
+
+  /**
+   * Reads `keys`, builds the transaction's writes from what they hold, and commits them guarded
+   * by those values; a writer that changed one of them meanwhile makes it read and build again.
+   */
+  private async guarded(
+    keys: readonly string[],
+    build: (raws: readonly (string | undefined)[]) => StateOp[],
+  ): Promise<void> {
+    // Nothing to write (every update declined): no transaction.
+    const commit = this.backend.commit!.bind(this.backend);
+    for (let attempt = 1; ; attempt++) {
+      const raws =
+        this.backend.getMany === undefined || keys.length === 1
+          ? await Promise.all(keys.map((k) => this.backend.get(k)))
+          : await this.backend.getMany(keys);
+      const guards: StateGuard[] = keys.map((key, i) => ({ key, value: raws[i] }));
+      const ops = build(raws);
+      if (ops.length === 0 || (await commit(guards, ops))) return;
+      if (attempt >= MAX_COMMIT_ATTEMPTS)
+        throw new RagfreshError(
+          'STORE_REJECTED',
+          `state write lost ${attempt} races in a row for ${keys.length} key(s) (first ${JSON.stringify(keys[0])}); too many writers on the same records, retry later.`,
+          { scope: 'state' },
         );
-      }
-      await this.backend.set(key, value);
-      if (previousSource !== undefined && previousSource !== record.sourceId) {
-        await this.backend.delete(this.keys.documentSourceIndex(previousSource, record.documentId));
-      }
-    });
+    }
   }
 
   async deleteDocument(documentId: string): Promise<void> {
     requireId(documentId, 'documentId');
     const key = this.keys.document(documentId);
+    if (this.backend.commit !== undefined) {
+      await this.call('deleteDocument', () =>
+        this.guarded([key], ([raw]) => {
+          const sourceId = sourceIdOf(raw);
+          return [
+            { op: 'del', key },
+            ...(sourceId === undefined
+              ? []
+              : [{ op: 'del', key: this.keys.documentSourceIndex(sourceId, documentId) } as const]),
+            ...documentOps(this.keys.aggregates, documentId, readableDocument(raw, key), undefined),
+          ];
+        }),
+      );
+      return;
+    }
     await this.call('deleteDocument', async () => {
       const sourceId = sourceIdOf(await this.backend.get(key));
       await this.backend.delete(key);
@@ -225,7 +353,22 @@ export class KeyvStateStore implements StateStore {
   async putReviewItem(item: ReviewItem): Promise<void> {
     requireId(item?.id, 'item.id');
     const value = encode(item, 'review item');
-    await this.call('putReviewItem', () => this.backend.set(this.keys.reviewItem(item.id), value));
+    const key = this.keys.reviewItem(item.id);
+    if (this.backend.commit === undefined) {
+      await this.call('putReviewItem', () => this.backend.set(key, value));
+      return;
+    }
+    await this.call('putReviewItem', () =>
+      this.guarded([key], ([raw]) => {
+        let before: ReviewItem | undefined;
+        try {
+          before = raw === undefined ? undefined : decodeReviewItem(raw, key);
+        } catch {
+          before = undefined; // a damaged item being replaced counted nothing readable
+        }
+        return [{ op: 'set', key, value }, ...reviewOps(this.keys.aggregates, before, item)];
+      }),
+    );
   }
 
   async getReviewItem(id: string): Promise<ReviewItem | undefined> {
@@ -247,7 +390,24 @@ export class KeyvStateStore implements StateStore {
 
   async deleteReviewItem(id: string): Promise<void> {
     requireId(id, 'id');
-    await this.call('deleteReviewItem', () => this.backend.delete(this.keys.reviewItem(id)));
+    const key = this.keys.reviewItem(id);
+    if (this.backend.commit === undefined) {
+      await this.call('deleteReviewItem', () => this.backend.delete(key));
+      return;
+    }
+    // A pending item leaves its source's pending count in the same transaction.
+    await this.call('deleteReviewItem', () =>
+      this.guarded([key], ([raw]) => {
+        if (raw === undefined) return [];
+        let before: ReviewItem | undefined;
+        try {
+          before = decodeReviewItem(raw, key);
+        } catch {
+          before = undefined; // a damaged item counted nothing readable
+        }
+        return [{ op: 'del', key }, ...reviewOps(this.keys.aggregates, before, undefined)];
+      }),
+    );
   }
 
   // Epoch history ------------------------------------------------------------------------
@@ -364,6 +524,106 @@ export class KeyvStateStore implements StateStore {
       if (top.length > limit) top.pop();
     }
     return top;
+  }
+
+  // Aggregates --------------------------------------------------------------------------
+
+  async hasAggregates(): Promise<boolean> {
+    if (this.backend.commit === undefined) return false;
+    const key = this.keys.aggregatesBuilt();
+    return (await this.call('hasAggregates', () => this.backend.get(key))) !== undefined;
+  }
+
+  /** Counters, five index ends and the attention members per source, then the records they name. */
+  async aggregates(sourceIds: readonly string[]): Promise<StateAggregates | undefined> {
+    const b = this.backend;
+    if (b.zrange === undefined || b.zall === undefined || !(await this.hasAggregates()))
+      return undefined;
+    const zrange = b.zrange.bind(b);
+    const zall = b.zall.bind(b);
+    const k = this.keys.aggregates;
+    return this.call('aggregates', async () => {
+      const pending = await zall(k.pendingDocuments());
+      const sources = new Map<string, SourceAggregate>();
+      for (const sourceId of sourceIds) {
+        requireId(sourceId, 'sourceId');
+        const end = async (index: 'obs' | 'mod' | 'qry' | 'chg' | 'epoch', e: 'low' | 'high') =>
+          (await zrange(k.index(sourceId, index), e, 1))[0];
+        const [counters, obs, mod, qry, chg, epoch, attn] = await Promise.all([
+          zall(k.counters(sourceId)),
+          end('obs', 'low'),
+          end('mod', 'high'),
+          end('qry', 'high'),
+          end('chg', 'high'),
+          end('epoch', 'high'),
+          zall(k.index(sourceId, 'attn')),
+        ]);
+        const ids = [
+          ...new Set(
+            [obs, mod, qry, chg, ...attn].flatMap((e) => (e === undefined ? [] : [e.member])),
+          ),
+        ];
+        const records = new Map<string, DocumentRecord>();
+        for await (const r of this.documentsOf(ids, sourceId)) records.set(r.documentId, r);
+        const record = (e: { member: string } | undefined) =>
+          e === undefined ? undefined : records.get(e.member);
+        sources.set(
+          sourceId,
+          aggregateFrom({
+            sourceId,
+            counters: new Map(counters.map((c) => [c.member, c.score])),
+            publishedEpoch: epoch?.score ?? 0,
+            oldest: record(obs),
+            latestModified: record(mod),
+            latestQueryable: record(qry),
+            latestChange: record(chg),
+            attention: attn.flatMap((e) => records.get(e.member) ?? []),
+          }),
+        );
+      }
+      return {
+        sources,
+        pendingDocuments: new Set(pending.filter((e) => e.score > 0).map((e) => e.member)),
+      };
+    });
+  }
+
+  /**
+   * Recounts every aggregate from the records and review items: the marker goes first (readers
+   * recount meanwhile), the indexes are cleared and written again in pages, the marker last.
+   * Run it while no other process writes records (`recover`, a state's first publisher).
+   */
+  async rebuildAggregates(): Promise<void> {
+    const b = this.backend;
+    if (b.commit === undefined || b.zclear === undefined) return;
+    const commit = b.commit.bind(b);
+    const k = this.keys.aggregates;
+    await this.call('rebuildAggregates', () => b.delete(this.keys.aggregatesBuilt()));
+    await this.call('rebuildAggregates', async () => {
+      await b.zclear!(this.keys.collection('agg'));
+      await b.zclear!(this.keys.collection('aggrev'));
+    });
+    let ops: StateOp[] = [];
+    const flush = async () => {
+      const page = ops;
+      ops = [];
+      if (page.length > 0) await this.call('rebuildAggregates', () => commit([], page));
+    };
+    for await (const [key, raw] of this.scan('rebuildAggregates', this.keys.collection('doc'))) {
+      const r = decodeDocument(raw, key);
+      ops.push(...documentOps(k, r.documentId, undefined, r));
+      if (ops.length >= REBUILD_PAGE) await flush();
+    }
+    for (const item of await this.listReviewItems({ status: 'pending' })) {
+      ops.push(...reviewOps(k, undefined, item));
+      if (ops.length >= REBUILD_PAGE) await flush();
+    }
+    ops.push({
+      op: 'set',
+      key: this.keys.aggregatesBuilt(),
+      value: JSON.stringify({ version: 1, builtAt: new Date().toISOString() }),
+    });
+    await flush();
   }
 
   // Lease -------------------------------------------------------------------------------
@@ -592,6 +852,16 @@ function decodeIndexEntry(raw: string, key: string): string {
   }
   if (typeof value !== 'string') throw corrupt(key, 'is not a document index entry');
   return value;
+}
+
+/** The stored record, when it is one (a damaged record being replaced contributed nothing readable). */
+function readableDocument(raw: string | undefined, key: string): DocumentRecord | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    return decodeDocument(raw, key);
+  } catch {
+    return undefined;
+  }
 }
 
 /** sourceId of a stored document, if it is readable (a damaged record is being replaced). */

@@ -1,7 +1,15 @@
 import KeyvPostgres from '@keyv/postgres';
 import { RagfreshError } from '../errors.js';
-import { corrupt, describeError, parseLease, redactUrl, type StateBackend } from './backend.js';
-import type { Lease } from './types.js';
+import {
+  corrupt,
+  describeError,
+  type IndexEntry,
+  parseLease,
+  redactUrl,
+  type StateBackend,
+  type StateGuard,
+} from './backend.js';
+import type { Lease, StateOp } from './types.js';
 
 export interface PostgresBackendOptions {
   /** `postgres://user[:password]@host:port/db` or `postgresql://…`. */
@@ -34,11 +42,78 @@ export class PostgresStateBackend implements StateBackend {
   readonly scanMayRepeat = false;
   readonly adapter: KeyvPostgres;
   private readonly table: string;
+  /** The ordered indexes' table and the function that commits a guarded transaction. */
+  private readonly zTable: string;
+  private readonly commitFn: string;
   private closed = false;
 
-  private constructor(adapter: KeyvPostgres, table: string) {
+  private constructor(adapter: KeyvPostgres, schema: string, table: string) {
     this.adapter = adapter;
-    this.table = table;
+    this.table = `${schema}.${table}`;
+    this.zTable = `${schema}.${table}_z`;
+    this.commitFn = `${schema}.${table}_commit_v1`;
+  }
+
+  /**
+   * The ordered-index table and the commit function: one call of it is one statement, so its
+   * guards (checked under per-key advisory locks, each read on a fresh snapshot) and its writes
+   * are one transaction.
+   */
+  private async ensureAggregateSchema(): Promise<void> {
+    // Several processes opening one new database race on these; the loser's duplicate is fine.
+    const racing = (error: { code?: string }) => {
+      if (error.code !== '23505' && error.code !== '42P07') throw error;
+    };
+    await this.adapter
+      .query(
+        `CREATE TABLE IF NOT EXISTS ${this.zTable} (key text COLLATE "C" NOT NULL, member text COLLATE "C" NOT NULL, score double precision NOT NULL, PRIMARY KEY (key, member))`,
+      )
+      .catch(racing);
+    await this.adapter
+      .query(
+        `CREATE INDEX IF NOT EXISTS ${this.zTable.split('.')[1]}_score ON ${this.zTable} (key, score, member)`,
+      )
+      .catch(racing);
+    const exists = (await this.adapter.query(`SELECT to_regproc($1) IS NOT NULL AS ok`, [
+      this.commitFn,
+    ])) as Array<{ ok: boolean }>;
+    if (exists[0]?.ok === true) return;
+    await this.adapter
+      .query(`CREATE OR REPLACE FUNCTION ${this.commitFn}(guards jsonb, ops jsonb) RETURNS boolean LANGUAGE plpgsql AS $fn$
+DECLARE g jsonb; o jsonb; v text;
+BEGIN
+  FOR g IN SELECT e FROM jsonb_array_elements(guards) AS e ORDER BY e->>0 LOOP
+    PERFORM pg_advisory_xact_lock(hashtextextended(g->>0, 0));
+  END LOOP;
+  FOR g IN SELECT e FROM jsonb_array_elements(guards) AS e LOOP
+    SELECT t.value INTO v FROM ${this.table} AS t WHERE t.key = g->>0;
+    IF jsonb_typeof(g->1) = 'null' THEN
+      IF v IS NOT NULL THEN RETURN false; END IF;
+    ELSIF v IS DISTINCT FROM g->>1 THEN RETURN false;
+    END IF;
+  END LOOP;
+  FOR o IN SELECT e FROM jsonb_array_elements(ops) AS e LOOP
+    CASE o->>0
+      WHEN 'set' THEN INSERT INTO ${this.table} (key, value) VALUES (o->>1, o->>2)
+        ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
+      WHEN 'del' THEN DELETE FROM ${this.table} WHERE key = o->>1;
+      WHEN 'zadd' THEN INSERT INTO ${this.zTable} AS z (key, member, score) VALUES (o->>1, o->>2, (o->>3)::double precision)
+        ON CONFLICT (key, member) DO UPDATE SET score = EXCLUDED.score;
+      WHEN 'zincr' THEN INSERT INTO ${this.zTable} AS z (key, member, score) VALUES (o->>1, o->>2, (o->>3)::double precision)
+        ON CONFLICT (key, member) DO UPDATE SET score = z.score + EXCLUDED.score;
+      WHEN 'zrem' THEN DELETE FROM ${this.zTable} WHERE key = o->>1 AND member = o->>2;
+    END CASE;
+  END LOOP;
+  RETURN true;
+END
+$fn$`)
+      .catch(async (error: unknown) => {
+        // Another process created it at the same moment.
+        const again = (await this.adapter.query(`SELECT to_regproc($1) IS NOT NULL AS ok`, [
+          this.commitFn,
+        ])) as Array<{ ok: boolean }>;
+        if (again[0]?.ok !== true) throw error;
+      });
   }
 
   static async open(options: PostgresBackendOptions): Promise<PostgresStateBackend> {
@@ -65,7 +140,7 @@ export class PostgresStateBackend implements StateBackend {
       lastError = error;
     });
     openStores += 1;
-    const backend = new PostgresStateBackend(adapter, `${schema}.${tableName}`);
+    const backend = new PostgresStateBackend(adapter, schema, tableName);
     try {
       await adapter.query('SELECT 1');
       // Prefix scans compare keys bytewise whatever the database collation; this index serves them.
@@ -76,6 +151,7 @@ export class PostgresStateBackend implements StateBackend {
         .catch((error: { code?: string }) => {
           if (error.code !== '23505' && error.code !== '42P07') throw error;
         });
+      await backend.ensureAggregateSchema();
     } catch (cause) {
       await backend.close();
       throw new RagfreshError(
@@ -222,6 +298,47 @@ export class PostgresStateBackend implements StateBackend {
       [key, value],
     );
     return rows.length === 1;
+  }
+
+  async commit(guards: readonly StateGuard[], ops: readonly StateOp[]): Promise<boolean> {
+    const g = guards.map((x) => [x.key, x.value ?? null]);
+    const o = ops.map((x) =>
+      x.op === 'set'
+        ? [x.op, x.key, x.value]
+        : x.op === 'del'
+          ? [x.op, x.key]
+          : x.op === 'zrem'
+            ? [x.op, x.key, x.member]
+            : [x.op, x.key, x.member, String(x.op === 'zadd' ? x.score : x.by)],
+    );
+    const rows = await this.query(`SELECT ${this.commitFn}($1::jsonb, $2::jsonb) AS ok`, [
+      JSON.stringify(g),
+      JSON.stringify(o),
+    ]);
+    return rows[0]?.ok === true;
+  }
+
+  async zrange(key: string, end: 'low' | 'high', limit: number): Promise<IndexEntry[]> {
+    return this.zread(key, end, limit);
+  }
+
+  async zall(key: string): Promise<IndexEntry[]> {
+    return this.zread(key, 'low');
+  }
+
+  private async zread(key: string, end: 'low' | 'high', limit?: number): Promise<IndexEntry[]> {
+    const rows = await this.query(
+      `SELECT member, score FROM ${this.zTable} WHERE key = $1 ORDER BY score ${end === 'low' ? 'ASC' : 'DESC'}, member ASC${limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(limit))}`}`,
+      [key],
+    );
+    return rows.map((r) => ({ member: r.member as string, score: Number(r.score) }));
+  }
+
+  async zclear(prefix: string): Promise<void> {
+    await this.query(`DELETE FROM ${this.zTable} WHERE key >= $1 AND key < $2`, [
+      `${prefix}:`,
+      `${prefix};`,
+    ]);
   }
 
   async close(): Promise<void> {

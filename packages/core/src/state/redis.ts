@@ -1,7 +1,14 @@
 import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis';
 import { RagfreshError } from '../errors.js';
-import { corrupt, describeError, redactUrl, type StateBackend } from './backend.js';
-import type { Lease } from './types.js';
+import {
+  corrupt,
+  describeError,
+  type IndexEntry,
+  redactUrl,
+  type StateBackend,
+  type StateGuard,
+} from './backend.js';
+import type { Lease, StateOp } from './types.js';
 
 export interface RedisBackendOptions {
   /** `redis://[user:password@]host:port[/db]` or `rediss://…`. */
@@ -81,6 +88,43 @@ const DELETE_IF_EQUALS = `if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1
 end
 return 0`;
+
+/** ARGV guards JSON [[key, 0] | [key, 1, value]], ops JSON [[op, key, a, b]] → 1 | 0 */
+const COMMIT = `for _, g in ipairs(cjson.decode(ARGV[1])) do
+  local v = redis.call('GET', g[1])
+  if g[2] == 0 then
+    if v then return 0 end
+  elseif v ~= g[3] then return 0 end
+end
+for _, o in ipairs(cjson.decode(ARGV[2])) do
+  local op = o[1]
+  if op == 'set' then redis.call('SET', o[2], o[3])
+  elseif op == 'del' then redis.call('DEL', o[2])
+  elseif op == 'zadd' then redis.call('ZADD', o[2], o[4], o[3])
+  elseif op == 'zrem' then redis.call('ZREM', o[2], o[3])
+  elseif op == 'zincr' then
+    if tonumber(redis.call('ZINCRBY', o[2], o[4], o[3])) == 0 then redis.call('ZREM', o[2], o[3]) end
+  end
+end
+return 1`;
+
+/** KEYS[1]; ARGV end (low | high | all), limit → flat {member, score, …} */
+const ZRANGE = `if ARGV[1] == 'all' then return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES') end
+if ARGV[1] == 'low' then return redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1, 'WITHSCORES') end
+local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+if #top == 0 then return {} end
+return redis.call('ZRANGEBYSCORE', KEYS[1], top[2], top[2], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))`;
+
+/** ARGV match pattern → keys deleted */
+const ZCLEAR = `local cursor, n = '0', 0
+repeat
+  local r = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
+  cursor = r[1]
+  for _, k in ipairs(r[2]) do
+    if redis.call('TYPE', k).ok == 'zset' then redis.call('DEL', k); n = n + 1 end
+  end
+until cursor == '0'
+return n`;
 
 /**
  * Redis backend: records through `@keyv/redis`; lease grants and fenced writes are Lua scripts
@@ -230,7 +274,41 @@ export class RedisStateBackend implements StateBackend {
     return Number(await this.eval(DELETE_IF_EQUALS, [key], [value])) === 1;
   }
 
+  async commit(guards: readonly StateGuard[], ops: readonly StateOp[]): Promise<boolean> {
+    const g = guards.map((x) => (x.value === undefined ? [x.key, 0] : [x.key, 1, x.value]));
+    const o = ops.map((x) =>
+      x.op === 'set'
+        ? [x.op, x.key, x.value]
+        : x.op === 'del'
+          ? [x.op, x.key]
+          : x.op === 'zrem'
+            ? [x.op, x.key, x.member]
+            : [x.op, x.key, x.member, String(x.op === 'zadd' ? x.score : x.by)],
+    );
+    return Number(await this.eval(COMMIT, [], [JSON.stringify(g), JSON.stringify(o)])) === 1;
+  }
+
+  async zrange(key: string, end: 'low' | 'high', limit: number): Promise<IndexEntry[]> {
+    return entries(await this.eval(ZRANGE, [key], [end, limit]));
+  }
+
+  async zall(key: string): Promise<IndexEntry[]> {
+    return entries(await this.eval(ZRANGE, [key], ['all', 0]));
+  }
+
+  async zclear(prefix: string): Promise<void> {
+    await this.eval(ZCLEAR, [], [`${prefix}:*`]);
+  }
+
   async close(): Promise<void> {
     if (this.client.isOpen) await this.client.close();
   }
+}
+
+function entries(reply: unknown): IndexEntry[] {
+  const flat = reply as string[];
+  const out: IndexEntry[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2)
+    out.push({ member: String(flat[i]), score: Number(flat[i + 1]) });
+  return out;
 }

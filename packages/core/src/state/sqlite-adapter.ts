@@ -63,6 +63,13 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
       this.db.exec(
         `CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
       );
+      // Ordered indexes (the per-source aggregates): a member with a score, read from either end.
+      this.db.exec(
+        `CREATE TABLE IF NOT EXISTS ${table}_z (key TEXT NOT NULL, member TEXT NOT NULL, score REAL NOT NULL, PRIMARY KEY (key, member)) WITHOUT ROWID`,
+      );
+      this.db.exec(
+        `CREATE INDEX IF NOT EXISTS ${table}_z_score ON ${table}_z (key, score, member)`,
+      );
     } catch (cause) {
       throw (
         corruptError(options.path, cause) ??
@@ -125,6 +132,34 @@ export class KeyvSqlite extends EventEmitter implements KeyvStoreAdapter {
   deleteSync(key: string): boolean {
     const stmt = this.statement('DELETE FROM $table WHERE key = ?');
     return Number(this.guard(() => stmt.run(key)).changes) > 0;
+  }
+
+  /** Synchronous write of one ordered-index member (`zincr` adds to its score). */
+  zwriteSync(op: 'zadd' | 'zincr' | 'zrem', key: string, member: string, score = 0): void {
+    const sql =
+      op === 'zrem'
+        ? 'DELETE FROM $table_z WHERE key = ? AND member = ?'
+        : op === 'zadd'
+          ? 'INSERT INTO $table_z (key, member, score) VALUES (?, ?, ?) ON CONFLICT(key, member) DO UPDATE SET score = excluded.score'
+          : 'INSERT INTO $table_z (key, member, score) VALUES (?, ?, ?) ON CONFLICT(key, member) DO UPDATE SET score = score + excluded.score';
+    const stmt = this.statement(sql);
+    this.guard(() => (op === 'zrem' ? stmt.run(key, member) : stmt.run(key, member, score)));
+  }
+
+  /** Members of one ordered index: all (`limit` undefined) or the first `limit` from one end. */
+  zreadSync(key: string, end: 'low' | 'high', limit?: number): { member: string; score: number }[] {
+    const stmt = this.statement(
+      `SELECT member, score FROM $table_z WHERE key = ? ORDER BY score ${end === 'low' ? 'ASC' : 'DESC'}, member ASC${limit === undefined ? '' : ' LIMIT ?'}`,
+    );
+    const rows = this.guard(() => (limit === undefined ? stmt.all(key) : stmt.all(key, limit)));
+    return rows as unknown as { member: string; score: number }[];
+  }
+
+  /** Drops every ordered index whose key starts with `prefix:`. */
+  zclearSync(prefix: string): void {
+    const [low, high] = prefixRange(prefix);
+    const stmt = this.statement('DELETE FROM $table_z WHERE key >= ? AND key < ?');
+    this.guard(() => stmt.run(low, high));
   }
 
   /**

@@ -1,9 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { RagfreshError } from '../errors.js';
-import { leaseJson, parseLease, type StateBackend } from './backend.js';
+import {
+  type IndexEntry,
+  leaseJson,
+  parseLease,
+  type StateBackend,
+  type StateGuard,
+} from './backend.js';
 import { KeyvSqlite, type KeyvSqliteOptions } from './sqlite-adapter.js';
-import type { Lease } from './types.js';
+import type { Lease, StateOp } from './types.js';
 
 export interface SqliteBackendOptions {
   /** State file, or `:memory:`; its directory is created. */
@@ -137,6 +143,31 @@ export class SqliteStateBackend implements StateBackend {
       if (this.adapter.getSync(key) !== value) return false;
       return this.adapter.deleteSync(key);
     });
+  }
+
+  async commit(guards: readonly StateGuard[], ops: readonly StateOp[]): Promise<boolean> {
+    return this.adapter.transaction(() => {
+      for (const g of guards) if (this.adapter.getSync(g.key) !== g.value) return false;
+      for (const o of ops) {
+        if (o.op === 'set') this.adapter.setSync(o.key, o.value);
+        else if (o.op === 'del') this.adapter.deleteSync(o.key);
+        else if (o.op === 'zrem') this.adapter.zwriteSync('zrem', o.key, o.member);
+        else this.adapter.zwriteSync(o.op, o.key, o.member, o.op === 'zadd' ? o.score : o.by);
+      }
+      return true;
+    });
+  }
+
+  async zrange(key: string, end: 'low' | 'high', limit: number): Promise<IndexEntry[]> {
+    return this.adapter.zreadSync(key, end, limit);
+  }
+
+  async zall(key: string): Promise<IndexEntry[]> {
+    return this.adapter.zreadSync(key, 'low');
+  }
+
+  async zclear(prefix: string): Promise<void> {
+    this.adapter.zclearSync(prefix);
   }
 
   async close(): Promise<void> {

@@ -178,6 +178,29 @@ export interface StateStore {
   putDocument(record: DocumentRecord): Promise<void>;
   deleteDocument(documentId: string): Promise<void>;
   listDocuments(filter?: { readonly sourceId?: string }): AsyncIterable<DocumentRecord>;
+  /**
+   * Several records in one transaction (a batch of observations: one commit, not one per page).
+   * Optional: callers fall back to one `putDocument` each.
+   */
+  putDocuments?(records: readonly DocumentRecord[]): Promise<void>;
+  /**
+   * Read-modify-write of several records in one transaction: `update` maps each stored record
+   * (undefined: none) to the one to write (undefined: leave it), and runs again on fresh records
+   * when another writer changed one meanwhile. Optional: the ledger then writes one at a time.
+   */
+  updateDocuments?(
+    documentIds: readonly string[],
+    update: (stored: DocumentRecord | undefined, documentId: string) => DocumentRecord | undefined,
+  ): Promise<void>;
+  /**
+   * The per-source aggregates kept with the records (`state/aggregates.ts`), read O(sources);
+   * undefined when this store keeps none or they were never built (callers recount).
+   */
+  aggregates?(sourceIds: readonly string[]): Promise<StateAggregates | undefined>;
+  /** Whether the kept aggregates are complete (false: `rebuildAggregates` has not run yet). */
+  hasAggregates?(): Promise<boolean>;
+  /** Recounts the aggregates from every record and review item (`recover`, a state's first publisher). */
+  rebuildAggregates?(): Promise<void>;
 
   getJournal(): Promise<JournalEntry | undefined>;
   /** Writes the journal if `entry.fence` is still the current publisher lease's fence, else LEASE_LOST. */
@@ -242,3 +265,56 @@ export interface StateStore {
 }
 
 export const PUBLISHER_LEASE = 'publisher';
+
+// --- per-source aggregates (what they count: state/aggregates.ts) -------------------------
+
+/** Documents a source holds, by what status reports. */
+export interface SourceAggregate {
+  readonly sourceId: string;
+  /** Every record of the source. */
+  readonly documents: number;
+  /** Records with a published version (or tombstoned / quarantined), by status. */
+  readonly counts: Readonly<Record<DocumentStatus, number>>;
+  /** Known URLs (not tombstoned, not quarantined) with no version ever published. */
+  readonly unpublished: number;
+  /**
+   * The live records status judges (not tombstoned; a healthy one only with a version), by
+   * status: the source's worst state comes from these.
+   */
+  readonly live: Readonly<Record<'healthy' | 'degraded' | 'quarantined', number>>;
+  /** Highest `publishedEpoch` of any record (0 when none). */
+  readonly publishedEpoch: number;
+  /** Oldest last good observation (`lastGoodAt`, else `retrievedAt`) among the live records. */
+  readonly oldestObservedAt?: string;
+  readonly latestSourceModifiedAt?: string;
+  readonly latestQueryableAt?: string;
+  /**
+   * The live record with the latest `contentChangedAt` (ties: the first document id): its change
+   * and the time that change became queryable.
+   */
+  readonly latestChange?: { readonly contentChangedAt: string; readonly queryableAt?: string };
+  /** Pending review items of this source by `kind/reason`. */
+  readonly pendingReview: Readonly<Record<string, number>>;
+  /**
+   * Records that need a line of their own (live and degraded or quarantined, or with gone
+   * evidence), in document id order: few, unless the source is in trouble.
+   */
+  readonly attention: readonly DocumentRecord[];
+}
+
+export interface StateAggregates {
+  readonly sources: ReadonlyMap<string, SourceAggregate>;
+  /** Documents (of any source) with at least one pending review item. */
+  readonly pendingDocuments: ReadonlySet<string>;
+}
+
+/**
+ * One write of a transaction, beside plain key sets and deletes: ordered indexes (a member with a
+ * numeric score, ordered by score then member) and counters (an index whose scores are counts).
+ */
+export type StateOp =
+  | { readonly op: 'set'; readonly key: string; readonly value: string }
+  | { readonly op: 'del'; readonly key: string }
+  | { readonly op: 'zadd'; readonly key: string; readonly member: string; readonly score: number }
+  | { readonly op: 'zrem'; readonly key: string; readonly member: string }
+  | { readonly op: 'zincr'; readonly key: string; readonly member: string; readonly by: number };
