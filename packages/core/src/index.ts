@@ -1,4 +1,5 @@
 export * from './canonical.js';
+export * from './charset.js';
 export * from './connector.js';
 export * from './connector-factory.js';
 export * from './embeddings.js';

@@ -11,6 +11,7 @@ import {
   textLength,
   textOf,
 } from './dom.js';
+import { FenceScanner } from './fence.js';
 import { LANG_ATTR, languageOfPre } from './markdown.js';
 import {
   collectUnder,
@@ -734,7 +735,6 @@ function removeWithLonelyParent(el: DomElement): void {
   else el.remove();
 }
 
-const FENCE_LINE = /^\s{0,3}(`{3,}|~{3,})/;
 const HEADING_TAIL = /\s+(?:¶|#+|🔗︎?|§|⚓|Permalink|Link to this heading)\s*$|(?:¶|🔗︎?|§|⚓)\s*$/u;
 const LINE_JUNK =
   /^(?:\[?(?:✏️?\s*)?(?:edit this page|edit on github|edit page|improve this page|suggest an edit|view page source|show source)\]?(?:\([^)]*\))?|skip to (?:main )?content|\[skip to (?:main )?content\]\(#[^)]*\))\s*$/i;
@@ -747,24 +747,15 @@ const LINE_JUNK =
 export function normalizeMarkdown(markdown: string): string {
   const lines = markdown.normalize('NFC').replace(/\r\n?/g, '\n').split('\n');
   const out: string[] = [];
-  let fence: string | undefined;
+  const fences = new FenceScanner();
   let blank = 0;
   for (const raw of lines) {
-    if (fence !== undefined) {
+    const role = fences.next(raw);
+    if (role === 'code' || role === 'close') {
       out.push(raw);
-      const m = FENCE_LINE.exec(raw);
-      if (
-        m?.[1] !== undefined &&
-        m[1][0] === fence[0] &&
-        m[1].length >= fence.length &&
-        raw.trim() === m[1]
-      )
-        fence = undefined;
       continue;
     }
-    const m = FENCE_LINE.exec(raw);
-    if (m?.[1] !== undefined) {
-      fence = m[1];
+    if (role === 'open') {
       blank = 0;
       out.push(raw.trimEnd());
       continue;
