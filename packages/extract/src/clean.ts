@@ -162,6 +162,9 @@ function removeScriptsAndStyles(doc: DomDocument): void {
  */
 function cleanCodeBlocks(doc: DomDocument): number {
   let removed = 0;
+  // Boxes already searched for copy labels: the code blocks of one article share their
+  // ancestors, and searching those again for each block cost time in the square of them.
+  const searched = new Set<DomElement>();
   for (const pre of selectAll(doc, doc, tagIn('pre'))) {
     const lang = languageOfPre(pre);
     if (lang) pre.setAttribute(LANG_ATTR, lang);
@@ -171,7 +174,7 @@ function cleanCodeBlocks(doc: DomDocument): number {
       junk.remove();
     removeLineNumbers(pre);
     unrenderTerminalMarkup(pre, lang);
-    removed += removeCopyLabels(pre);
+    removed += removeCopyLabels(pre, searched);
   }
   return removed;
 }
@@ -730,24 +733,27 @@ const COPY_TOOLBAR_MAX_CHARS = 60;
  * around it, every element whose whole text is a copy label. Readability drops the button and
  * keeps the tooltip's word.
  */
-function removeCopyLabels(pre: DomElement): number {
+function removeCopyLabels(pre: DomElement, searched: Set<DomElement>): number {
   let removed = 0;
   let inner: DomElement = pre;
   for (let level = 0; level < COPY_LABEL_LEVELS; level++) {
     const box = inner.parentElement;
     if (!box || box.nodeName === 'BODY') break;
+    const beside = inner;
+    inner = box;
+    if (searched.has(box)) continue;
+    searched.add(box);
     for (let el = box.firstElementChild; el; ) {
       const next = el.nextElementSibling;
       // A short box beside the block: the control itself, or a toolbar holding it.
       if (
-        el !== inner &&
+        el !== beside &&
         el.nodeName !== 'PRE' &&
         shortText(el, COPY_TOOLBAR_MAX_CHARS) !== undefined
       )
         removed += removeCopyLabelsIn(el);
       el = next;
     }
-    inner = box;
   }
   return removed;
 }
