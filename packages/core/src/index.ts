@@ -1,5 +1,6 @@
 export * from './audit.js';
 export * from './canonical.js';
+export * from './charset.js';
 export * from './connector.js';
 export * from './connector-factory.js';
 export * from './embeddings.js';

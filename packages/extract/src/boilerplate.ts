@@ -1,4 +1,5 @@
 import { RagfreshError, sha256Hex } from '@ragfresh/core';
+import { FenceScanner } from './fence.js';
 import { markdownToPlainText } from './plaintext.js';
 
 /** Serialised form of a {@link BoilerplateModel}; plain JSON, safe to store. */
@@ -20,7 +21,6 @@ export interface LearnBoilerplateOptions {
   readonly minPages?: number;
 }
 
-const FENCE = /^\s{0,3}(`{3,}|~{3,})/;
 const LIST_ITEM = /^\s*(?:[-*+]|\d{1,3}[.)])\s+/;
 
 interface Block {
@@ -32,7 +32,7 @@ interface Block {
 function splitBlocks(markdown: string): Block[] {
   const blocks: Block[] = [];
   let current: string[] = [];
-  let fence: string | undefined;
+  const fences = new FenceScanner();
   let atomic = false;
   const flush = () => {
     if (current.length > 0) blocks.push({ lines: current, atomic });
@@ -40,23 +40,14 @@ function splitBlocks(markdown: string): Block[] {
     atomic = false;
   };
   for (const line of markdown.split('\n')) {
-    const m = FENCE.exec(line);
-    if (fence !== undefined) {
+    const role = fences.next(line);
+    if (role === 'code' || role === 'close') {
       current.push(line);
-      if (
-        m?.[1] !== undefined &&
-        m[1][0] === fence[0] &&
-        m[1].length >= fence.length &&
-        line.trim() === m[1]
-      ) {
-        fence = undefined;
-        flush();
-      }
+      if (role === 'close') flush();
       continue;
     }
-    if (m?.[1] !== undefined) {
+    if (role === 'open') {
       flush();
-      fence = m[1];
       atomic = true;
       current.push(line);
       continue;

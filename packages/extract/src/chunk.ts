@@ -1,4 +1,5 @@
 import { RagfreshError } from '@ragfresh/core';
+import { closesFence, fenceOpening } from './fence.js';
 import { markdownToPlainText } from './plaintext.js';
 import { type TokenCounter, tiktokenCounter } from './tokens.js';
 import { isSpace } from './whitespace.js';
@@ -43,7 +44,6 @@ interface Block {
   readonly heading?: string;
 }
 
-const FENCE_OPEN = /^\s{0,3}(`{3,}|~{3,})(.*)$/;
 const HEADING = /^\s{0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$/;
 
 /** Splits Markdown into headings, fenced code, tables and text blocks. `#` lines inside fences are code. */
@@ -53,23 +53,15 @@ export function markdownBlocks(markdown: string): Block[] {
   let i = 0;
   while (i < lines.length) {
     const line = lines[i]!;
-    const fence = FENCE_OPEN.exec(line);
-    if (fence?.[1] !== undefined && !(fence[1][0] === '`' && (fence[2] ?? '').includes('`'))) {
-      const marker = fence[1];
+    const marker = fenceOpening(line);
+    if (marker !== undefined) {
       const body = [line];
       i++;
       while (i < lines.length) {
         const l = lines[i]!;
         body.push(l);
         i++;
-        const t = l.trim();
-        if (
-          t.length >= marker.length &&
-          t[0] === marker[0] &&
-          /^(`+|~+)$/.test(t) &&
-          /^\s{0,3}\S/.test(l)
-        )
-          break;
+        if (closesFence(l, marker)) break;
       }
       blocks.push({ kind: 'code', text: body.join('\n') });
       continue;
@@ -99,7 +91,8 @@ export function markdownBlocks(markdown: string): Block[] {
     const para: string[] = [];
     while (i < lines.length) {
       const l = lines[i]!;
-      if (l.trim() === '' || HEADING.test(l) || FENCE_OPEN.test(l) || /^\s*\|/.test(l)) break;
+      if (l.trim() === '' || HEADING.test(l) || fenceOpening(l) !== undefined || /^\s*\|/.test(l))
+        break;
       para.push(l);
       i++;
     }

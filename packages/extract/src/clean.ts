@@ -11,6 +11,7 @@ import {
   textLength,
   textOf,
 } from './dom.js';
+import { FenceScanner } from './fence.js';
 import { LANG_ATTR, languageOfPre } from './markdown.js';
 import {
   collectUnder,
@@ -82,6 +83,11 @@ export interface CleanStats {
   screenReaderOnly: number;
 }
 
+export interface CleanOptions {
+  /** Also unwrap links to other pages that hold a heading (cards). Default false. */
+  readonly unwrapLinkedHeadings?: boolean;
+}
+
 /**
  * Removes page furniture that is never content, in place, before any extraction: heading
  * permalinks (inside or beside their heading), screen-reader labels of links and buttons, copy
@@ -89,11 +95,6 @@ export interface CleanStats {
  * styles; and pins each code block's language on the `<pre>` so it survives Readability's
  * class cleanup.
  */
-export interface CleanOptions {
-  /** Also unwrap links to other pages that hold a heading (cards). Default false. */
-  readonly unwrapLinkedHeadings?: boolean;
-}
-
 export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): CleanStats {
   const stats: CleanStats = {
     feedback: 0,
@@ -107,14 +108,39 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     menus: 0,
     screenReaderOnly: 0,
   };
+  removeScriptsAndStyles(doc);
+  stats.actions += cleanCodeBlocks(doc);
+  const found = findHeadingsAndPermalinks(doc);
+  for (const h of found.headings) separateBoxedParts(doc, h);
+  stats.anchors += removePermalinks(doc, found);
+  const body = doc.body;
+  if (!body) return stats;
+  unwrapHeadingLinks(doc, found.headings, options);
+  stats.feedback = removeFeedback(doc, body);
+  const controls = removeFurniture(doc, body, stats);
+  stats.pagination += removeSequenceBars(controls.sequenceLinks);
+  stats.menus = removeScriptMenus(body, controls.toggles, controls.byId);
+  for (const el of controls.screenReaderOnly) {
+    if (!body.contains(el)) continue;
+    el.remove();
+    stats.screenReaderOnly++;
+  }
+  return stats;
+}
+
+/**
+ * Scripts, styles, templates, stylesheet links, `<svg>` and `<noscript>` — except a
+ * `<noscript>` holding a document (a heading or main landmark and real text), which is
+ * unwrapped: it is what a reader without JavaScript gets, and forum software serves whole
+ * threads there.
+ */
+function removeScriptsAndStyles(doc: DomDocument): void {
   let moved = false;
   for (const el of selectAll(
     doc,
     doc,
     tagIn('script', 'style', 'noscript', 'template', 'link', 'svg'),
   )) {
-    // A <noscript> holding a document (a heading or main landmark and real text) is what a
-    // reader without JavaScript gets: forum software serves whole threads there.
     if (
       el.nodeName === 'NOSCRIPT' &&
       el.parentNode &&
@@ -127,24 +153,48 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     el.remove();
   }
   if (moved) invalidateElements(doc);
-  moved = false;
+}
+
+/**
+ * Each `<pre>`: its language pinned (Readability strips classes), line-number gutters, copy
+ * buttons and copy labels beside it removed, terminal colouring undone. Returns the copy
+ * labels removed.
+ */
+function cleanCodeBlocks(doc: DomDocument): number {
+  let removed = 0;
+  // Boxes already searched for copy labels: the code blocks of one article share their
+  // ancestors, and searching those again for each block cost time in the square of them.
+  const searched = new Set<DomElement>();
   for (const pre of selectAll(doc, doc, tagIn('pre'))) {
     const lang = languageOfPre(pre);
     if (lang) pre.setAttribute(LANG_ATTR, lang);
-    // Line-number gutters and copy buttons are not code.
     for (const junk of elements(
       pre.querySelectorAll('button, .linenos, .lineno, .line-numbers-rows, .gutter'),
     ))
       junk.remove();
     removeLineNumbers(pre);
     unrenderTerminalMarkup(pre, lang);
-    stats.actions += removeCopyLabels(pre);
+    removed += removeCopyLabels(pre, searched);
   }
-  // One tag-only walk instead of class and descendant selectors (each a whole-tree walk that
-  // reads every element's class list): headings, links and table cells.
-  const headings: DomElement[] = [];
-  const anchors: DomElement[] = [];
-  const besideHeading: DomElement[] = [];
+  return removed;
+}
+
+interface HeadingsAndPermalinks {
+  /** h1–h6 in document order. */
+  readonly headings: DomElement[];
+  /** Links inside a heading or `dt`, or of a permalink class: permalink candidates. */
+  readonly anchors: DomElement[];
+  /** In-page links set beside the heading they point at. */
+  readonly besideHeading: DomElement[];
+}
+
+/**
+ * One tag-only walk instead of class and descendant selectors (each a whole-tree walk that
+ * reads every element's class list): headings, links and table cells. Line-number cells
+ * (`td.linenos`, `td.gutter`) are removed on the way.
+ */
+function findHeadingsAndPermalinks(doc: DomDocument): HeadingsAndPermalinks {
+  const found: HeadingsAndPermalinks = { headings: [], anchors: [], besideHeading: [] };
   const open: DomElement[] = [];
   for (const el of selectAll(
     doc,
@@ -154,21 +204,26 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     while (open.length > 0 && !open[open.length - 1]!.contains(el)) open.pop();
     const tag = el.nodeName;
     if (tag === 'A') {
-      if (open.length > 0 || PERMALINK_CLASS.test(classOf(el))) anchors.push(el);
-      else if (besideOwnHeading(el)) besideHeading.push(el);
+      if (open.length > 0 || PERMALINK_CLASS.test(classOf(el))) found.anchors.push(el);
+      else if (besideOwnHeading(el)) found.besideHeading.push(el);
     } else if (tag === 'TD') {
       if (GUTTER_CLASS.test(classOf(el))) el.remove();
     } else {
-      if (tag !== 'DT') headings.push(el);
+      if (tag !== 'DT') found.headings.push(el);
       open.push(el);
     }
   }
-  for (const h of headings) separateBoxedParts(doc, h);
-  for (const a of besideHeading) {
+  return found;
+}
+
+/** Heading permalinks, inside or beside their heading. Returns how many went. */
+function removePermalinks(doc: DomDocument, found: HeadingsAndPermalinks): number {
+  let removed = 0;
+  for (const a of found.besideHeading) {
     a.remove();
-    stats.anchors++;
+    removed++;
   }
-  for (const a of anchors) {
+  for (const a of found.anchors) {
     const text = textOf(a);
     const cls = classOf(a);
     if (
@@ -183,16 +238,24 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
       } else {
         a.remove();
       }
-      stats.anchors++;
+      removed++;
     }
   }
+  return removed;
+}
 
-  const body = doc.body;
-  if (!body) return stats;
-  // mdBook-style `<a href="#x"><h2>Title</h2></a>`: an in-page link around nothing but a
-  // heading is a permalink; the heading is content. A link to another page around a heading
-  // (a card) is unwrapped only off articles: on a listing the cards are the content, while
-  // on an article they are its related stories, which Readability drops as links.
+/**
+ * mdBook-style `<a href="#x"><h2>Title</h2></a>`: an in-page link around nothing but a
+ * heading is a permalink; the heading is content. A link to another page around a heading
+ * (a card) is unwrapped only off articles: on a listing the cards are the content, while
+ * on an article they are its related stories, which Readability drops as links.
+ */
+function unwrapHeadingLinks(
+  doc: DomDocument,
+  headings: readonly DomElement[],
+  options: CleanOptions,
+): void {
+  let moved = false;
   for (const h of headings) {
     const a = h.parentNode ? enclosingLink(h) : null;
     if (!a?.parentNode) continue;
@@ -205,97 +268,106 @@ export function cleanDocument(doc: DomDocument, options: CleanOptions = {}): Cle
     moved = true;
   }
   if (moved) invalidateElements(doc);
-  stats.feedback = removeFeedback(doc, body);
-  const sequenceLinks: DomElement[] = [];
-  const toggles: DomElement[] = [];
-  const screenReaderOnly: DomElement[] = [];
-  // The body's elements by id (the first of each), read in the same walk: menus are found by it.
-  const byId = new Map<string, DomElement>();
+}
+
+/** What the furniture walk collects for the rules that run after it. */
+interface FurnitureControls {
+  readonly sequenceLinks: DomElement[];
+  readonly toggles: DomElement[];
+  readonly screenReaderOnly: DomElement[];
+  /** The body's elements by id (the first of each): menus are found by it. */
+  readonly byId: Map<string, DomElement>;
+}
+
+/**
+ * One walk over the body: skip links, "Edit this page", per-post actions, breadcrumbs,
+ * pagination and share bars go; the controls later rules need (sequence links, menu toggles,
+ * screen-reader labels in controls, elements by id) are collected.
+ */
+function removeFurniture(doc: DomDocument, body: DomElement, stats: CleanStats): FurnitureControls {
+  const controls: FurnitureControls = {
+    sequenceLinks: [],
+    toggles: [],
+    screenReaderOnly: [],
+    byId: new Map(),
+  };
   for (const el of selectAll(doc, body, () => true)) {
     if (!el.parentNode) continue;
-    const cls = classOf(el);
     const id = el.id ?? '';
-    if (id !== '' && !byId.has(id)) byId.set(id, el);
+    if (id !== '' && !controls.byId.has(id)) controls.byId.set(id, el);
     const tag = el.nodeName;
-    if ((tag === 'A' || tag === 'BUTTON') && namesPanel(el)) toggles.push(el);
-    if (tag === 'A') {
-      if (isSequenceLink(el)) sequenceLinks.push(el);
-      const text = textOf(el);
-      const href = el.getAttribute('href') ?? '';
-      if ((href.startsWith('#') && SKIP_LINK.test(text)) || SKIP_CLASS.test(cls)) {
-        el.remove();
-        stats.skipLinks++;
-        continue;
-      }
-      if (EDIT_TEXT.test(text)) {
-        removeWithLonelyParent(el);
-        stats.editLinks++;
-        continue;
-      }
-      if (ACTION_TEXT.test(text) && !el.closest('p, li, td')) {
-        el.remove();
-        stats.actions++;
-      }
-      continue;
-    }
-    if (SKIP_CLASS.test(cls)) {
-      el.remove();
-      stats.skipLinks++;
-      continue;
-    }
-    if (
-      SCREEN_READER_CLASS.test(cls) &&
-      el.closest('a, button') !== null &&
-      shortText(el, SCREEN_READER_MAX_CHARS) !== undefined
-    ) {
-      // Removed after the menu and sequence rules, which recognise a control by its label.
-      screenReaderOnly.push(el);
-      continue;
-    }
-    if (
-      BREADCRUMB.test(cls) ||
-      BREADCRUMB.test(id) ||
-      /breadcrumb/i.test(el.getAttribute('aria-label') ?? '') ||
-      /BreadcrumbList/.test(el.getAttribute('itemtype') ?? '')
-    ) {
-      if (textLength(el) < 600) {
-        el.remove();
-        stats.breadcrumbs++;
-      }
-      continue;
-    }
-    if (
-      PAGINATION.test(cls) ||
-      (tag === 'NAV' &&
-        /pagination|docs pages|previous|next/i.test(el.getAttribute('aria-label') ?? ''))
-    ) {
-      if (textLength(el) < 300) {
-        el.remove();
-        stats.pagination++;
-      }
-      continue;
-    }
-    if (
-      (SHARE.test(cls) || SHARE.test(id)) &&
-      tag !== 'BODY' &&
-      tag !== 'MAIN' &&
-      tag !== 'ARTICLE'
-    ) {
-      const text = textOf(el);
-      if (text.length < 300 && (text === '' || SHARE_TEXT.test(text) || SHARE_TEXT.test(cls))) {
-        el.remove();
-        stats.share++;
-      }
-    }
+    if ((tag === 'A' || tag === 'BUTTON') && namesPanel(el)) controls.toggles.push(el);
+    if (tag === 'A') removeFurnitureLink(el, stats, controls);
+    else removeFurnitureBlock(el, tag, id, stats, controls);
   }
-  stats.pagination += removeSequenceBars(sequenceLinks);
-  stats.menus = removeScriptMenus(body, toggles, byId);
-  for (const el of screenReaderOnly) {
-    if (!body.contains(el)) continue;
+  return controls;
+}
+
+function removeFurnitureLink(a: DomElement, stats: CleanStats, controls: FurnitureControls): void {
+  if (isSequenceLink(a)) controls.sequenceLinks.push(a);
+  const text = textOf(a);
+  const href = a.getAttribute('href') ?? '';
+  if ((href.startsWith('#') && SKIP_LINK.test(text)) || SKIP_CLASS.test(classOf(a))) {
+    a.remove();
+    stats.skipLinks++;
+  } else if (EDIT_TEXT.test(text)) {
+    removeWithLonelyParent(a);
+    stats.editLinks++;
+  } else if (ACTION_TEXT.test(text) && !a.closest('p, li, td')) {
+    a.remove();
+    stats.actions++;
+  }
+}
+
+function removeFurnitureBlock(
+  el: DomElement,
+  tag: string,
+  id: string,
+  stats: CleanStats,
+  controls: FurnitureControls,
+): void {
+  const cls = classOf(el);
+  if (SKIP_CLASS.test(cls)) {
     el.remove();
-    stats.screenReaderOnly++;
+    stats.skipLinks++;
+  } else if (
+    SCREEN_READER_CLASS.test(cls) &&
+    el.closest('a, button') !== null &&
+    shortText(el, SCREEN_READER_MAX_CHARS) !== undefined
+  ) {
+    // Removed after the menu and sequence rules, which recognise a control by its label.
+    controls.screenReaderOnly.push(el);
+  } else if (
+    BREADCRUMB.test(cls) ||
+    BREADCRUMB.test(id) ||
+    /breadcrumb/i.test(el.getAttribute('aria-label') ?? '') ||
+    /BreadcrumbList/.test(el.getAttribute('itemtype') ?? '')
+  ) {
+    if (textLength(el) < 600) {
+      el.remove();
+      stats.breadcrumbs++;
+    }
+  } else if (
+    PAGINATION.test(cls) ||
+    (tag === 'NAV' &&
+      /pagination|docs pages|previous|next/i.test(el.getAttribute('aria-label') ?? ''))
+  ) {
+    if (textLength(el) < 300) {
+      el.remove();
+      stats.pagination++;
+    }
+  } else if (
+    (SHARE.test(cls) || SHARE.test(id)) &&
+    tag !== 'BODY' &&
+    tag !== 'MAIN' &&
+    tag !== 'ARTICLE'
+  ) {
+    const text = textOf(el);
+    if (text.length < 300 && (text === '' || SHARE_TEXT.test(text) || SHARE_TEXT.test(cls))) {
+      el.remove();
+      stats.share++;
+    }
   }
-  return stats;
 }
 
 /** Attributes by which a control names the element it opens: `aria-controls`, `data-*`. */
@@ -661,24 +733,27 @@ const COPY_TOOLBAR_MAX_CHARS = 60;
  * around it, every element whose whole text is a copy label. Readability drops the button and
  * keeps the tooltip's word.
  */
-function removeCopyLabels(pre: DomElement): number {
+function removeCopyLabels(pre: DomElement, searched: Set<DomElement>): number {
   let removed = 0;
   let inner: DomElement = pre;
   for (let level = 0; level < COPY_LABEL_LEVELS; level++) {
     const box = inner.parentElement;
     if (!box || box.nodeName === 'BODY') break;
+    const beside = inner;
+    inner = box;
+    if (searched.has(box)) continue;
+    searched.add(box);
     for (let el = box.firstElementChild; el; ) {
       const next = el.nextElementSibling;
       // A short box beside the block: the control itself, or a toolbar holding it.
       if (
-        el !== inner &&
+        el !== beside &&
         el.nodeName !== 'PRE' &&
         shortText(el, COPY_TOOLBAR_MAX_CHARS) !== undefined
       )
         removed += removeCopyLabelsIn(el);
       el = next;
     }
-    inner = box;
   }
   return removed;
 }
@@ -734,7 +809,6 @@ function removeWithLonelyParent(el: DomElement): void {
   else el.remove();
 }
 
-const FENCE_LINE = /^\s{0,3}(`{3,}|~{3,})/;
 const HEADING_TAIL = /\s+(?:¶|#+|🔗︎?|§|⚓|Permalink|Link to this heading)\s*$|(?:¶|🔗︎?|§|⚓)\s*$/u;
 const LINE_JUNK =
   /^(?:\[?(?:✏️?\s*)?(?:edit this page|edit on github|edit page|improve this page|suggest an edit|view page source|show source)\]?(?:\([^)]*\))?|skip to (?:main )?content|\[skip to (?:main )?content\]\(#[^)]*\))\s*$/i;
@@ -747,24 +821,15 @@ const LINE_JUNK =
 export function normalizeMarkdown(markdown: string): string {
   const lines = markdown.normalize('NFC').replace(/\r\n?/g, '\n').split('\n');
   const out: string[] = [];
-  let fence: string | undefined;
+  const fences = new FenceScanner();
   let blank = 0;
   for (const raw of lines) {
-    if (fence !== undefined) {
+    const role = fences.next(raw);
+    if (role === 'code' || role === 'close') {
       out.push(raw);
-      const m = FENCE_LINE.exec(raw);
-      if (
-        m?.[1] !== undefined &&
-        m[1][0] === fence[0] &&
-        m[1].length >= fence.length &&
-        raw.trim() === m[1]
-      )
-        fence = undefined;
       continue;
     }
-    const m = FENCE_LINE.exec(raw);
-    if (m?.[1] !== undefined) {
-      fence = m[1];
+    if (role === 'open') {
       blank = 0;
       out.push(raw.trimEnd());
       continue;

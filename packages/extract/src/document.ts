@@ -23,10 +23,17 @@ import { type TokenCounter, tiktokenCounter } from './tokens.js';
  * Bump when extraction output for the same HTML may change (it is part of every versionId).
  * 9: only http(s), mailto and relative links stay links (`href.ts`); `data:`, `vbscript:`,
  * `file:`, `blob:` and custom schemes keep their text only, as `javascript:` did before.
+ * 10: one fenced-code rule for every Markdown pass (`fence.ts`, CommonMark): a backtick line
+ * whose info string holds a backtick is text, a tab-indented marker is no fence, a marker with
+ * an info string does not close a block, and list items treat indented fences as code.
  */
-export const EXTRACTOR_VERSION = '9';
-/** Bump when chunk boundaries for the same Markdown may change (it is part of every versionId). */
-export const CHUNKER_VERSION = '4';
+export const EXTRACTOR_VERSION = '10';
+/**
+ * Bump when chunk boundaries for the same Markdown may change (it is part of every versionId).
+ * 5: fences by `fence.ts` (a tab-indented marker no longer closes a block; a backtick line
+ * with a backtick after it no longer stops the splitter).
+ */
+export const CHUNKER_VERSION = '5';
 
 export interface PrepareDocumentInput {
   readonly documentId: string;

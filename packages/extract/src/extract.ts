@@ -578,135 +578,192 @@ interface ExtractContext {
 function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): ExtractedPage {
   const { options } = cx;
   const strategy = options.strategy ?? 'auto';
-  const ratio = options.fallbackRatio ?? DEFAULT_FALLBACK_RATIO;
-  const { lang, canonicalUrl } = cx;
   const declared =
     strategy === 'auto' &&
     (options.articleGuard ?? true) &&
     cx.declaredArticle &&
     !cx.declaredOther;
-  let contents: DomElement[] = [];
-  if (strategy !== 'readability') {
-    cx.reveal();
-    cleanDocument(doc, {
-      unwrapLinkedHeadings: !(cx.declaredArticle && !cx.declaredOther),
-    });
-    protectContent(doc);
-    contents = markChildContents(doc, cx.url);
-    if (doc.body && CHOICE_SOURCE.test(html)) removeChoiceControls(doc, doc.body);
-    // A page whose source never names a caption or credit has no caption class to mark.
-    if (/caption|credit/i.test(html)) markCaptions(doc);
-    // Off declared articles only: on an article Readability's scoring reads the page around it.
-    if (doc.body && !declared) stripChrome(doc, doc.body);
-  }
+  const contents = strategy === 'readability' ? [] : prepareTree(doc, html, cx, declared);
+  const titles = readTitles(doc, html);
+  const rivals = strategy === 'readability' ? NO_RIVALS : findRivals(doc, strategy, declared);
+  const chosen = chooseRoot(doc, html, strategy, options, rivals, contents);
+  const { markdown, boilerplateRemoved } = renderRoot(chosen.root, strategy, cx);
+  const title =
+    strategy === 'readability'
+      ? (chosen.readabilityTitle ?? titles.ogTitle ?? titles.docTitle ?? '').trim()
+      : chosen.readabilityTitle?.replace(/\s+/g, ' ').trim() || titles.fallback;
+  const learned = options.titleAffixes ? stripTitleAffixes(title, options.titleAffixes) : title;
+  const { lang, canonicalUrl } = cx;
+  const { byline } = chosen;
+  return {
+    title,
+    rootTitle: titleRoot(learned, { siteName: titles.siteName, h1: titles.h1 }),
+    markdown,
+    method: chosen.method,
+    ...(lang ? { lang } : {}),
+    ...(canonicalUrl ? { canonicalUrl } : {}),
+    ...(byline ? { byline: byline.trim() } : {}),
+    boilerplateRemoved,
+  };
+}
+
+/**
+ * The tree rewrites every strategy but Readability alone makes before a root is chosen:
+ * streamed content revealed, furniture cleaned, content protected from Readability's class
+ * rules, child contents marked, choice controls and captions handled, chrome stripped off
+ * declared articles. Returns the contents lists Readability will be made to keep.
+ */
+function prepareTree(
+  doc: DomDocument,
+  html: string,
+  cx: ExtractContext,
+  declared: boolean,
+): DomElement[] {
+  cx.reveal();
+  cleanDocument(doc, { unwrapLinkedHeadings: !(cx.declaredArticle && !cx.declaredOther) });
+  protectContent(doc);
+  const contents = markChildContents(doc, cx.url);
+  if (doc.body && CHOICE_SOURCE.test(html)) removeChoiceControls(doc, doc.body);
+  // A page whose source never names a caption or credit has no caption class to mark.
+  if (/caption|credit/i.test(html)) markCaptions(doc);
+  // Off declared articles only: on an article Readability's scoring reads the page around it.
+  if (doc.body && !declared) stripChrome(doc, doc.body);
+  return contents;
+}
+
+interface PageTitles {
+  readonly docTitle: string;
+  readonly ogTitle: string | undefined;
+  readonly siteName: string | undefined;
+  readonly h1: string | undefined;
+  /** og:title, then the h1, then `<title>`: used when Readability finds none. */
+  readonly fallback: string;
+}
+
+/** Read before Readability runs: it moves the h1 and the head's metadata is read once. */
+function readTitles(doc: DomDocument, html: string): PageTitles {
   const docTitle = doc.head ? doc.title : '';
   const ogTitle = metaContent(doc, 'meta[property="og:title"]', { html }, 'og:title');
   const siteName = metaContent(doc, 'meta[property="og:site_name"]', { html }, 'og:site_name');
   const h1El = doc.querySelector('h1');
   const h1 = h1El ? textOf(h1El) : undefined;
-  const fallbackTitle = firstTitle([ogTitle, h1, docTitle]);
+  return { docTitle, ogTitle, siteName, h1, fallback: firstTitle([ogTitle, h1, docTitle]) };
+}
 
-  let container: DomElement | undefined;
-  let containerScore = 0;
-  let isArticle = declared;
-  let pickedEl: DomElement | undefined;
-  if (strategy !== 'readability') {
-    const picked = pickCandidate(doc);
-    pickedEl = picked?.el;
-    if (picked && isArticle && builtLikeReference(picked.el)) isArticle = false;
-    // Readability rewrites the tree, so the container is copied first, unless the article
-    // guard already rules it out.
-    if (picked && !isArticle) {
-      container = stripNonContent(picked.el.cloneNode(true) as DomElement);
-      containerScore = score(measure(container, picked.grid));
-    }
-  }
+/** What may replace Readability's choice: the container and a block of repeated items. */
+interface Rivals {
+  /** The semantic container, stripped, copied before Readability rewrites the tree. */
+  readonly container?: DomElement;
+  readonly containerScore: number;
+  /** A block of repeated items outside the container, stripped and copied. */
+  readonly region?: DomElement;
+  readonly regionScore: number;
+}
+
+const NO_RIVALS: Rivals = { containerScore: 0, regionScore: 0 };
+
+function findRivals(doc: DomDocument, strategy: ExtractStrategy, declared: boolean): Rivals {
+  const picked = pickCandidate(doc);
+  const isArticle = declared && !(picked && builtLikeReference(picked.el));
+  // Readability rewrites the tree, so the container is copied first, unless the article
+  // guard already rules it out.
+  const container =
+    picked && !isArticle ? stripNonContent(picked.el.cloneNode(true) as DomElement) : undefined;
+  const containerScore = container && picked ? score(measure(container, picked.grid)) : 0;
+  if (strategy !== 'auto' || isArticle || !doc.body)
+    return { container, containerScore, regionScore: 0 };
   // A block of repeated items (posts, rows, cards, sections) outside the container, or on a
   // page without one: of such pages Readability often keeps one post or a one-line intro. Its
-  // items are marked before Readability moves them (see below).
-  let region: DomElement | undefined;
-  let regionScore = 0;
-  if (strategy === 'auto' && !isArticle && doc.body) {
-    const found = findRepeatedRegion(doc.body);
-    if (
-      found &&
-      found.score >= 500 &&
-      !(container && pickedEl && containsOrIs(pickedEl, found.el))
-    ) {
-      region = stripNonContent(found.el.cloneNode(true) as DomElement);
-      regionScore = score(measure(region, true));
-    }
-  }
+  // items are marked before Readability moves them (see chooseRoot).
+  const found = findRepeatedRegion(doc.body);
+  if (!found || found.score < 500 || (container && picked && containsOrIs(picked.el, found.el)))
+    return { container, containerScore, regionScore: 0 };
+  const region = stripNonContent(found.el.cloneNode(true) as DomElement);
+  return { container, containerScore, region, regionScore: score(measure(region, true)) };
+}
 
-  let method: ExtractionMethod = 'readability';
-  let root: DomElement | undefined;
-  let readabilityTitle: string | undefined;
-  let byline: string | undefined;
-  if (strategy === 'container' && container) {
-    root = container;
-    method = 'container';
-  } else {
-    let article: ReturnType<Readability<DomElement>['parse']> = null;
-    // Readability drops link lists by their density: a chapter's contents goes back after it.
-    const copies = placeContents(doc, contents);
-    try {
-      article = new Readability<DomElement>(doc as never, {
-        serializer: (el) => el as unknown as DomElement,
-      }).parse();
-    } catch {
-      // Readability throws on some malformed trees (null parent in _grabArticle); fall through.
-      article = null;
-    }
-    readabilityTitle = article?.title ?? undefined;
-    byline = article?.byline ?? undefined;
-    const content = article?.content ?? undefined;
-    if (content) {
-      // Readability's choice gets the same chrome stripping as the container path.
-      root = strategy === 'readability' ? content : stripNonContent(content);
-      restoreContents(root, copies);
-      // Readability's choice, measured once for both comparisons.
-      let kept: number | undefined;
-      if (container && strategy === 'auto') {
-        kept = score(measure(root));
-        if (kept < ratio * containerScore) {
-          root = container;
-          method = 'container';
-        }
-      }
-      if (
-        region &&
-        method === 'readability' &&
-        (kept ?? score(measure(root))) < ratio * regionScore
-      ) {
-        // Readability kept one of the items (a thread's first post, one card): the block is
-        // the rest of it. Kept none: the items stand beside its choice, which gives way unless
-        // they are the comments under an article.
-        const holdsItem = root.querySelector(`[${ITEM_ATTR}]`) !== null;
-        if (holdsItem || !looksLikeComments(region)) {
-          root = region;
-          method = 'container';
-        }
-      }
-      if (container && strategy === 'auto' && method === 'readability') {
-        // Readability left out an introduction or whole sections the container holds.
-        const restored = restoreDroppedProse(root, container);
-        if (restored) {
-          root = restored;
-          method = 'container';
-        }
-      }
-    } else if (container) {
-      root = container;
-      method = 'container';
-    }
+interface ChosenRoot {
+  readonly root: DomElement | undefined;
+  readonly method: ExtractionMethod;
+  readonly readabilityTitle?: string;
+  readonly byline?: string;
+}
+
+/** Readability's choice, the container or the repeated block (docs/extract.md §2 step 4). */
+function chooseRoot(
+  doc: DomDocument,
+  html: string,
+  strategy: ExtractStrategy,
+  options: ExtractOptions,
+  rivals: Rivals,
+  contents: readonly DomElement[],
+): ChosenRoot {
+  const { container } = rivals;
+  if (strategy === 'container' && container) return { root: container, method: 'container' };
+  const ratio = options.fallbackRatio ?? DEFAULT_FALLBACK_RATIO;
+  // Readability drops link lists by their density: a chapter's contents goes back after it.
+  const copies = placeContents(doc, contents);
+  const article = runReadability(doc);
+  const readabilityTitle = article?.title ?? undefined;
+  const byline = article?.byline ?? undefined;
+  const found = {
+    ...(readabilityTitle !== undefined ? { readabilityTitle } : {}),
+    ...(byline !== undefined ? { byline } : {}),
+  };
+  const content = article?.content ?? undefined;
+  if (!content) {
+    if (container) return { root: container, method: 'container', ...found };
+    return { ...bodyRoot(html, strategy), ...found };
   }
-  if (!root) {
-    const body = parseDocument(html).body;
-    if (body) {
-      root = stripNonContent(body, strategy !== 'readability');
-      method = 'body';
-    }
+  // Readability's choice gets the same chrome stripping as the container path.
+  const root = strategy === 'readability' ? content : stripNonContent(content);
+  restoreContents(root, copies);
+  if (strategy !== 'auto') return { root, method: 'readability', ...found };
+  const { region } = rivals;
+  // Readability's choice, measured once for both comparisons.
+  const kept = container || region ? score(measure(root)) : 0;
+  if (container && kept < ratio * rivals.containerScore)
+    return { root: container, method: 'container', ...found };
+  if (region && kept < ratio * rivals.regionScore) {
+    // Readability kept one of the items (a thread's first post, one card): the block is
+    // the rest of it. Kept none: the items stand beside its choice, which gives way unless
+    // they are the comments under an article.
+    const holdsItem = root.querySelector(`[${ITEM_ATTR}]`) !== null;
+    if (holdsItem || !looksLikeComments(region))
+      return { root: region, method: 'container', ...found };
   }
+  // Readability left out an introduction or whole sections the container holds.
+  const restored = container ? restoreDroppedProse(root, container) : undefined;
+  if (restored) return { root: restored, method: 'container', ...found };
+  return { root, method: 'readability', ...found };
+}
+
+type ReadabilityArticle = ReturnType<Readability<DomElement>['parse']>;
+
+function runReadability(doc: DomDocument): ReadabilityArticle {
+  try {
+    return new Readability<DomElement>(doc as never, {
+      serializer: (el) => el as unknown as DomElement,
+    }).parse();
+  } catch {
+    // Readability throws on some malformed trees (null parent in _grabArticle); fall through.
+    return null;
+  }
+}
+
+/** Nothing chosen: the body of a fresh parse, stripped. */
+function bodyRoot(html: string, strategy: ExtractStrategy): ChosenRoot {
+  const body = parseDocument(html).body;
+  if (!body) return { root: undefined, method: 'readability' };
+  return { root: stripNonContent(body, strategy !== 'readability'), method: 'body' };
+}
+
+/** The chosen root's last furniture removed, links resolved, as normalised Markdown. */
+function renderRoot(
+  root: DomElement | undefined,
+  strategy: ExtractStrategy,
+  cx: ExtractContext,
+): { markdown: string; boilerplateRemoved: number } {
   if (root && strategy !== 'readability') {
     removePromoBlocks(root);
     removePostClutter(root);
@@ -715,26 +772,8 @@ function extractFrom(doc: DomDocument, html: string, cx: ExtractContext): Extrac
   }
   if (root) resolveLinks(root, cx.url);
   // The root is this call's own (Readability's output, a copy, or a fresh parse's body).
-  let markdown = root ? normalizeMarkdown(toMarkdown(root, { consume: true })) : '';
-  let boilerplateRemoved = 0;
-  if (options.boilerplate) {
-    const stripped = options.boilerplate.strip(markdown);
-    markdown = stripped.markdown;
-    boilerplateRemoved = stripped.removed;
-  }
-  const title =
-    strategy === 'readability'
-      ? (readabilityTitle ?? ogTitle ?? docTitle ?? '').trim()
-      : readabilityTitle?.replace(/\s+/g, ' ').trim() || fallbackTitle;
-  const learned = options.titleAffixes ? stripTitleAffixes(title, options.titleAffixes) : title;
-  return {
-    title,
-    rootTitle: titleRoot(learned, { siteName, h1 }),
-    markdown,
-    method,
-    ...(lang ? { lang } : {}),
-    ...(canonicalUrl ? { canonicalUrl } : {}),
-    ...(byline ? { byline: byline.trim() } : {}),
-    boilerplateRemoved,
-  };
+  const markdown = root ? normalizeMarkdown(toMarkdown(root, { consume: true })) : '';
+  if (!cx.options.boilerplate) return { markdown, boilerplateRemoved: 0 };
+  const stripped = cx.options.boilerplate.strip(markdown);
+  return { markdown: stripped.markdown, boilerplateRemoved: stripped.removed };
 }

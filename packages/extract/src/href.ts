@@ -1,3 +1,5 @@
+import { FenceScanner } from './fence.js';
+
 /**
  * Which link targets may stay links in chunk text. Chunks end up in prompts and in apps that
  * render Markdown, so a page must not be able to plant a `javascript:`, `data:`, `vbscript:`,
@@ -28,7 +30,6 @@ export function isLinkableImage(src: string): boolean {
   return scheme === undefined || IMAGE_SCHEMES.has(scheme);
 }
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 /** `[text](target "title")` and `![alt](target)`, one level of brackets inside the text. */
 const INLINE_LINK =
   /(!?)\[((?:[^[\]\\\n]|\\.|\[[^[\]\n]*\])*)\]\(\s*(<[^>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)(\s+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?\s*\)/g;
@@ -59,18 +60,9 @@ function unlinkLine(line: string): string {
  */
 export function unlinkUnsafeMarkdown(markdown: string): string {
   if (!/\]\(|\]:|<[a-z]/i.test(markdown)) return markdown;
-  let fence: string | undefined;
+  const fences = new FenceScanner();
   return markdown
     .split('\n')
-    .map((line) => {
-      const f = FENCE.exec(line);
-      if (f !== null) {
-        const marker = f[1]!;
-        if (fence === undefined) fence = marker;
-        else if (marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
-        return line;
-      }
-      return fence === undefined ? unlinkLine(line) : line;
-    })
+    .map((line) => (fences.next(line) === 'text' ? unlinkLine(line) : line))
     .join('\n');
 }

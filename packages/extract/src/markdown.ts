@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import TurndownService from 'turndown';
 import { classOf, type DomElement, type DomNode, isElement } from './dom.js';
+import { FenceScanner } from './fence.js';
 import { isLinkableHref, isLinkableImage } from './href.js';
 import { LEVEL_ATTR } from './protect.js';
 
@@ -216,25 +217,11 @@ function addCode(service: TurndownService): void {
 /** Indents continuation lines of a list item, except fenced code, which stays byte-exact. */
 function indentOutsideFences(content: string, width: number): string {
   const pad = ' '.repeat(width);
-  let fence: string | undefined;
+  const fences = new FenceScanner();
   return content
     .split('\n')
     .map((line, i) => {
-      const m = /^(`{3,}|~{3,})/.exec(line);
-      if (fence !== undefined) {
-        if (
-          m?.[1] !== undefined &&
-          m[1][0] === fence[0] &&
-          m[1].length >= fence.length &&
-          line.trim() === m[1]
-        )
-          fence = undefined;
-        return line;
-      }
-      if (m?.[1] !== undefined) {
-        fence = m[1];
-        return line;
-      }
+      if (fences.next(line) !== 'text') return line;
       return i === 0 || line === '' ? line : pad + line;
     })
     .join('\n');

@@ -1,4 +1,4 @@
-const FENCE = /^\s{0,3}(`{3,}|~{3,})/;
+import { FenceScanner } from './fence.js';
 
 /**
  * Plain text of ragfresh Markdown: link text without targets, no images, no autolinks, no
@@ -7,27 +7,11 @@ const FENCE = /^\s{0,3}(`{3,}|~{3,})/;
  */
 export function markdownToPlainText(markdown: string): string {
   const out: string[] = [];
-  let fence: string | undefined;
+  const fences = new FenceScanner();
   for (const line of markdown.split('\n')) {
-    const m = FENCE.exec(line);
-    if (fence !== undefined) {
-      if (
-        m?.[1] !== undefined &&
-        m[1][0] === fence[0] &&
-        m[1].length >= fence.length &&
-        line.trim() === m[1]
-      ) {
-        fence = undefined;
-        continue;
-      }
-      out.push(line);
-      continue;
-    }
-    if (m?.[1] !== undefined) {
-      fence = m[1];
-      continue;
-    }
-    out.push(inlineToText(line));
+    const role = fences.next(line);
+    if (role === 'code') out.push(line);
+    else if (role === 'text') out.push(inlineToText(line));
   }
   return out.join('\n');
 }

@@ -705,4 +705,19 @@ describe('A: a code block keeps its code, not the copy control drawn beside it',
     expect(md).not.toMatch(/^Copy$|^Copied!$/m);
     expect(md).toContain('Copy the snippet above into your shell.');
   });
+
+  it('drops every copy label when many code frames share one parent (each box searched once)', () => {
+    const frame = (i: number) =>
+      `<div class="code-frame"><div class="code-body"><pre><code>store.repair('replica-${i}')</code></pre></div><div class="toolbar"><button></button><div class="tooltip">Copy</div></div></div>`;
+    // Frames side by side, and bare blocks whose labels sit directly beside them in the shared box.
+    const bare = (i: number) => `<pre><code>store.check(${i})</code></pre><span>Copy code</span>`;
+    const html = shell(
+      '',
+      `<main><h1>Storage guide</h1>${prose('Intro', 3)}<div class="steps">${[0, 1, 2, 3].map(frame).join('')}${[0, 1, 2].map(bare).join('')}</div>${prose('Outro', 3)}</main>`,
+    );
+    const md = extractPage(html).markdown;
+    for (const i of [0, 1, 2, 3]) expect(md).toContain(`store.repair('replica-${i}')`);
+    for (const i of [0, 1, 2]) expect(md).toContain(`store.check(${i})`);
+    expect(md).not.toMatch(/^Copy$|^Copy code$/m);
+  });
 });

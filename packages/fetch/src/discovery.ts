@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import type { FetchValidators, IsoTime } from '@ragfresh/core';
-import { decodeBody } from './charset.js';
+import { decodeBody } from '@ragfresh/core';
 import { describeFetchFailure } from './describe.js';
 import type { Fetcher } from './fetcher.js';
 import type { FetchOutcome, OkResult } from './result.js';

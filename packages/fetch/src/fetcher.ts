@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import {
   type AcquisitionMode,
+  decodeBody,
   type FetchValidators,
   isRagfreshError,
   parseHttpUrl,
@@ -9,7 +10,6 @@ import {
 } from '@ragfresh/core';
 import { Agent, type Dispatcher, ProxyAgent } from 'undici';
 import { discard, isSupportedEncoding, parseContentEncoding, readBody } from './body.js';
-import { decodeBody } from './charset.js';
 import { conditionalHeaders, usableValidators, validatorsFrom } from './conditional.js';
 import {
   type BackoffPolicy,

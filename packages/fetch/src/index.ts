@@ -1,4 +1,3 @@
-export { type BodyReadResult, parseContentEncoding, readBody } from './body.js';
 export {
   type CharsetSource,
   charsetFromContentType,
@@ -7,7 +6,8 @@ export {
   detectCharset,
   encodingForLabel,
   metaCharset,
-} from './charset.js';
+} from '@ragfresh/core';
+export { type BodyReadResult, parseContentEncoding, readBody } from './body.js';
 export {
   conditionalHeaders,
   isWeakEtag,

@@ -1,5 +1,4 @@
-import type { AcquisitionMode, FetchValidators, IsoTime } from '@ragfresh/core';
-import type { CharsetSource } from './charset.js';
+import type { AcquisitionMode, CharsetSource, FetchValidators, IsoTime } from '@ragfresh/core';
 
 /** One redirect that was followed (or refused): the URL asked, its status and where it pointed. */
 export interface RedirectHop {

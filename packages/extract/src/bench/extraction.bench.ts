@@ -259,7 +259,11 @@ function measure(results: Results): void {
       .sort()
       .filter((_, i) => mine(i));
     for (const id of ids) {
-      const html = gunzipSync(readFileSync(join(dir, 'html', `${id}.html.gz`))).toString('utf8');
+      // The set's README: every page stored as UTF-8 (the header a server would have sent).
+      const html = decodeHtml(
+        gunzipSync(readFileSync(join(dir, 'html', `${id}.html.gz`))),
+        'text/html; charset=utf-8',
+      );
       const t = truth[id]!;
       detect(`scrapinghub/${id}`, html);
       inTurn([
