@@ -2,6 +2,8 @@
 // `refresh` runs one `refresh --all` through the CLI package's public API and reports its CPU
 // and peak RSS; `inspect` opens the same data dir read-only afterwards and reads what a reader
 // sees (the published epoch's chunks), so measuring the store never costs the refresh anything.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { CountingEmbeddings, FIELDS } from '@ragfresh/core';
 import { addChunk, type ChunkSnapshot } from './changed-chunks.ts';
 import { BENCH_DIMENSIONS } from './counting-embeddings.ts';
@@ -18,6 +20,8 @@ export interface RagfreshPhaseInput {
   readonly mode: 'refresh' | 'inspect';
   readonly dataDir: string;
   readonly sitemaps: readonly string[];
+  /** Refresh only: record a CPU profile of the measured section into this file. */
+  readonly profile?: string;
 }
 
 export interface RagfreshRefreshResult extends PhaseCost {
@@ -25,6 +29,40 @@ export interface RagfreshRefreshResult extends PhaseCost {
   readonly embedded: number;
   /** The engine's own report totals, for reference only. */
   readonly engineCounts: Record<string, number>;
+  /** Sampled every 250 ms during the work: where the resident memory sat at its highest. */
+  readonly memory: MemorySample;
+}
+
+/** MiB: RSS split into V8's heap, ArrayBuffers/external, and the rest (native libraries' heaps, code). */
+export interface MemorySample {
+  readonly rssMiB: number;
+  readonly heapTotalMiB: number;
+  readonly heapUsedMiB: number;
+  readonly externalMiB: number;
+}
+
+/** The sample with the highest RSS while `work` runs. */
+async function sampledPeak<T>(work: () => Promise<T>): Promise<{ result: T; peak: MemorySample }> {
+  const MiB = 1024 * 1024;
+  let peak: MemorySample = { rssMiB: 0, heapTotalMiB: 0, heapUsedMiB: 0, externalMiB: 0 };
+  const sample = () => {
+    const m = process.memoryUsage();
+    if (m.rss / MiB > peak.rssMiB)
+      peak = {
+        rssMiB: m.rss / MiB,
+        heapTotalMiB: m.heapTotal / MiB,
+        heapUsedMiB: m.heapUsed / MiB,
+        externalMiB: m.external / MiB,
+      };
+  };
+  const timer = setInterval(sample, 250);
+  try {
+    const result = await work();
+    sample();
+    return { result, peak };
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 export interface RagfreshInspectResult {
@@ -51,15 +89,26 @@ async function open(input: RagfreshPhaseInput, readOnly: boolean) {
 async function refresh(input: RagfreshPhaseInput): Promise<RagfreshRefreshResult> {
   const { rt, embeddings } = await open(input, false);
   const before = embeddings.texts;
+  const profiler = input.profile === undefined ? undefined : new Session();
+  if (profiler !== undefined) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
   const stop = startPhase();
-  const report = await rt.engine.refresh({ all: true });
+  const { result: report, peak } = await sampledPeak(() => rt.engine.refresh({ all: true }));
   const cost = stop();
+  if (profiler !== undefined && input.profile !== undefined) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(input.profile, JSON.stringify(profile));
+    profiler.disconnect();
+  }
   const embedded = embeddings.texts - before;
   await rt.close();
   const engineCounts: Record<string, number> = {};
   for (const [k, v] of Object.entries(report.totals as object))
     if (typeof v === 'number') engineCounts[k] = v;
-  return { ...cost, peakRssMiB: peakRssMiB(), embedded, engineCounts };
+  return { ...cost, peakRssMiB: peakRssMiB(), embedded, engineCounts, memory: peak };
 }
 
 async function inspect(input: RagfreshPhaseInput): Promise<RagfreshInspectResult> {

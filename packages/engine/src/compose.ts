@@ -72,7 +72,7 @@ export interface EnginePorts {
   /** Closed by `ComposedEngine.close`. */
   readonly state: StateStore;
   readonly embeddings: EmbeddingsInterface;
-  /** Raw snapshots, for re-extraction without network. */
+  /** Raw snapshots, for re-extraction without network. Closed by `ComposedEngine.close`. */
   readonly snapshots?: RawSnapshotStore;
   /** Tombstones mirrored outside the state store (read back by `recover`). */
   readonly tombstones?: TombstoneMirror;
@@ -251,6 +251,7 @@ export async function composeEngine(
       async close() {
         await ownPublisher?.close();
         await ownFetcher.close();
+        await ports.snapshots?.close();
         await connector.close();
         await state.close();
       },
@@ -258,6 +259,7 @@ export async function composeEngine(
   } catch (err) {
     await publisher?.close().catch(() => {});
     await fetcher?.close().catch(() => {});
+    await ports.snapshots?.close().catch(() => {});
     await connector.close().catch(() => {});
     await state.close().catch(() => {});
     throw err;
