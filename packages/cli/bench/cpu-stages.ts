@@ -1,9 +1,13 @@
 // Where a phase's CPU goes, by pipeline stage: the refresh phase records a V8 CPU profile of its
-// measured section (inspector Profiler, main thread only), and this attributes every sample to
-// the stage of the nearest frame on its stack, from the leaf up, that a rule below recognises
-// (node internals and unrecognised frames pass the sample to their caller). What the main
-// thread did not do — LanceDB's native threads, libuv's pool (gzip of snapshots, fs), V8's
-// helper threads — is the process CPU minus the profile's busy time.
+// measured section (inspector Profiler, main thread only) and the main thread's own CPU time
+// (/proc/self/task/<pid>/stat). This attributes every non-idle sample to the stage of the
+// nearest frame on its stack, from the leaf up, that a rule below recognises (node internals
+// and unrecognised frames pass the sample to their caller), and shares the main thread's CPU
+// out by sample counts: a sample's time delta is wall time, which on a loaded machine includes
+// the time the thread waited for a core. What the main thread did not do — LanceDB's native
+// threads, libuv's pool (gzip of snapshots, fs), V8's helper threads — is the process CPU
+// minus the main thread's.
+import { readFileSync } from 'node:fs';
 
 /** The subset of `Profiler.Profile` this reads. */
 export interface CpuProfile {
@@ -43,10 +47,18 @@ const OTHER = 'unattributed (node internals, V8 native)';
 
 export interface StageRow {
   readonly stage: string;
-  readonly cpuMs: number;
+  /** Non-idle samples on the main thread attributed to the stage. */
+  readonly samples: number;
 }
 
-/** Main-thread busy ms by stage (idle samples dropped), largest first. */
+/** CPU ms of this process's main thread so far (utime + stime of its task, 10 ms ticks). */
+export function mainThreadCpuMs(): number {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Main-thread samples by stage (idle samples dropped), largest first. */
 export function stagesOf(profile: CpuProfile): StageRow[] {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -72,29 +84,35 @@ export function stagesOf(profile: CpuProfile): StageRow[] {
     stageOfNode.set(id, resolved);
     return resolved;
   };
-  const us = new Map<string, number>();
-  profile.samples.forEach((id, i) => {
+  const counts = new Map<string, number>();
+  for (const id of profile.samples) {
     const stage = classify(id);
-    if (stage === null) return;
-    us.set(stage, (us.get(stage) ?? 0) + (profile.timeDeltas[i] ?? 0));
-  });
-  return [...us]
-    .map(([stage, t]) => ({ stage, cpuMs: t / 1000 }))
-    .sort((a, b) => b.cpuMs - a.cpuMs);
+    if (stage !== null) counts.set(stage, (counts.get(stage) ?? 0) + 1);
+  }
+  return [...counts]
+    .map(([stage, samples]) => ({ stage, samples }))
+    .sort((a, b) => b.samples - a.samples);
 }
 
-/** The stage table: ms per page and share of the process CPU, with the other threads' row. */
+/**
+ * The stage table: ms per page and share of the process CPU, the main thread's CPU shared out by
+ * samples, with the other threads' row.
+ */
 export function stageTable(
   rows: readonly StageRow[],
-  processCpuMs: number,
+  cost: { readonly processCpuMs: number; readonly mainThreadCpuMs: number },
   pages: number,
 ): string[][] {
-  const main = rows.reduce((a, r) => a + r.cpuMs, 0);
+  const { processCpuMs } = cost;
+  const total = rows.reduce((a, r) => a + r.samples, 0);
   const all = [
-    ...rows,
+    ...rows.map((r) => ({
+      stage: r.stage,
+      cpuMs: total === 0 ? 0 : (cost.mainThreadCpuMs * r.samples) / total,
+    })),
     {
       stage: 'other threads (LanceDB native, libuv pool: gzip + fs, V8 helpers)',
-      cpuMs: Math.max(0, processCpuMs - main),
+      cpuMs: Math.max(0, processCpuMs - cost.mainThreadCpuMs),
     },
   ];
   return all.map((r) => [

@@ -4,9 +4,11 @@
 // sees (the published epoch's chunks), so measuring the store never costs the refresh anything.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { CountingEmbeddings, FIELDS } from '@ragfresh/core';
 import { addChunk, type ChunkSnapshot } from './changed-chunks.ts';
 import { BENCH_DIMENSIONS } from './counting-embeddings.ts';
+import { mainThreadCpuMs } from './cpu-stages.ts';
 import {
   type PhaseCost,
   peakRssMiB,
@@ -31,6 +33,8 @@ export interface RagfreshRefreshResult extends PhaseCost {
   readonly engineCounts: Record<string, number>;
   /** Sampled every 250 ms during the work: where the resident memory sat at its highest. */
   readonly memory: MemorySample;
+  /** CPU of the main (JavaScript) thread alone during the work; the rest ran on other threads. */
+  readonly mainThreadCpuMs: number;
 }
 
 /** MiB: RSS split into V8's heap, ArrayBuffers/external, and the rest (native libraries' heaps, code). */
@@ -96,8 +100,10 @@ async function refresh(input: RagfreshPhaseInput): Promise<RagfreshRefreshResult
     await profiler.post('Profiler.start');
   }
   const stop = startPhase();
+  const main0 = mainThreadCpuMs();
   const { result: report, peak } = await sampledPeak(() => rt.engine.refresh({ all: true }));
   const cost = stop();
+  const mainMs = mainThreadCpuMs() - main0;
   if (profiler !== undefined && input.profile !== undefined) {
     const { profile } = await profiler.post('Profiler.stop');
     writeFileSync(input.profile, JSON.stringify(profile));
@@ -108,7 +114,14 @@ async function refresh(input: RagfreshPhaseInput): Promise<RagfreshRefreshResult
   const engineCounts: Record<string, number> = {};
   for (const [k, v] of Object.entries(report.totals as object))
     if (typeof v === 'number') engineCounts[k] = v;
-  return { ...cost, peakRssMiB: peakRssMiB(), embedded, engineCounts, memory: peak };
+  return {
+    ...cost,
+    peakRssMiB: peakRssMiB(),
+    embedded,
+    engineCounts,
+    memory: peak,
+    mainThreadCpuMs: mainMs,
+  };
 }
 
 async function inspect(input: RagfreshPhaseInput): Promise<RagfreshInspectResult> {
@@ -148,8 +161,11 @@ async function inspect(input: RagfreshPhaseInput): Promise<RagfreshInspectResult
       liveBytes,
       epoch,
       // Connector options are open-ended (any store's package reads its own); LanceDB's is a path.
-      ...(connector.store === 'lancedb' && typeof connector.path === 'string'
-        ? { lancePath: connector.path }
+      ...(connector.store === 'lancedb'
+        ? {
+            lancePath:
+              typeof connector.path === 'string' ? connector.path : join(input.dataDir, 'lancedb'),
+          }
         : {}),
       ...(state.startsWith('sqlite:') ? { statePath: state.slice('sqlite:'.length) } : {}),
     };

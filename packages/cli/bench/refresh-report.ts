@@ -22,8 +22,9 @@ export interface RagfreshRound extends RagfreshRefreshResult {
 /** One cold ingest under the CPU profiler (not a measured round). */
 export interface ProfiledCold {
   readonly pages: number;
-  /** The profiled process's CPU (profiler overhead included). */
+  /** The profiled process's CPU (profiler overhead included), and its main thread's. */
   readonly cpuMs: number;
+  readonly mainThreadCpuMs: number;
   readonly stages: readonly StageRow[];
 }
 
@@ -290,11 +291,11 @@ export function issue37Lines(
 /** The stage table of one profiled cold ingest. */
 export function stagesReport(p: ProfiledCold): string {
   return [
-    `cold CPU by stage, ${p.pages} pages (a separate cold ingest under the V8 profiler: ${f(p.cpuMs / p.pages, 2)} ms CPU per page with the profiler's overhead; main-thread samples attributed to the nearest recognised frame)`,
+    `cold CPU by stage, ${p.pages} pages (a separate cold ingest under the V8 profiler: ${f(p.cpuMs / p.pages, 2)} ms CPU per page with the profiler's overhead; the main thread's CPU shared out by its samples, each attributed to the nearest recognised frame)`,
     '',
     table(
       ['stage', 'CPU ms/page', 'share of process CPU'],
-      stageTable(p.stages, p.cpuMs, p.pages),
+      stageTable(p.stages, { processCpuMs: p.cpuMs, mainThreadCpuMs: p.mainThreadCpuMs }, p.pages),
       1,
     ),
   ].join('\n');

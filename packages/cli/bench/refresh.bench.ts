@@ -10,7 +10,8 @@
 //
 // SIZES=1000 (or --sizes=1000,5000) picks sizes; HOSTS, EDIT_SHARE, CLI_RUNS, LANGCHAIN=0
 // (ragfresh only), LANGCHAIN_MAX (the largest size the baseline runs at; default 10000: its
-// in-memory store needs GiBs beyond), PROFILE_SIZES (default: the smallest size; 0 = none),
+// in-memory store needs GiBs beyond), ROUNDS (cold,no-change,edit: the rounds to run, in that
+// order), LC_ROUNDS (the rounds the baseline runs; default all of ROUNDS), PROFILE_SIZES (default: the smallest size; 0 = none),
 // LC_CHUNK_SIZE / LC_CHUNK_OVERLAP tune the run.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -62,6 +63,11 @@ const EDIT_SHARE = positive('EDIT_SHARE', '0.01');
 const CLI_RUNS = positive('CLI_RUNS', '5');
 const LANGCHAIN = option('LANGCHAIN', '1') !== '0';
 const LANGCHAIN_MAX = positive('LANGCHAIN_MAX', '10000');
+const ALL_ROUNDS = ['cold', 'no-change', 'edit'] as const satisfies readonly RoundName[];
+const ROUNDS = option('ROUNDS', ALL_ROUNDS.join(',')).split(',');
+const LC_ROUNDS = option('LC_ROUNDS', ROUNDS.join(',')).split(',');
+if ([...ROUNDS, ...LC_ROUNDS].some((r) => !(ALL_ROUNDS as readonly string[]).includes(r)))
+  throw new Error(`ROUNDS and LC_ROUNDS name rounds of ${ALL_ROUNDS.join(', ')}`);
 const PROFILE_SIZES = option('PROFILE_SIZES', String(Math.min(...SIZES)))
   .split(',')
   .map((s) => Number(s.trim()))
@@ -103,7 +109,7 @@ async function benchSize(size: number): Promise<{ rows: RoundRow[]; profiled?: P
   let lcBefore: ChunkSnapshot = {};
   let profiled: ProfiledCold | undefined;
   try {
-    for (const round of ['cold', 'no-change', 'edit'] as const satisfies readonly RoundName[]) {
+    for (const round of ALL_ROUNDS.filter((r) => ROUNDS.includes(r))) {
       let editedPages = 0;
       if (round === 'edit') {
         // One paragraph of every 100th page (for 1 %), spread over every host.
@@ -125,8 +131,10 @@ async function benchSize(size: number): Promise<{ rows: RoundRow[]; profiled?: P
         rfInput('refresh'),
         heavyProcessTuning(),
       );
+      // Each phase's figures as they come, so a run stopped part-way still says what it measured.
+      const m = refresh.memory;
       progress(
-        `${label}: ragfresh ${(refresh.cpuMs / 1000).toFixed(1)} s CPU; inspecting the store`,
+        `${label}: ragfresh ${(refresh.cpuMs / 1000).toFixed(1)} s CPU (${(refresh.cpuMs / urls.length).toFixed(2)} ms/page, main thread ${(refresh.mainThreadCpuMs / urls.length).toFixed(2)}), peak RSS ${refresh.peakRssMiB.toFixed(0)} MiB (highest sample ${m.rssMiB.toFixed(0)} = heap ${m.heapTotalMiB.toFixed(0)} + external ${m.externalMiB.toFixed(0)} + other ${(m.rssMiB - m.heapTotalMiB - m.externalMiB).toFixed(0)}); inspecting the store`,
       );
       const inspect = await runPhaseProcess<RagfreshInspectResult>(
         RAGFRESH_PHASE,
@@ -161,7 +169,7 @@ async function benchSize(size: number): Promise<{ rows: RoundRow[]; profiled?: P
       };
       rfBefore = inspect.snapshot;
       let langchain: RoundRow['langchain'];
-      if (LANGCHAIN && size <= LANGCHAIN_MAX) {
+      if (LANGCHAIN && size <= LANGCHAIN_MAX && LC_ROUNDS.includes(round)) {
         progress(`${label}: LangChain pipeline`);
         const lc = await runPhaseProcess<LangChainPhaseResult>(LANGCHAIN_PHASE, lcInput);
         langchain = { ...lc, changedChunks: changedChunks(lcBefore, lc.snapshot) };
@@ -190,7 +198,12 @@ async function benchSize(size: number): Promise<{ rows: RoundRow[]; profiled?: P
       const stages: StageRow[] = stagesOf(
         JSON.parse(readFileSync(profilePath, 'utf8')) as CpuProfile,
       );
-      profiled = { pages: urls.length, cpuMs: cold.cpuMs, stages };
+      profiled = {
+        pages: urls.length,
+        cpuMs: cold.cpuMs,
+        mainThreadCpuMs: cold.mainThreadCpuMs,
+        stages,
+      };
     }
   } finally {
     await sim.stop();
