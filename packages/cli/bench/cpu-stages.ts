@@ -7,7 +7,7 @@
 // the time the thread waited for a core. What the main thread did not do — LanceDB's native
 // threads, libuv's pool (gzip of snapshots, fs), V8's helper threads — is the process CPU
 // minus the main thread's.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** The subset of `Profiler.Profile` this reads. */
 export interface CpuProfile {
@@ -45,6 +45,14 @@ const STAGES: readonly (readonly [stage: string, test: RegExp])[] = [
 
 const OTHER = 'unattributed (node internals, V8 native)';
 
+/** What a thread name stands for (Linux `comm`, digits stripped). */
+function THREAD_NAMES(name: string): string {
+  if (/^V8 DefaultWorke/.test(name)) return `${name} (V8: concurrent GC, background compile)`;
+  if (/^libuv-worker/.test(name)) return `${name} (libuv pool: gzip of snapshots, fs, crypto)`;
+  if (/^tokio|^lance|^lancedb/i.test(name)) return `${name} (LanceDB native)`;
+  return name;
+}
+
 export interface StageRow {
   readonly stage: string;
   /** Non-idle samples on the main thread attributed to the stage. */
@@ -56,6 +64,37 @@ export function mainThreadCpuMs(): number {
   const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** CPU ms so far of every thread of this process, summed by thread name (`comm`). */
+export function threadCpuMs(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/self/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const key = tid === String(process.pid) ? 'main' : name.replace(/[-_ ]?\d+$/, '');
+    out.set(key, (out.get(key) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10);
+  }
+  return out;
+}
+
+/** What each thread group spent between two `threadCpuMs` readings (threads that ended are lost). */
+export function threadDelta(
+  before: ReadonlyMap<string, number>,
+  after: ReadonlyMap<string, number>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of after) {
+    const d = v - (before.get(k) ?? 0);
+    if (d > 0 && k !== 'main') out[k] = d;
+  }
+  return out;
 }
 
 /** Main-thread samples by stage (idle samples dropped), largest first. */
@@ -100,19 +139,30 @@ export function stagesOf(profile: CpuProfile): StageRow[] {
  */
 export function stageTable(
   rows: readonly StageRow[],
-  cost: { readonly processCpuMs: number; readonly mainThreadCpuMs: number },
+  cost: {
+    readonly processCpuMs: number;
+    readonly mainThreadCpuMs: number;
+    /** Other threads' CPU by thread name, when known. */
+    readonly threads?: Readonly<Record<string, number>>;
+  },
   pages: number,
 ): string[][] {
   const { processCpuMs } = cost;
   const total = rows.reduce((a, r) => a + r.samples, 0);
+  const others = Object.entries(cost.threads ?? {}).sort((a, b) => b[1] - a[1]);
+  const named = others.reduce((a, [, v]) => a + v, 0);
   const all = [
     ...rows.map((r) => ({
-      stage: r.stage,
+      stage: `main thread: ${r.stage}`,
       cpuMs: total === 0 ? 0 : (cost.mainThreadCpuMs * r.samples) / total,
     })),
+    ...others.map(([name, cpuMs]) => ({ stage: `thread ${THREAD_NAMES(name)}`, cpuMs })),
     {
-      stage: 'other threads (LanceDB native, libuv pool: gzip + fs, V8 helpers)',
-      cpuMs: Math.max(0, processCpuMs - cost.mainThreadCpuMs),
+      stage:
+        others.length === 0
+          ? 'other threads (LanceDB native, libuv pool: gzip + fs, V8 helpers)'
+          : 'other threads, ended before the end of the phase',
+      cpuMs: Math.max(0, processCpuMs - cost.mainThreadCpuMs - named),
     },
   ];
   return all.map((r) => [

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { CountingEmbeddings, FIELDS } from '@ragfresh/core';
 import { addChunk, type ChunkSnapshot } from './changed-chunks.ts';
 import { BENCH_DIMENSIONS } from './counting-embeddings.ts';
-import { mainThreadCpuMs } from './cpu-stages.ts';
+import { mainThreadCpuMs, threadCpuMs, threadDelta } from './cpu-stages.ts';
 import {
   type PhaseCost,
   peakRssMiB,
@@ -35,6 +35,8 @@ export interface RagfreshRefreshResult extends PhaseCost {
   readonly memory: MemorySample;
   /** CPU of the main (JavaScript) thread alone during the work; the rest ran on other threads. */
   readonly mainThreadCpuMs: number;
+  /** The other threads' CPU during the work, by thread name. */
+  readonly threads: Record<string, number>;
 }
 
 /** MiB: RSS split into V8's heap, ArrayBuffers/external, and the rest (native libraries' heaps, code). */
@@ -101,9 +103,11 @@ async function refresh(input: RagfreshPhaseInput): Promise<RagfreshRefreshResult
   }
   const stop = startPhase();
   const main0 = mainThreadCpuMs();
+  const threads0 = threadCpuMs();
   const { result: report, peak } = await sampledPeak(() => rt.engine.refresh({ all: true }));
   const cost = stop();
   const mainMs = mainThreadCpuMs() - main0;
+  const threads = threadDelta(threads0, threadCpuMs());
   if (profiler !== undefined && input.profile !== undefined) {
     const { profile } = await profiler.post('Profiler.stop');
     writeFileSync(input.profile, JSON.stringify(profile));
@@ -121,6 +125,7 @@ async function refresh(input: RagfreshPhaseInput): Promise<RagfreshRefreshResult
     engineCounts,
     memory: peak,
     mainThreadCpuMs: mainMs,
+    threads,
   };
 }
 

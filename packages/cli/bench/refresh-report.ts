@@ -25,6 +25,7 @@ export interface ProfiledCold {
   /** The profiled process's CPU (profiler overhead included), and its main thread's. */
   readonly cpuMs: number;
   readonly mainThreadCpuMs: number;
+  readonly threads: Readonly<Record<string, number>>;
   readonly stages: readonly StageRow[];
 }
 
@@ -295,7 +296,11 @@ export function stagesReport(p: ProfiledCold): string {
     '',
     table(
       ['stage', 'CPU ms/page', 'share of process CPU'],
-      stageTable(p.stages, { processCpuMs: p.cpuMs, mainThreadCpuMs: p.mainThreadCpuMs }, p.pages),
+      stageTable(
+        p.stages,
+        { processCpuMs: p.cpuMs, mainThreadCpuMs: p.mainThreadCpuMs, threads: p.threads },
+        p.pages,
+      ),
       1,
     ),
   ].join('\n');

@@ -202,6 +202,7 @@ async function benchSize(size: number): Promise<{ rows: RoundRow[]; profiled?: P
         pages: urls.length,
         cpuMs: cold.cpuMs,
         mainThreadCpuMs: cold.mainThreadCpuMs,
+        threads: cold.threads,
         stages,
       };
     }
