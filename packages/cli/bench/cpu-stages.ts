@@ -47,7 +47,10 @@ const OTHER = 'unattributed (node internals, V8 native)';
 
 /** What a thread name stands for (Linux `comm`, digits stripped). */
 function THREAD_NAMES(name: string): string {
-  if (/^V8 DefaultWorke/.test(name)) return `${name} (V8: concurrent GC, background compile)`;
+  // Node names V8's platform worker threads after the process ("node").
+  if (/^V8 DefaultWorke|^node$/.test(name))
+    return `${name} (V8 platform workers: concurrent and parallel GC, background compile)`;
+  if (/^v8:ProfEvntProc/.test(name)) return `${name} (the CPU profiler itself)`;
   if (/^libuv-worker/.test(name)) return `${name} (libuv pool: gzip of snapshots, fs, crypto)`;
   if (/^tokio|^lance|^lancedb/i.test(name)) return `${name} (LanceDB native)`;
   return name;
