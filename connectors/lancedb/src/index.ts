@@ -42,7 +42,23 @@ export interface LanceDbConnectorOptions {
    * A reader holds the version it started a query on; this is how long such a query may run.
    */
   readonly retainVersionsMs?: number;
+  /**
+   * Bytes LanceDB may keep in its index cache (default 64 MiB; LanceDB's own default is 6 GiB).
+   * Index pages read by filtered calls are cached here; the document index of a table of
+   * millions of chunks is a few MiB.
+   */
+  readonly indexCacheBytes?: number;
+  /**
+   * Bytes LanceDB may keep in its metadata cache (default 64 MiB; LanceDB's own default is
+   * 1 GiB). Every commit adds a manifest and file metadata that readers at consistency 0 load,
+   * so unbounded this cache grows with the writes of a long run (issue 37).
+   */
+  readonly metadataCacheBytes?: number;
 }
+
+/** The connector's cache bounds when the options give none (see `LanceDbConnectorOptions`). */
+export const DEFAULT_INDEX_CACHE_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_METADATA_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** What the connector's automatic maintenance did since `open` (for benchmarks and tests). */
 export interface LanceDbMaintenanceStats {
@@ -288,7 +304,12 @@ export class LanceDbConnector extends Connector {
         },
       );
     }
-    for (const key of ['compactAtFragments', 'retainVersionsMs'] as const) {
+    for (const key of [
+      'compactAtFragments',
+      'retainVersionsMs',
+      'indexCacheBytes',
+      'metadataCacheBytes',
+    ] as const) {
       const value = options[key];
       if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
         throw new RagfreshError(
@@ -492,7 +513,11 @@ export class LanceDbConnector extends Connector {
     const path = this.#options.path;
     let db: lancedb.Connection;
     try {
-      db = await lancedb.connect(path, { readConsistencyInterval: 0 });
+      const session = new lancedb.Session(
+        BigInt(this.#options.indexCacheBytes ?? DEFAULT_INDEX_CACHE_BYTES),
+        BigInt(this.#options.metadataCacheBytes ?? DEFAULT_METADATA_CACHE_BYTES),
+      );
+      db = await lancedb.connect(path, { readConsistencyInterval: 0, session });
       await db.tableNames();
     } catch (err) {
       throw this.error(
@@ -902,6 +927,8 @@ export function createConnector(
     maxWriteBatch: 'integer',
     compactAtFragments: 'integer',
     retainVersionsMs: 'integer',
+    indexCacheBytes: 'integer',
+    metadataCacheBytes: 'integer',
   } as const;
   const given = checkConnectorOptions<LanceDbConnectorOptions>('lancedb', options, spec);
   return buildConnector(

@@ -77,6 +77,8 @@ export class RagfreshPipeline {
         warn() {},
         progress: () => progress.onPage?.(),
         done() {},
+        heartbeat() {},
+        heartbeatMs: 60_000,
       },
     });
     return new RagfreshPipeline(rt, embeddings);

@@ -90,6 +90,20 @@ export function diskBytes(path: string): number {
   return total;
 }
 
+/** Regular files in a directory tree (0 if absent): the raw snapshot layout's file count. */
+export function fileCount(path: string): number {
+  let stat: ReturnType<typeof lstatSync>;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    return 0;
+  }
+  if (!stat.isDirectory()) return 1;
+  let n = 0;
+  for (const entry of readdirSync(path)) n += fileCount(join(path, entry));
+  return n;
+}
+
 /** CPU ms of this process's waited-for children so far (`cutime + cstime`, 10 ms ticks). */
 function childrenCpuMs(): number {
   const stat = readFileSync('/proc/self/stat', 'utf8');

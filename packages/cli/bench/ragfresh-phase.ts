@@ -2,9 +2,13 @@
 // `refresh` runs one `refresh --all` through the CLI package's public API and reports its CPU
 // and peak RSS; `inspect` opens the same data dir read-only afterwards and reads what a reader
 // sees (the published epoch's chunks), so measuring the store never costs the refresh anything.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import { CountingEmbeddings, FIELDS } from '@ragfresh/core';
 import { addChunk, type ChunkSnapshot } from './changed-chunks.ts';
 import { BENCH_DIMENSIONS } from './counting-embeddings.ts';
+import { mainThreadCpuMs, threadCpuMs, threadDelta } from './cpu-stages.ts';
 import {
   type PhaseCost,
   peakRssMiB,
@@ -18,6 +22,8 @@ export interface RagfreshPhaseInput {
   readonly mode: 'refresh' | 'inspect';
   readonly dataDir: string;
   readonly sitemaps: readonly string[];
+  /** Refresh only: record a CPU profile of the measured section into this file. */
+  readonly profile?: string;
 }
 
 export interface RagfreshRefreshResult extends PhaseCost {
@@ -25,6 +31,44 @@ export interface RagfreshRefreshResult extends PhaseCost {
   readonly embedded: number;
   /** The engine's own report totals, for reference only. */
   readonly engineCounts: Record<string, number>;
+  /** Sampled every 250 ms during the work: where the resident memory sat at its highest. */
+  readonly memory: MemorySample;
+  /** CPU of the main (JavaScript) thread alone during the work; the rest ran on other threads. */
+  readonly mainThreadCpuMs: number;
+  /** The other threads' CPU during the work, by thread name. */
+  readonly threads: Record<string, number>;
+}
+
+/** MiB: RSS split into V8's heap, ArrayBuffers/external, and the rest (native libraries' heaps, code). */
+export interface MemorySample {
+  readonly rssMiB: number;
+  readonly heapTotalMiB: number;
+  readonly heapUsedMiB: number;
+  readonly externalMiB: number;
+}
+
+/** The sample with the highest RSS while `work` runs. */
+async function sampledPeak<T>(work: () => Promise<T>): Promise<{ result: T; peak: MemorySample }> {
+  const MiB = 1024 * 1024;
+  let peak: MemorySample = { rssMiB: 0, heapTotalMiB: 0, heapUsedMiB: 0, externalMiB: 0 };
+  const sample = () => {
+    const m = process.memoryUsage();
+    if (m.rss / MiB > peak.rssMiB)
+      peak = {
+        rssMiB: m.rss / MiB,
+        heapTotalMiB: m.heapTotal / MiB,
+        heapUsedMiB: m.heapUsed / MiB,
+        externalMiB: m.external / MiB,
+      };
+  };
+  const timer = setInterval(sample, 250);
+  try {
+    const result = await work();
+    sample();
+    return { result, peak };
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 export interface RagfreshInspectResult {
@@ -51,15 +95,38 @@ async function open(input: RagfreshPhaseInput, readOnly: boolean) {
 async function refresh(input: RagfreshPhaseInput): Promise<RagfreshRefreshResult> {
   const { rt, embeddings } = await open(input, false);
   const before = embeddings.texts;
+  const profiler = input.profile === undefined ? undefined : new Session();
+  if (profiler !== undefined) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
   const stop = startPhase();
-  const report = await rt.engine.refresh({ all: true });
+  const main0 = mainThreadCpuMs();
+  const threads0 = threadCpuMs();
+  const { result: report, peak } = await sampledPeak(() => rt.engine.refresh({ all: true }));
   const cost = stop();
+  const mainMs = mainThreadCpuMs() - main0;
+  const threads = threadDelta(threads0, threadCpuMs());
+  if (profiler !== undefined && input.profile !== undefined) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(input.profile, JSON.stringify(profile));
+    profiler.disconnect();
+  }
   const embedded = embeddings.texts - before;
   await rt.close();
   const engineCounts: Record<string, number> = {};
   for (const [k, v] of Object.entries(report.totals as object))
     if (typeof v === 'number') engineCounts[k] = v;
-  return { ...cost, peakRssMiB: peakRssMiB(), embedded, engineCounts };
+  return {
+    ...cost,
+    peakRssMiB: peakRssMiB(),
+    embedded,
+    engineCounts,
+    memory: peak,
+    mainThreadCpuMs: mainMs,
+    threads,
+  };
 }
 
 async function inspect(input: RagfreshPhaseInput): Promise<RagfreshInspectResult> {
@@ -99,8 +166,11 @@ async function inspect(input: RagfreshPhaseInput): Promise<RagfreshInspectResult
       liveBytes,
       epoch,
       // Connector options are open-ended (any store's package reads its own); LanceDB's is a path.
-      ...(connector.store === 'lancedb' && typeof connector.path === 'string'
-        ? { lancePath: connector.path }
+      ...(connector.store === 'lancedb'
+        ? {
+            lancePath:
+              typeof connector.path === 'string' ? connector.path : join(input.dataDir, 'lancedb'),
+          }
         : {}),
       ...(state.startsWith('sqlite:') ? { statePath: state.slice('sqlite:'.length) } : {}),
     };

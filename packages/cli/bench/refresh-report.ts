@@ -1,4 +1,6 @@
-// The refresh bench's output: one results table, a details table, and the targets of issue 11.
+// The refresh bench's output: one results table, a details table, the targets of issues 37 and
+// 11, and where the cold CPU goes by stage.
+import { type StageRow, stageTable } from './cpu-stages.ts';
 import type { LangChainPhaseResult } from './langchain-phase.ts';
 import type { StartTime } from './phase-process.ts';
 import type { RagfreshInspectResult, RagfreshRefreshResult } from './ragfresh-phase.ts';
@@ -11,8 +13,20 @@ export interface RagfreshRound extends RagfreshRefreshResult {
   readonly lanceBytes: number;
   readonly stateBytes: number;
   readonly rawBytes: number;
+  /** Files under `<dataDir>/raw` after the round (packs and their indexes). */
+  readonly rawFiles: number;
   readonly cliHelp: StartTime;
   readonly cliStatus: StartTime;
+}
+
+/** One cold ingest under the CPU profiler (not a measured round). */
+export interface ProfiledCold {
+  readonly pages: number;
+  /** The profiled process's CPU (profiler overhead included), and its main thread's. */
+  readonly cpuMs: number;
+  readonly mainThreadCpuMs: number;
+  readonly threads: Readonly<Record<string, number>>;
+  readonly stages: readonly StageRow[];
 }
 
 export interface LangChainRound extends LangChainPhaseResult {
@@ -29,11 +43,11 @@ export interface RoundRow {
 
 const MiB = 1024 * 1024;
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+function table(header: readonly string[], rows: readonly (readonly string[])[], left = 3): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) =>
-    `| ${cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  const rule = `|${widths.map((w, i) => (i < 3 ? `${'-'.repeat(w + 2)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
+    `| ${cells.map((c, i) => (i < left ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (i < left ? `${'-'.repeat(w + 2)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
 
@@ -122,9 +136,13 @@ export function detailsTable(rows: readonly RoundRow[]): string {
       `engine's chunksEmbedded: ${c.chunksEmbedded ?? '?'}`,
       `storeWrites: ${c.storeWrites ?? '?'}`,
       `state records' chunks: ${rf.inspect.stateChunks}`,
-      `raw snapshots MiB: ${f(rf.rawBytes / MiB, 1)}`,
+      `raw snapshots MiB: ${f(rf.rawBytes / MiB, 1)} in ${rf.rawFiles} files`,
       `epoch: ${rf.inspect.epoch}`,
     ];
+    const m = rf.memory;
+    counters.push(
+      `highest sampled RSS ${f(m.rssMiB, 0)} MiB = V8 heap ${f(m.heapTotalMiB, 0)} (used ${f(m.heapUsedMiB, 0)}) + external ${f(m.externalMiB, 0)} + other ${f(m.rssMiB - m.heapTotalMiB - m.externalMiB, 0)} (native heaps, code)`,
+    );
     if (row.editedPages > 0) counters.push(`edited pages: ${row.editedPages}`);
     out.push([
       String(row.pages),
@@ -165,7 +183,8 @@ function check(value: number, limit: number, unit: string, digits: number): stri
 
 const pct = (x: number) => x * 100;
 
-export function targetLines(rows: readonly RoundRow[]): string[] {
+/** Lines of targets, each judged per corpus size. */
+function targetWriter(rows: readonly RoundRow[]) {
   const sizes = [...new Set(rows.map((r) => r.pages))].sort((a, b) => a - b);
   const of = (pages: number, round: RoundName) =>
     rows.find((r) => r.pages === pages && r.round === round);
@@ -179,6 +198,116 @@ export function targetLines(rows: readonly RoundRow[]): string[] {
       .filter((s) => s !== undefined);
     lines.push(`- ${name}: ${parts.length === 0 ? 'not measured' : parts.join('; ')}`);
   };
+  return { sizes, of, lines, each };
+}
+
+/** The sizes of the corpus a target names (10,000 and 20,000 pages) are matched within 5 %. */
+const near = (pages: number, size: number) => Math.abs(pages - size) <= size * 0.05;
+
+export function issue37Lines(
+  rows: readonly RoundRow[],
+  profiles: readonly ProfiledCold[],
+): string[] {
+  const { sizes, of, lines, each } = targetWriter(rows);
+  const worstCpu = (p: number, pick: (r: RagfreshRound) => StartTime) =>
+    Math.max(...rows.filter((r) => r.pages === p).map((r) => pick(r.ragfresh).cpuMs));
+  // Item 1: O(sources), not O(documents) — status CPU at each size against the smallest one
+  // (10 ms is the resolution of a child's CPU time).
+  if (sizes.length < 2) {
+    lines.push('- 1. status CPU flat with the corpus (O(sources)): not measured (one size run)');
+  } else {
+    const base = worstCpu(sizes[0]!, (r) => r.cliStatus);
+    const parts = sizes.slice(1).map((p) => {
+      const v = worstCpu(p, (r) => r.cliStatus);
+      const limit = base * 1.15 + 10;
+      return `${p} pages ${f(v, 0)} ms vs ${f(base, 0)} ms at ${sizes[0]}: ${v <= limit ? 'met' : `MISSED by ${f(v - limit, 0)} ms over +15 % (+10 ms resolution)`}`;
+    });
+    lines.push(
+      `- 1. status CPU flat with the corpus (O(sources), within +15 %): ${parts.join('; ')}`,
+    );
+  }
+  each(
+    '2. no-change CPU per URL (the 304 path; its floor is a state read + a conditional request)',
+    (p) => {
+      const same = of(p, 'no-change');
+      return same === undefined ? undefined : `${f(perPage(same.ragfresh.cpuMs, p), 3)} ms per URL`;
+    },
+  );
+  each('3. raw snapshots without a file per page (files <= 1 per 100 pages after cold)', (p) => {
+    const cold = of(p, 'cold');
+    if (cold === undefined) return undefined;
+    return `${cold.ragfresh.rawFiles} files: ${check(cold.ragfresh.rawFiles, p / 100, ' files', 0)}`;
+  });
+  for (const [size, limit] of [
+    [10_000, 384],
+    [20_000, 512],
+  ] as const) {
+    const at = sizes.find((p) => near(p, size));
+    if (at === undefined) {
+      lines.push(`- 4. peak RSS <= ${limit} MiB at ${size} pages: not measured (size not run)`);
+      continue;
+    }
+    const peak = Math.max(...rows.filter((r) => r.pages === at).map((r) => r.ragfresh.peakRssMiB));
+    lines.push(
+      `- 4. peak RSS <= ${limit} MiB at ${size} pages (${at}, worst round): ${check(peak, limit, ' MiB', 0)}`,
+    );
+  }
+  each('5. status <= 250 ms CPU (median of fresh processes, worst round)', (p) =>
+    check(
+      worstCpu(p, (r) => r.cliStatus),
+      250,
+      ' ms',
+      0,
+    ),
+  );
+  each('5. --help <= 120 ms CPU (median of fresh processes, worst round)', (p) =>
+    check(
+      worstCpu(p, (r) => r.cliHelp),
+      120,
+      ' ms',
+      0,
+    ),
+  );
+  each('6. cold CPU <= 2x the same-embeddings LangChain pipeline', (p) => {
+    const cold = of(p, 'cold');
+    if (cold?.langchain === undefined) return undefined;
+    return check(cold.ragfresh.cpuMs / cold.langchain.cpuMs, 2, 'x', 2);
+  });
+  each('6. cold CPU <= 15 ms per page', (p) => {
+    const cold = of(p, 'cold');
+    return cold === undefined ? undefined : check(perPage(cold.ragfresh.cpuMs, p), 15, ' ms', 2);
+  });
+  lines.push(
+    `- 6. where the cold CPU goes, by stage: ${profiles.length === 0 ? 'not profiled (PROFILE_SIZES=0)' : `the table${profiles.length > 1 ? 's' : ''} below (${profiles.map((p) => p.pages).join(', ')} pages)`}`,
+  );
+  lines.push(
+    '- 7. past one machine: not a bench:refresh figure; the cost model and the 100,000-page queue run are in docs/scale-out.md (pnpm bench:scale)',
+  );
+  lines.push(
+    '- 8. extraction <= 1.2x Readability on unseen pages: not a bench:refresh figure; pnpm bench:extract',
+  );
+  return lines;
+}
+
+/** The stage table of one profiled cold ingest. */
+export function stagesReport(p: ProfiledCold): string {
+  return [
+    `cold CPU by stage, ${p.pages} pages (a separate cold ingest under the V8 profiler: ${f(p.cpuMs / p.pages, 2)} ms CPU per page with the profiler's overhead; the main thread's CPU shared out by its samples, each attributed to the nearest recognised frame)`,
+    '',
+    table(
+      ['stage', 'CPU ms/page', 'share of process CPU'],
+      stageTable(
+        p.stages,
+        { processCpuMs: p.cpuMs, mainThreadCpuMs: p.mainThreadCpuMs, threads: p.threads },
+        p.pages,
+      ),
+      1,
+    ),
+  ].join('\n');
+}
+
+export function targetLines(rows: readonly RoundRow[]): string[] {
+  const { sizes, of, lines, each } = targetWriter(rows);
 
   each('cold CPU/page <= 3x LangChain', (p) => {
     const cold = of(p, 'cold');

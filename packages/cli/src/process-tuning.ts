@@ -3,13 +3,14 @@
 // - a bounded V8 old space: linkedom and the extractor allocate per node, and V8 lets that
 //   garbage grow to hundreds of MiB before collecting when the heap limit is far away (a
 //   1,000-page cold ingest peaked at 281 MiB of heap and 588 MiB RSS; with a 160 MiB old space,
-//   109 MiB and 367 MiB at the same CPU);
+//   109 MiB and 367 MiB at the same CPU; at 2,000 pages 384 and 192 MiB old space cost the same
+//   CPU, issue 37; 256 MiB is the default since, with the live heap ~80 MiB at 2,000 pages);
 // - `MALLOC_ARENA_MAX=2`: LanceDB's native threads otherwise each get a glibc malloc arena, and
 //   the fragmentation shows as RSS (-7 % to -26 % measured, see docs/connectors/lancedb.md).
 // Opt out with RAGFRESH_NO_REEXEC=1; a heap flag of your own (NODE_OPTIONS or node's argv) wins.
 
 /** Old-space limit in MiB for heavy commands; `RAGFRESH_HEAP_MB` overrides it. */
-export const DEFAULT_HEAP_MB = 384;
+export const DEFAULT_HEAP_MB = 256;
 
 /** Marks the re-executed process, so it never re-executes again. */
 const MARK = 'RAGFRESH_TUNED';

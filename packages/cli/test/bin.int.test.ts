@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_HEAP_MB } from '../src/process-tuning.js';
 
 // Process start of the built CLI: the Node version check comes first, then heavy commands
 // re-execute once with bounded memory (process-tuning.ts), and light ones never do.
@@ -57,7 +58,7 @@ export default {};`,
       expect(run([command], dir).code).toBe(2);
       const seen = JSON.parse(readFileSync(join(dir, `seen-${command}.json`), 'utf8'));
       expect(seen.tuned).toBe('1');
-      expect(seen.execArgv).toContain('--max-old-space-size=384');
+      expect(seen.execArgv).toContain(`--max-old-space-size=${DEFAULT_HEAP_MB}`);
       if (process.platform === 'linux' && process.env.MALLOC_ARENA_MAX === undefined)
         expect(seen.arenas).toBe('2');
     },
@@ -67,7 +68,7 @@ export default {};`,
     run([command, 'x'], dir);
     const seen = JSON.parse(readFileSync(join(dir, `seen-${command}.json`), 'utf8'));
     expect(seen.tuned).toBeNull();
-    expect(seen.execArgv).not.toContain('--max-old-space-size=384');
+    expect(seen.execArgv).not.toContain(`--max-old-space-size=${DEFAULT_HEAP_MB}`);
   });
 
   it('--help is answered without re-executing or loading a config', () => {

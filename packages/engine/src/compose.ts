@@ -73,7 +73,7 @@ export interface EnginePorts {
   /** Closed by `ComposedEngine.close`. */
   readonly state: StateStore;
   readonly embeddings: EmbeddingsInterface;
-  /** Raw snapshots, for re-extraction without network. */
+  /** Raw snapshots, for re-extraction without network. Closed by `ComposedEngine.close`. */
   readonly snapshots?: RawSnapshotStore;
   /** Tombstones mirrored outside the state store (read back by `recover`). */
   readonly tombstones?: TombstoneMirror;
@@ -263,6 +263,7 @@ export async function composeEngine(
       async close() {
         await ownPublisher?.close();
         await ownFetcher.close();
+        await ports.snapshots?.close();
         await connector.close();
         await state.close();
       },
@@ -270,6 +271,7 @@ export async function composeEngine(
   } catch (err) {
     await publisher?.close().catch(() => {});
     await fetcher?.close().catch(() => {});
+    await ports.snapshots?.close().catch(() => {});
     await connector.close().catch(() => {});
     await state.close().catch(() => {});
     throw err;

@@ -159,8 +159,8 @@ async function snapshotsOf(
   const snapshots = ctx.deps.snapshots;
   if (snapshots !== undefined) {
     const sources = ctx.deps.sources.filter((s) => matched.some((m) => m.target.sourceId === s.id));
-    for await (const e of snapshots.entries()) {
-      const urls = [e.meta?.url, e.meta?.finalUrl].filter((u): u is string => u !== undefined);
+    for await (const e of snapshots.list()) {
+      const urls = [e.meta.url, e.meta.finalUrl];
       if (urls.some((u) => sources.some((s) => ids.has(idIn(s, u) ?? '')))) doomed.add(e.digest);
     }
   }
@@ -209,7 +209,7 @@ export async function removeDocuments(
     const retired = report?.documents.filter((d) => d.outcome === 'removed').length ?? 0;
     for (const id of ids) await ctx.deps.state.putLearned?.(BOILERPLATE_DOC_KIND, id, undefined);
     await ctx.ledger.removalPurged(ids);
-    for (const digest of doomed) await ctx.deps.snapshots?.delete(digest);
+    await ctx.deps.snapshots?.delete([...doomed]);
     const purged = await publisher.purge(ids);
     const result: RemovalReport = {
       documents: targets.length,
@@ -306,9 +306,9 @@ export async function collectGarbage(
   const now = ctx.now().getTime();
   const snapshots: PrunedSnapshot[] = [];
   let snapshotsNeeded = 0;
-  for await (const e of ctx.deps.snapshots?.entries() ?? []) {
-    const observedAt = e.meta?.fetchedAt ?? e.storedAt;
-    const retention = await snapshotRetention(ctx, e.meta?.url, options);
+  for await (const e of ctx.deps.snapshots?.list() ?? []) {
+    const observedAt = e.meta.fetchedAt;
+    const retention = await snapshotRetention(ctx, e.meta.url, options);
     if (retention === undefined || now - Date.parse(observedAt) < retention) continue;
     if (needed.has(e.digest)) {
       snapshotsNeeded++;
@@ -316,14 +316,14 @@ export async function collectGarbage(
     }
     snapshots.push({
       digest: e.digest,
-      ...(e.meta?.url === undefined ? {} : { url: e.meta.url }),
+      url: e.meta.url,
       bytes: e.bytes,
       observedAt,
     });
   }
   const retired = await publisher.retiredDue();
   if (options.dryRun !== true) {
-    for (const s of snapshots) await ctx.deps.snapshots?.delete(s.digest);
+    await ctx.deps.snapshots?.delete(snapshots.map((s) => s.digest));
     await ctx.publishLock.run(() => publisher.collectRetired());
   }
   return {

@@ -30,7 +30,7 @@ import type {
   TimeoutResult,
 } from './result.js';
 import { RobotsCache, type RobotsDecision, type RobotsOptions } from './robots.js';
-import type { RawSnapshotStore } from './snapshots.js';
+import type { RawSnapshotStore } from './snapshots/index.js';
 import { type NetworkPolicy, type Resolver, SsrfGuard } from './ssrf.js';
 
 /** Content types fetched and decoded by default; anything else is `unsupported-type`. */

@@ -63,11 +63,13 @@ export {
 export {
   FileRawSnapshotStore,
   MemoryRawSnapshotStore,
+  PACK_MAX_BYTES,
   type RawSnapshot,
   type RawSnapshotEntry,
+  type RawSnapshotListOptions,
   type RawSnapshotMeta,
   type RawSnapshotStore,
-} from './snapshots.js';
+} from './snapshots/index.js';
 export {
   allowEntryProblem,
   classifyAddress,

@@ -17,8 +17,10 @@
 // Run with `nice -n 10`.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
-import { availableParallelism, cpus, loadavg } from 'node:os';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixture } from '@ragfresh/connector-pgvector/fixture';
 import { openStateStore } from '@ragfresh/core';
@@ -56,6 +58,9 @@ const SINGLE = option('SINGLE', '1') !== '0';
 const EXTERNAL_REDIS = option('RAGFRESH_BENCH_REDIS', '');
 let REDIS_URL = EXTERNAL_REDIS;
 const STATE_URL = option('RAGFRESH_BENCH_POSTGRES', 'postgres://postgres@127.0.0.1:5432/test');
+const STORE = option('STORE', 'pgvector');
+if (STORE !== 'pgvector' && STORE !== 'lancedb')
+  throw new Error(`STORE must be pgvector or lancedb, got ${STORE}`);
 const CORES = availableParallelism();
 const UA = 'ragfresh-bench/0.1 (+https://example.org/bot)';
 const PASSES = ['cold', 'no-change'] as const;
@@ -170,6 +175,69 @@ interface Row {
   /** This process: the sim serving and PGlite (the store) answering, plus the queue poll. */
   readonly benchCpuMs: number;
   readonly load: number;
+  /** Every request the sim answered in the pass (pages, robots.txt, sitemaps). */
+  readonly requests: number;
+  readonly responseBytes: number;
+  readonly stateDb: StateDbCounters;
+}
+
+/** pg_stat_database counters of the state database (deltas over a pass). */
+interface StateDbCounters {
+  readonly commits: number;
+  readonly inserted: number;
+  readonly updated: number;
+  readonly deleted: number;
+  readonly returned: number;
+}
+
+async function stateDbCounters(): Promise<StateDbCounters> {
+  const db = new pg.Client({ connectionString: STATE_URL });
+  await db.connect();
+  try {
+    // The statistics collector publishes a backend's counts when its transaction ends, at most
+    // once a second: the caller waits before reading.
+    await db.query('SELECT pg_stat_clear_snapshot()');
+    const r = await db.query(
+      'SELECT xact_commit, tup_inserted, tup_updated, tup_deleted, tup_returned FROM pg_stat_database WHERE datname = current_database()',
+    );
+    const row = r.rows[0] as Record<string, string>;
+    return {
+      commits: Number(row.xact_commit),
+      inserted: Number(row.tup_inserted),
+      updated: Number(row.tup_updated),
+      deleted: Number(row.tup_deleted),
+      returned: Number(row.tup_returned),
+    };
+  } finally {
+    await db.end();
+  }
+}
+
+const minus = (a: StateDbCounters, b: StateDbCounters): StateDbCounters => ({
+  commits: a.commits - b.commits,
+  inserted: a.inserted - b.inserted,
+  updated: a.updated - b.updated,
+  deleted: a.deleted - b.deleted,
+  returned: a.returned - b.returned,
+});
+
+/** State rows a setup left, by the key's kind (`<namespace>:<kind>:…`), with their bytes. */
+const stateRows: { setup: string; kind: string; rows: number; bytes: number }[] = [];
+async function countStateRows(setup: string, namespace: string): Promise<void> {
+  const db = new pg.Client({ connectionString: STATE_URL });
+  await db.connect();
+  try {
+    const r = await db.query(
+      `SELECT split_part(substr(key, length($1) + 2), ':', 1) AS kind, count(*)::int AS rows,
+              sum(pg_column_size(key) + pg_column_size(value))::bigint AS bytes
+         FROM ragfresh_state WHERE key LIKE $2 GROUP BY 1 ORDER BY 1`,
+      [namespace, `${namespace}:%`],
+    );
+    for (const row of r.rows as { kind: string; rows: number; bytes: string }[])
+      stateRows.push({ setup, kind: row.kind, rows: row.rows, bytes: Number(row.bytes) });
+  } finally {
+    await db.end();
+  }
 }
 
 interface Setup {
@@ -196,7 +264,7 @@ async function withTarget<T>(
   const id = randomUUID().slice(0, 8);
   const prefix = `rf-bench-${id}`;
   const namespace = `rf_bench_${id}`;
-  const target = await fixture.start();
+  const target = STORE === 'pgvector' ? await fixture.start() : lanceTarget();
   const spec = (role: QueueProcessSpec['role'], name: string): QueueProcessSpec => ({
     role,
     name,
@@ -218,7 +286,9 @@ async function withTarget<T>(
     },
   });
   try {
-    return await run(spec);
+    const out = await run(spec);
+    await countStateRows(setupName(spec), namespace);
+    return out;
   } finally {
     await obliterateQueues(setup.redis, prefix).catch(() => {});
     const keys = await setup.redis.keys(`${prefix}:polite*`);
@@ -230,6 +300,25 @@ async function withTarget<T>(
     await target.stop();
   }
 }
+
+/** Embedded LanceDB in a temp dir (only the publisher writes it; every process opens it). */
+function lanceTarget() {
+  const path = mkdtempSync(join(tmpdir(), 'ragfresh-bench-scale-lancedb-'));
+  return {
+    connectorSpec: (ns: string) => ({
+      module: new URL('../../../connectors/lancedb/dist/index.js', import.meta.url).href,
+      exportName: 'createLanceDbConnector',
+      options: { path, table: `rf_${ns}` },
+    }),
+    async stop() {
+      rmSync(path, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The setup a spec belongs to, for the state rows table (the single engine's role is `both`). */
+let currentSetup = '';
+const setupName = (_spec: unknown) => currentSetup;
 
 async function publishedDocuments(spec: QueueProcessSpec): Promise<number> {
   const state = await openStateStore(spec.state.spec, { namespace: spec.state.namespace });
@@ -247,6 +336,7 @@ async function measure(
 ) {
   const before = await Promise.all(children.map((c) => c.next('cpu', 'cpu')));
   const redis0 = await redisCounters(setup.redis);
+  const db0 = await stateDbCounters();
   const bench0 = benchCpuMs();
   const seq0 = lastSeq(setup.sim);
   const t0 = performance.now();
@@ -257,7 +347,13 @@ async function measure(
   const after = await Promise.all(children.map((c) => c.next('cpu', 'cpu')));
   const perProcess = after.map((a, i) => a.cpuMs - before[i]!.cpuMs);
   const entries = pageEntries(setup.sim, seq0);
+  const all = setup.sim.log().filter((e) => e.seq > seq0);
+  await sleep(1500);
+  const db1 = await stateDbCounters();
   return {
+    requests: all.length,
+    responseBytes: all.reduce((n, e) => n + (e.bytes ?? 0), 0),
+    stateDb: minus(db1, db0),
     wallMs,
     perProcessCpuMs: extraCpuMs > 0 ? [...perProcess, extraCpuMs] : perProcess,
     cpuMs: perProcess.reduce((a, b) => a + b, 0) + extraCpuMs,
@@ -287,9 +383,10 @@ async function untilDrained(redis: Redis, prefix: string, pageJobs: number): Pro
       const publishOpen =
         (q.waiting ?? 0) + (q.active ?? 0) + (q.delayed ?? 0) + (q.prioritized ?? 0);
       if ((p.completed ?? 0) >= pageJobs && publishOpen === 0) return commands;
-      // A hang guard, not a measurement.
-      if (Date.now() - started > 20 * 60_000)
-        throw new Error(`not drained after 20 min: ${JSON.stringify({ p, q })}`);
+      // A hang guard, not a measurement: an hour, or 0.5 s per page for large runs (a loaded
+      // machine drains a 10,000-page cold pass in more than 20 minutes).
+      if (Date.now() - started > Math.max(60 * 60_000, PAGES_TOTAL * 500))
+        throw new Error(`not drained in time: ${JSON.stringify({ p, q })}`);
       await sleep(250);
     }
   } finally {
@@ -299,6 +396,7 @@ async function untilDrained(redis: Redis, prefix: string, pageJobs: number): Pro
 }
 
 async function distributed(setup: Setup, workers: number): Promise<Row[]> {
+  currentSetup = `${workers} page worker${workers > 1 ? 's' : ''}`;
   return withTarget(setup, async (spec) => {
     const prefix = spec('pages', 'x').queue.prefix!;
     const publisher = startProcess('publisher', {
@@ -332,7 +430,9 @@ async function distributed(setup: Setup, workers: number): Promise<Row[]> {
         rows.push(
           row(`${workers} page worker${workers > 1 ? 's' : ''}`, workers + 2, pass, m, published),
         );
-        progress(`${workers} workers, ${pass}: ${(m.wallMs / 1000).toFixed(1)} s`);
+        progress(
+          `${workers} workers, ${pass}: ${(m.wallMs / 1000).toFixed(1)} s; CPU ms/page ${(m.cpuMs / PAGES_TOTAL).toFixed(2)} (publisher, workers…, scheduler: ${m.perProcessCpuMs.map((c) => (c / PAGES_TOTAL).toFixed(2)).join(', ')}); Redis ${(m.redisCommands / PAGES_TOTAL).toFixed(1)} cmds/page; state ${(m.stateDb.commits / PAGES_TOTAL).toFixed(2)} commits/page`,
+        );
         await sleep(1100); // the next pass falls in a new due window (sources are every 1 s)
       }
       return rows;
@@ -344,6 +444,7 @@ async function distributed(setup: Setup, workers: number): Promise<Row[]> {
 }
 
 async function single(setup: Setup): Promise<Row[]> {
+  currentSetup = 'single process';
   return withTarget(setup, async (spec) => {
     const engine = startProcess('single', { mode: 'single', spec: spec('both', 'single') });
     const rows: Row[] = [];
@@ -390,6 +491,9 @@ function row(
     redisCommands: m.redisCommands,
     benchCpuMs: m.benchCpuMs,
     load: loadavg()[0]!,
+    requests: m.requests,
+    responseBytes: m.responseBytes,
+    stateDb: m.stateDb,
   };
 }
 
@@ -441,7 +545,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       `\nscale-out on the simulated web (seed 15, ${HOSTS} hosts, ${PAGES_TOTAL} pages, no politeness delay, ` +
         `4 per host, ${CONCURRENCY} pages in flight per process; hashing embeddings ${DIMENSIONS} dims); ` +
-        `Redis ${privateRedis === undefined ? `${REDIS_URL} (shared)` : `private redis-server at ${REDIS_URL}`}, state Postgres, store pgvector on PGlite over the wire; node ${process.version}; ` +
+        `Redis ${privateRedis === undefined ? `${REDIS_URL} (shared)` : `private redis-server at ${REDIS_URL}`}, state Postgres (${STATE_URL.replace(/\/\/[^@]*@/, '//')}), store ${STORE === 'pgvector' ? 'pgvector on PGlite over the wire' : 'embedded LanceDB (written by the publisher)'}; node ${process.version}; ` +
         `${CORES} cores (${cpus()[0]?.model ?? '?'}); load average ${load0.map((l) => f(l)).join(' / ')} at the start, ` +
         `${load1.map((l) => f(l)).join(' / ')} at the end; Redis idle before the run: ${f(redisIdleMsPerS, 2)} ms CPU/s, ` +
         `${f(redisIdleCmdPerS)} commands/s \n\n`,
@@ -491,6 +595,44 @@ async function main(): Promise<void> {
             f(r.load),
           ];
         }),
+      )}\n\n`,
+    );
+    process.stdout.write(
+      `per-page costs for the cost model (docs/scale-out.md; state counters are pg_stat_database deltas of the state database):\n\n${table(
+        [
+          'setup',
+          'pass',
+          'HTTP requests/page',
+          'response KiB/page',
+          'Redis cmds/page',
+          'state commits/page',
+          'state rows inserted/page',
+          'state rows updated/page',
+          'state rows deleted/page',
+          'state rows read/page',
+        ],
+        rows.map((r) => [
+          r.setup,
+          r.pass,
+          f(r.requests / r.pages, 2),
+          f(r.responseBytes / 1024 / r.pages, 2),
+          f(r.redisCommands / r.pages, 1),
+          f(r.stateDb.commits / r.pages, 2),
+          f(r.stateDb.inserted / r.pages, 2),
+          f(r.stateDb.updated / r.pages, 2),
+          f(r.stateDb.deleted / r.pages, 2),
+          f(r.stateDb.returned / r.pages, 1),
+        ]),
+      )}\n\nstate rows left after each setup (both passes), by key kind:\n\n${table(
+        ['setup', 'kind', 'rows', 'rows/page', 'KiB', 'bytes/row'],
+        stateRows.map((r) => [
+          r.setup,
+          r.kind,
+          String(r.rows),
+          f(r.rows / PAGES_TOTAL, 3),
+          f(r.bytes / 1024, 0),
+          f(r.bytes / r.rows, 0),
+        ]),
       )}\n\n`,
     );
     if (baseline.size > 0) {

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { serve } from '@hono/node-server';
 import { isRagfreshError } from '@ragfresh/core';
-import { FileRawSnapshotStore } from '@ragfresh/fetch';
+import { MemoryRawSnapshotStore } from '@ragfresh/fetch';
 import { badAllowedHost, dashboardHosts } from '../allowed-hosts.js';
 import { loadConfig, type ResolvedConfig } from '../config.js';
 import { EXIT } from '../exit.js';
@@ -119,11 +118,7 @@ export async function runUiCommand(argv: readonly string[]): Promise<number> {
   const config = await loadConfig(values.config as string | undefined);
   const log = createLogger({ quiet: values.quiet === true, json: true });
   const rt = await openRuntime(config, { log, role: 'read' });
-  const texts = new VersionTexts(
-    join(config.dataDir, 'raw'),
-    new FileRawSnapshotStore(join(config.dataDir, 'raw')),
-    rt.pipeline,
-  );
+  const texts = new VersionTexts(rt.snapshots ?? new MemoryRawSnapshotStore(), rt.pipeline);
   const loopback = LOOPBACK.has(host);
   const token = process.env.RAGFRESH_UI_TOKEN ?? randomBytes(24).toString('base64url');
   let allowed: string[] = [];

@@ -1,5 +1,3 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { extractSnapshot, type PagePipeline, type SnapshotSubject } from '@ragfresh/engine';
 import type { RawSnapshotStore } from '@ragfresh/fetch';
 
@@ -16,24 +14,22 @@ export interface SnapshotText {
 
 export type { SnapshotSubject } from '@ragfresh/engine';
 
-/** How long a scan of the raw snapshot sidecars is reused before the directory is read again. */
+/** How long a listing of the raw snapshots is reused before the store is listed again. */
 const INDEX_TTL_MS = 10_000;
 
 /**
  * Texts of versions, from the raw snapshots kept in the data dir: a held candidate by its digest,
- * and every version of a URL whose body is still kept (the sidecars name the URL). Extraction is
+ * and every version of a URL whose body is still kept (each snapshot's observation names the URL). Extraction is
  * the engine's own step (`extractSnapshot` over the configured pipeline), so a text shown here is
  * the text that was, or would be, published; results are memoised by digest.
  */
 export class VersionTexts {
-  readonly #root: string;
   readonly #snapshots: RawSnapshotStore;
   readonly #pipeline: PagePipeline;
   readonly #extracted = new Map<string, SnapshotText>();
   #index: { at: number; byUrl: Map<string, { digest: string; fetchedAt: string }[]> } | undefined;
 
-  constructor(root: string, snapshots: RawSnapshotStore, pipeline: PagePipeline) {
-    this.#root = root;
+  constructor(snapshots: RawSnapshotStore, pipeline: PagePipeline) {
     this.#snapshots = snapshots;
     this.#pipeline = pipeline;
   }
@@ -84,25 +80,10 @@ export class VersionTexts {
     if (this.#index !== undefined && Date.now() - this.#index.at < INDEX_TTL_MS)
       return this.#index.byUrl;
     const byUrl = new Map<string, { digest: string; fetchedAt: string }[]>();
-    const shards = await readdir(this.#root).catch(() => [] as string[]);
-    for (const shard of shards) {
-      if (!/^[0-9a-f]{2}$/.test(shard)) continue;
-      for (const name of await readdir(join(this.#root, shard)).catch(() => [] as string[])) {
-        if (!name.endsWith('.json')) continue;
-        try {
-          const meta = JSON.parse(await readFile(join(this.#root, shard, name), 'utf8')) as {
-            digest?: string;
-            url?: string;
-            fetchedAt?: string;
-          };
-          if (typeof meta.url !== 'string' || typeof meta.digest !== 'string') continue;
-          const list = byUrl.get(meta.url) ?? [];
-          list.push({ digest: meta.digest, fetchedAt: meta.fetchedAt ?? '' });
-          byUrl.set(meta.url, list);
-        } catch {
-          // A sidecar being written (or damaged) is skipped here; `get` reports damage when read.
-        }
-      }
+    for await (const { digest, meta } of this.#snapshots.list()) {
+      const list = byUrl.get(meta.url) ?? [];
+      list.push({ digest, fetchedAt: meta.fetchedAt });
+      byUrl.set(meta.url, list);
     }
     this.#index = { at: Date.now(), byUrl };
     return byUrl;
