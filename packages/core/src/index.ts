@@ -1,3 +1,4 @@
+export * from './access.js';
 export * from './canonical.js';
 export * from './connector.js';
 export * from './connector-factory.js';
