@@ -20,6 +20,8 @@ export function parse(argv: string[]) {
       'all-withdrawn': { type: 'boolean', default: false },
       questions: { type: 'string' },
       against: { type: 'string' },
+      /** The reader's groups (`query`, `eval`): public chunks plus these groups' chunks. */
+      access: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });

@@ -173,6 +173,8 @@ export async function queryCurrentView(
     readonly documentId?: string;
     readonly sourceId?: string;
     readonly collapse?: boolean;
+    /** The reader's groups; default none: public chunks only (enforced by the store's filter). */
+    readonly access?: readonly string[];
   } = {},
 ): Promise<QueryHitView[]> {
   const { collapse = true, ...where } = scope;
@@ -239,12 +241,13 @@ export function renderHits(hits: readonly QueryHitView[], maxChars = 400): strin
 export async function queryCommand(
   rt: Runtime,
   question: string,
-  opts: { k: number; json: boolean; collapse?: boolean },
+  opts: { k: number; json: boolean; collapse?: boolean; access?: readonly string[] },
   print: Print,
 ): Promise<number> {
   const storeEpoch = await rt.connector.readEpoch();
   const hits = await queryCurrentView(rt, question, opts.k, {
     ...(opts.collapse === false ? { collapse: false } : {}),
+    ...(opts.access === undefined ? {} : { access: opts.access }),
   });
   // A store behind the state (deleted, reset, restored from an old copy) is STORE_LOST, not
   // "no results": the hits' own records say so for free, an empty answer costs one state read.
