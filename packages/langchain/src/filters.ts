@@ -183,36 +183,20 @@ export function combineFilters(
   const filter =
     scope === undefined ? given : given === undefined ? scope : andFilters(store, scope, given);
   if (filter === undefined) return current;
-  switch (store) {
-    case 'chroma': {
-      const c = current as { $and?: object[] };
-      return { $and: [...(c.$and ?? [current]), filter] };
-    }
-    case 'qdrant':
-      return { must: [...(current as QdrantFilter).must, filter] };
-    case 'pinecone':
-      return { $and: [current, filter] };
-    case 'pgvector':
-      return { ...(filter as object), ...(current as object) };
-    case 'lancedb':
-      return `(${String(current)}) AND (${String(filter)})`;
-    case 'memory': {
-      const a = current as MemoryFilter;
-      const b = filter as MemoryFilter;
-      return (doc: DocumentInterface) => a(doc) && b(doc);
-    }
-    default:
-      return current;
-  }
+  return andFilters(store, current, filter);
 }
 
-/** Two filters of one dialect ANDed (the access scope with a filter of your own). */
+/** Two filters of one dialect ANDed (a view's own `$and` / `must` list is extended, not nested). */
 function andFilters(store: FilterDialect, a: object | string, b: object | string): object | string {
   switch (store) {
-    case 'chroma':
-      return { $and: [a, b] };
-    case 'qdrant':
-      return { must: [a, b] };
+    case 'chroma': {
+      const c = a as { $and?: object[] };
+      return { $and: [...(c.$and ?? [a]), b] };
+    }
+    case 'qdrant': {
+      const q = a as { must?: object[] };
+      return { must: [...(q.must ?? [a]), b] };
+    }
     case 'pinecone':
       return { $and: [a, b] };
     case 'pgvector':
