@@ -536,8 +536,9 @@ export class LanceDbConnector extends Connector {
       );
     }
     if (!fieldNames.has(ACCESS_COLUMN)) {
+      // By SQL: lancedb's own Arrow copy need not accept our Field instances.
       await this.#call(`adding the ${ACCESS_COLUMN} column to ${name}`, () =>
-        table.addColumns(accessField()),
+        table.addColumns([{ name: ACCESS_COLUMN, valueSql: "arrow_cast(NULL, 'List(Utf8)')" }]),
       );
     }
     const vectorType = schema.fields.find((f) => f.name === COLUMNS.vector)?.type;
