@@ -86,6 +86,7 @@ export class Corpus {
       text,
       chunks: chunks.map((c) => ({ text: c.text, headingPath: c.headingPath ?? [] })),
       versions: PIPELINE_VERSIONS,
+      ...(options.provenance?.access === undefined ? {} : { access: options.provenance.access }),
     });
     const retrievedAt = options.retrievedAt ?? '2026-01-01T00:00:00.000Z';
     const provenance: ChunkProvenance = {

@@ -11,6 +11,7 @@ import {
   type PublishCandidate,
   type StoredChunk,
   sha256Hex,
+  storedAccess,
   toStoredChunk,
   versionId,
 } from '@ragfresh/core';
@@ -131,6 +132,8 @@ export function makeChunks(spec: ChunkSpec): StoredChunk[] {
         [FIELDS.title]: `Title of ${spec.documentId}`,
         [FIELDS.retrievedAt]: '2026-11-30T00:00:00.000Z',
         [FIELDS.tokenCount]: 42,
+        // Public, as ragfresh writes it: a chunk without rf_access is seen by no reader.
+        [FIELDS.access]: storedAccess([]),
         ...spec.extra,
       },
     });

@@ -1,5 +1,5 @@
 import { runSuite } from '@ragfresh/conformance';
-import { BROKEN_CONNECTORS } from '@ragfresh/conformance/broken';
+import { BROKEN_CONNECTORS, brokenFixture } from '@ragfresh/conformance/broken';
 import { MemoryConnector } from '@ragfresh/connector-memory';
 import { fixture as memoryFixture } from '@ragfresh/connector-memory/fixture';
 import type { ConnectorCapabilities, StoreFixture } from '@ragfresh/core';
@@ -32,6 +32,18 @@ describe('deliberately broken connectors fail the suite', () => {
 });
 
 describe('what the broken connectors are caught with', () => {
+  it('post-filter-access: a public-only reader near scoped chunks gets fewer than k hits', {
+    timeout: 60_000,
+  }, async () => {
+    const report = await runSuite({
+      fixture: brokenFixture('post-filter-access'),
+      cases: ['access-scope'],
+    });
+    const c = report.cases[0]!;
+    expect(c.status).toBe('failed');
+    expect(c.failures.some((f) => f.includes('the scope was applied after ranking'))).toBe(true);
+  });
+
   it('flags-as-epoch: epoch readers observe both versions although snapshot is declared', {
     timeout: 60_000,
   }, async () => {

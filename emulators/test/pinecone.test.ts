@@ -195,6 +195,13 @@ describe('Pinecone emulator: semantics', () => {
     ]);
     expect(await ids(s, { cur: { $exists: false } })).toEqual(['c#v1#0']);
     expect(await ids(s, { tags: { $in: ['y'] } })).toEqual(['a#v1#0']);
+    // A list field (ragfresh's rf_access): `$in` matches when any entry is listed, `$eq` when
+    // one entry equals; `$nin` / `$ne` only when no entry is (Pinecone's list semantics).
+    expect(await ids(s, { tags: { $in: ['*', 'x'] } })).toEqual(['a#v1#0']);
+    expect(await ids(s, { tags: { $eq: 'x' } })).toEqual(['a#v1#0']);
+    expect(await ids(s, { tags: { $in: ['z'] } })).toEqual([]);
+    expect(await ids(s, { tags: { $nin: ['y'] } })).toEqual(['a#v1#1', 'b#v1#0', 'c#v1#0']);
+    expect(await ids(s, { tags: { $ne: 'x' } })).toEqual(['a#v1#1', 'b#v1#0', 'c#v1#0']);
   });
 
   it('query ranks by cosine similarity; metadata and values only when asked', async () => {

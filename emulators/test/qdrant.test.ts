@@ -155,6 +155,13 @@ describe('Qdrant emulator: semantics', () => {
     expect(await count(c, { must: [{ key: 'metadata.n', range: { gte: 2, lt: 4 } }] })).toBe(2);
     expect(await count(c, { must: [{ key: 'metadata.cur', match: { value: true } }] })).toBe(2);
     expect(await count(c, { must: [{ key: 'metadata.tags', match: { value: 'y' } }] })).toBe(1);
+    // An array payload (ragfresh's rf_access): `match.any` holds when any entry is one of the values.
+    expect(await count(c, { must: [{ key: 'metadata.tags', match: { any: ['*', 'y'] } }] })).toBe(
+      1,
+    );
+    expect(await count(c, { must: [{ key: 'metadata.tags', match: { any: ['*', 'z'] } }] })).toBe(
+      0,
+    );
     expect(await count(c, { must: [{ is_empty: { key: 'metadata.empty' } }] })).toBe(5); // missing counts as empty
     expect(await count(c, { must: [{ key: 'metadata.doc', is_empty: true }] })).toBe(1);
     expect(await count(c, { must_not: [{ has_id: [1, U2] }] })).toBe(3);

@@ -1,5 +1,6 @@
 import { MemoryConnector, type MemoryConnectorOptions } from '@ragfresh/connector-memory';
 import {
+  accessAdmits,
   FIELDS,
   type ListedChunk,
   type QueryFilter,
@@ -340,5 +341,26 @@ export class BlockingEpochConnector extends MemoryConnector {
   protected override async _readEpoch(): Promise<number> {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
     return super._readEpoch();
+  }
+}
+
+/**
+ * Applies the access scope after ranking: the top k of every chunk, then the reader's groups
+ * kept. A public-only reader near scoped chunks gets fewer than k hits (k is no longer honest).
+ */
+export class PostFilterAccessConnector extends MemoryConnector {
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-post-filter-access' } });
+  }
+  protected override async _query(
+    vector: readonly number[],
+    k: number,
+    filter: QueryFilter,
+  ): Promise<QueryHit[]> {
+    const { access, ...rest } = filter;
+    const hits = await super._query(vector, k, rest);
+    return access === undefined
+      ? hits
+      : hits.filter((h) => accessAdmits(h.metadata[FIELDS.access], access));
   }
 }

@@ -12,6 +12,7 @@ import {
   LaggingIndexConnector,
   LeakyRetireConnector,
   NumericFlagsConnector,
+  PostFilterAccessConnector,
   StagedVisibleConnector,
 } from './connectors.js';
 
@@ -27,6 +28,7 @@ export {
   LaggingIndexConnector,
   LeakyRetireConnector,
   NumericFlagsConnector,
+  PostFilterAccessConnector,
   StagedVisibleConnector,
 } from './connectors.js';
 
@@ -41,6 +43,7 @@ const CONNECTORS = {
   'numeric-flags': NumericFlagsConnector,
   'ignores-fence': IgnoresFenceConnector,
   'first-page-scan': FirstPageScanConnector,
+  'post-filter-access': PostFilterAccessConnector,
 } as const;
 
 export type BrokenKind = keyof typeof CONNECTORS;
@@ -64,7 +67,8 @@ export function createBrokenConnector(options: {
   return new Ctor(options.persistPath === undefined ? {} : { persistPath: options.persistPath });
 }
 
-function brokenFixture(kind: BrokenKind): StoreFixture {
+/** The fixture of one broken kind (also for kinds caught by one case only, not in the list). */
+export function brokenFixture(kind: BrokenKind): StoreFixture {
   return {
     store: `broken-${kind}`,
     async start(): Promise<StoreTarget> {

@@ -7,7 +7,7 @@ import {
   toStoredChunk,
 } from '@ragfresh/core';
 import type { ConformanceCase } from '../types.js';
-import { chunkIdsOf, listInView, sameMembers } from './helpers.js';
+import { chunkIdsOf, listInView, sameMembers, sameValue } from './helpers.js';
 
 const UNICODE_SAMPLES = [
   'Grüße aus Köln — naïve café',
@@ -32,7 +32,7 @@ function longText(bytes: number): string {
 function diffMetadata(expected: FlatMetadata, actual: FlatMetadata): string[] {
   const problems: string[] = [];
   for (const [key, value] of Object.entries(expected)) {
-    if (actual[key] !== value)
+    if (!sameValue(actual[key], value))
       problems.push(`${key}: wrote ${JSON.stringify(value)}, read ${JSON.stringify(actual[key])}`);
   }
   for (const [key, value] of Object.entries(actual)) {

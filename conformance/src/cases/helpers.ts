@@ -78,3 +78,9 @@ export function sameMembers(a: readonly string[], b: readonly string[]): boolean
 export function round(ms: number): number {
   return Math.round(ms * 10) / 10;
 }
+
+/** Equal metadata values: scalars by identity, lists of strings (`rf_access`) entry by entry. */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) return JSON.stringify(a) === JSON.stringify(b);
+  return a === b;
+}

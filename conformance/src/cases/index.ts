@@ -1,4 +1,5 @@
 import type { ConformanceCase } from '../types.js';
+import { accessScope } from './access.js';
 import { batchCases } from './batch.js';
 import { claimCrash, crashCases } from './crash.js';
 import {
@@ -46,6 +47,7 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   batchBeyondLimit,
   listByDocumentAndVersion,
   largeDocument,
+  accessScope,
   ...batchCases,
   langchainReader,
   ...crashCases,

@@ -5,6 +5,7 @@ import {
   type LangChainReader,
   type LangChainReaderView,
 } from '../types.js';
+import { sameValue } from './helpers.js';
 
 /** Custom fields whose types a validity patch must not change (the driver type traps). */
 const TYPED_FIELDS: Readonly<Record<string, FlatValue>> = Object.freeze({
@@ -22,7 +23,7 @@ function typeDiff(expected: FlatMetadata, actual: FlatMetadata): string[] {
   const problems: string[] = [];
   for (const [key, value] of Object.entries(expected)) {
     const got = actual[key];
-    if (got !== value) {
+    if (!sameValue(got, value)) {
       problems.push(
         `${key}: wrote ${typeof value} ${JSON.stringify(value)}, read ${got === undefined ? 'nothing' : `${typeof got} ${JSON.stringify(got)}`}`,
       );

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
+  accessAsKeys,
+  accessFromKeys,
+  accessKey,
   buildConnector,
   Connector,
   type ConnectorCapabilities,
@@ -13,6 +16,7 @@ import {
   type QueryFilter,
   type QueryHit,
   RagfreshError,
+  readerAccessTokens,
   type StoredChunk,
   type ValidityPatch,
   type VersionPatch,
@@ -88,6 +92,18 @@ const NO_EMBEDDING_FUNCTION: EmbeddingFunction = {
   },
 };
 
+/**
+ * Chroma metadata of a stored chunk. Chroma 1.0 servers refuse list values, so `rf_access` is
+ * spelled as one boolean key per token (`accessAsKeys`) and gathered back on read.
+ */
+function chromaMetadata(meta: FlatMetadata): Metadata {
+  return accessAsKeys(meta) as Metadata;
+}
+
+function fromChroma(meta: Metadata | null | undefined): FlatMetadata {
+  return accessFromKeys(meta ?? {}) as FlatMetadata;
+}
+
 /** Chroma `where` for a ragfresh filter: clauses joined with `$and` (a single clause stands alone). */
 export function chromaWhere(
   filter: QueryFilter | { documentId?: string; versionId?: string },
@@ -102,6 +118,13 @@ export function chromaWhere(
     }
     if (filter.sourceId !== undefined)
       clauses.push({ [FIELDS.sourceId]: { $eq: filter.sourceId } });
+    if (filter.access !== undefined) {
+      // One boolean key per token: any of the reader's keys set to true.
+      const any = readerAccessTokens(filter.access).map(
+        (t): Where => ({ [accessKey(t)]: { $eq: true } }),
+      );
+      clauses.push(any.length === 1 ? any[0]! : { $or: any });
+    }
   }
   if (filter.documentId !== undefined)
     clauses.push({ [FIELDS.documentId]: { $eq: filter.documentId } });
@@ -385,7 +408,7 @@ export class ChromaConnector extends Connector {
         collection.upsert({
           ids: b.map((c) => c.id),
           embeddings: b.map((c) => [...c.embedding]),
-          metadatas: b.map((c) => ({ ...c.metadata })),
+          metadatas: b.map((c) => chromaMetadata(c.metadata)),
           documents: b.map((c) => c.text),
         }),
       );
@@ -697,7 +720,7 @@ export class ChromaConnector extends Connector {
       const base = {
         id,
         text: page.documents[i] ?? '',
-        metadata: (page.metadatas[i] ?? {}) as FlatMetadata,
+        metadata: fromChroma(page.metadatas[i]),
       };
       const embedding = page.embeddings[i];
       return withEmbeddings && embedding !== undefined
@@ -744,7 +767,7 @@ export class ChromaConnector extends Connector {
     return ids.map((id, i) => ({
       id,
       text: result.documents[0]?.[i] ?? '',
-      metadata: (result.metadatas[0]?.[i] ?? {}) as FlatMetadata,
+      metadata: fromChroma(result.metadatas[0]?.[i]),
       // Cosine distance is 1 - similarity; any Chroma distance grows with dissimilarity.
       score: 1 - (result.distances[0]?.[i] ?? Number.POSITIVE_INFINITY),
     }));

@@ -15,13 +15,14 @@ import {
   type QueryFilter,
   type QueryHit,
   RagfreshError,
+  readerAccessTokens,
   resolveOptionPath,
   type StoredChunk,
   type ValidityPatch,
   type VersionPatch,
   type VersionRef,
 } from '@ragfresh/core';
-import { Bool, Field, FixedSizeList, Float32, Int64, Schema, Utf8 } from 'apache-arrow';
+import { Bool, Field, FixedSizeList, Float32, Int64, List, Schema, Utf8 } from 'apache-arrow';
 
 export interface LanceDbConnectorOptions {
   /** Directory of the LanceDB database (created when missing). */
@@ -100,6 +101,15 @@ const COLUMNS = {
   to: FIELDS.to,
   current: FIELDS.current,
 } as const;
+/**
+ * The access list column (List<Utf8>, nullable): tables created before access scope gain it at
+ * open, null in their old rows, which `array_has_any` then matches for no reader.
+ */
+const ACCESS_COLUMN = FIELDS.access;
+
+function accessField(): Field {
+  return new Field(ACCESS_COLUMN, new List(new Field('item', new Utf8(), true)), true);
+}
 
 const TABLE_NAME = /^[A-Za-z0-9_.-]{1,200}$/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -119,6 +129,11 @@ export function lanceDbCapabilities(maxWriteBatch = 10_000): ConnectorCapabiliti
     // so the base class checks it before each fenced write (see docs/connectors/lancedb.md).
     fencing: 'client',
   };
+}
+
+/** The access column's value: the stored list, or null for a chunk without one (no reader sees it). */
+function accessList(v: unknown): string[] | null {
+  return Array.isArray(v) ? v.map(String) : null;
 }
 
 /** A SQL string literal: single quotes doubled; nothing else is special in Lance's SQL. */
@@ -143,6 +158,10 @@ export function lanceWhere(
     }
     if (filter.sourceId !== undefined)
       clauses.push(`${COLUMNS.sourceId} = ${sqlString(filter.sourceId)}`);
+    if (filter.access !== undefined) {
+      const tokens = readerAccessTokens(filter.access).map(sqlString).join(', ');
+      clauses.push(`array_has_any(${ACCESS_COLUMN}, make_array(${tokens}))`);
+    }
   }
   if (filter.documentId !== undefined)
     clauses.push(`${COLUMNS.documentId} = ${sqlString(filter.documentId)}`);
@@ -237,6 +256,7 @@ function chunkSchema(dims: number): Schema {
       new Field(COLUMNS.from, new Int64(), false),
       new Field(COLUMNS.to, new Int64(), false),
       new Field(COLUMNS.current, new Bool(), false),
+      accessField(),
     ],
     new Map([
       ['rf_schema', LANCEDB_SCHEMA_MARK],
@@ -541,6 +561,12 @@ export class LanceDbConnector extends Connector {
         `table ${name} in ${path} was not created by ragfresh (${rows} rows${missing.length > 0 ? `, no ${missing.join(', ')} columns` : ''}); choose another table name, or drop it if it is disposable.`,
       );
     }
+    if (!fieldNames.has(ACCESS_COLUMN)) {
+      // By SQL: lancedb's own Arrow copy need not accept our Field instances.
+      await this.#call(`adding the ${ACCESS_COLUMN} column to ${name}`, () =>
+        table.addColumns([{ name: ACCESS_COLUMN, valueSql: "arrow_cast(NULL, 'List(Utf8)')" }]),
+      );
+    }
     const vectorType = schema.fields.find((f) => f.name === COLUMNS.vector)?.type;
     // Duck-typed: the Arrow classes of lancedb's copy need not be ours.
     const listSize = (vectorType as { listSize?: unknown } | undefined)?.listSize;
@@ -621,6 +647,7 @@ export class LanceDbConnector extends Connector {
         [COLUMNS.from]: m[FIELDS.from],
         [COLUMNS.to]: m[FIELDS.to],
         [COLUMNS.current]: m[FIELDS.current] === true,
+        [ACCESS_COLUMN]: accessList(m[FIELDS.access]),
       };
     });
   }

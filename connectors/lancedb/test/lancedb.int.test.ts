@@ -147,12 +147,38 @@ describe('lancedb connector against the embedded engine', () => {
       'rf_from',
       'rf_to',
       'rf_current',
+      'rf_access',
     ]);
     expect(schema.metadata.get('rf_schema')).toBe('ragfresh/1');
     expect(await db.tableNames()).toContain(c.epochTableName);
     await openConnector(c.tableName);
     t.close();
     db.close();
+  });
+
+  it('a table from before access scope gains rf_access at open; its old rows match no reader', async () => {
+    const c = await openConnector();
+    await c.upsert(
+      makeChunks({ documentId: 'old:doc', versionId: 'v1', count: 3, from: 1, current: true }),
+    );
+    await c.advanceEpoch(0, 1);
+    const name = c.tableName;
+    await c.close();
+    const db = await lancedb.connect(dir);
+    const t = await db.openTable(name);
+    await t.dropColumns(['rf_access']);
+    t.close();
+    db.close();
+    const reopened = await openConnector(name);
+    expect(await reopened.searchCurrent(vector(0), 10)).toHaveLength(0);
+    expect(await reopened.query(vector(0), 10, { view: { kind: 'epoch', epoch: 1 } })).toHaveLength(
+      3,
+    );
+    await reopened.upsert(
+      makeChunks({ documentId: 'new:doc', versionId: 'v1', count: 2, from: 1, current: true }),
+    );
+    const hits = await reopened.searchCurrent(vector(0), 10);
+    expect(hits.map((h) => h.metadata[FIELDS.documentId])).toEqual(['new:doc', 'new:doc']);
   });
 
   it('upsert is idempotent and overwrites by id', async () => {

@@ -18,6 +18,7 @@ import {
   type QueryFilter,
   type QueryHit,
   type RagfreshError,
+  readerAccessTokens,
   resolveOptionPath,
   type StoredChunk,
   type ValidityPatch,
@@ -265,7 +266,7 @@ export class LangChainConnector extends Connector {
           pageContent: c.text,
           metadata: {
             [FIELDS.chunkId]: c.id,
-            ...c.metadata,
+            ...(this.#filters.encodeMetadata?.(c.metadata) ?? c.metadata),
             [VECTOR_FIELD]: encodeVector(c.embedding),
           },
         }),
@@ -320,14 +321,14 @@ export class LangChainConnector extends Connector {
     return [...seen.values()];
   }
 
-  #held(raw: Record<string, unknown>, text: string): Held {
+  #held(stored: Record<string, unknown>, text: string): Held {
+    const raw = this.#filters.decodeMetadata?.(stored) ?? stored;
     const metadata: Record<string, FlatValue> = {};
     for (const [k, v] of Object.entries(raw)) {
-      if (
-        k !== VECTOR_FIELD &&
-        (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')
-      )
-        metadata[k] = v;
+      if (k === VECTOR_FIELD) continue;
+      if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') metadata[k] = v;
+      // A list of strings (rf_access) is kept: a patch rewrites the chunk with what is read here.
+      else if (Array.isArray(v) && v.every((e) => typeof e === 'string')) metadata[k] = v;
     }
     const chunkId = String(metadata[FIELDS.chunkId] ?? '');
     return {
@@ -541,6 +542,12 @@ export class LangChainConnector extends Connector {
     ] as const) {
       if (value !== undefined) conditions.push({ field, op: 'eq', value });
     }
+    if (filter.access !== undefined)
+      conditions.push({
+        field: FIELDS.access,
+        op: 'any',
+        value: readerAccessTokens(filter.access),
+      });
     const built = this.#filters.build(conditions);
     const results = await this.#call('querying', (s) =>
       s.similaritySearchVectorWithScore([...vector], k, built as never),

@@ -20,6 +20,7 @@ import {
   type QueryFilter,
   type QueryHit,
   type RagfreshError,
+  readerAccessTokens,
   type StoredChunk,
   type ValidityPatch,
   type VersionPatch,
@@ -606,6 +607,16 @@ export class LibSqlConnector extends Connector {
       if (value === undefined) continue;
       args.push(value);
       where.push(`${column} = ?${args.length}`);
+    }
+    if (filter.access !== undefined) {
+      // The rf_access JSON array holds any of the reader's tokens as an element.
+      const marks = readerAccessTokens(filter.access).map((t) => {
+        args.push(t);
+        return `?${args.length}`;
+      });
+      where.push(
+        `EXISTS (SELECT 1 FROM json_each(metadata, '$.${FIELDS.access}') WHERE json_each.value IN (${marks.join(', ')}))`,
+      );
     }
     const condition = where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`;
     // A document-scoped query reads a handful of rows through the key index, so it stays exact

@@ -15,6 +15,7 @@ import {
   type QueryFilter,
   type QueryHit,
   RagfreshError,
+  readerAccessTokens,
   type StoredChunk,
   type ValidityPatch,
   type VersionPatch,
@@ -782,6 +783,11 @@ export class PgVectorConnector extends Connector {
       if (value === undefined) continue;
       values.push(value);
       where.push(`${column} = $${values.length}`);
+    }
+    if (filter.access !== undefined) {
+      // jsonb `?|`: the rf_access array holds any of the reader's tokens as an element.
+      values.push(readerAccessTokens(filter.access));
+      where.push(`metadata->'${FIELDS.access}' ?| $${values.length}::text[]`);
     }
     const res = await this.#query<ChunkRow>(
       'querying',

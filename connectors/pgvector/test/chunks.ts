@@ -1,4 +1,11 @@
-import { chunkId, FIELDS, type FlatValue, OPEN_EPOCH, type StoredChunk } from '@ragfresh/core';
+import {
+  chunkId,
+  FIELDS,
+  type FlatValue,
+  OPEN_EPOCH,
+  type StoredChunk,
+  storedAccess,
+} from '@ragfresh/core';
 
 export const DIMS = 8;
 
@@ -47,6 +54,7 @@ export function makeChunk(
       [FIELDS.source]: doc,
       [FIELDS.url]: `https://example.com/${encodeURIComponent(doc)}`,
       [FIELDS.title]: `Title ${doc}`,
+      [FIELDS.access]: storedAccess([]),
       ...o.extra,
     },
   };

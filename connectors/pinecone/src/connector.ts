@@ -9,7 +9,6 @@ import {
   type FailureClass,
   FIELDS,
   type FlatMetadata,
-  type FlatValue,
   groupPatchesByValue,
   isNetworkError,
   type ListedChunk,
@@ -18,6 +17,7 @@ import {
   type QueryHit,
   RagfreshError,
   type RetryPolicy,
+  readerAccessTokens,
   retryAfterMs,
   type StoredChunk,
   type ValidityPatch,
@@ -131,6 +131,9 @@ function filterOf(filter: Omit<QueryFilter, 'view'> & { view?: ViewSelector }): 
     parts.push({ [FIELDS.documentId]: { $eq: filter.documentId } });
   if (filter.versionId !== undefined) parts.push({ [FIELDS.versionId]: { $eq: filter.versionId } });
   if (filter.sourceId !== undefined) parts.push({ [FIELDS.sourceId]: { $eq: filter.sourceId } });
+  // On a list field, `$in` matches a record when any of its entries is one of the values.
+  if (filter.access !== undefined)
+    parts.push({ [FIELDS.access]: { $in: readerAccessTokens(filter.access) } });
   if (parts.length === 0) return undefined;
   return parts.length === 1 ? parts[0] : { $and: parts };
 }
@@ -503,11 +506,14 @@ export class PineconeConnector extends Connector {
 
   protected async _upsert(chunks: readonly StoredChunk[]): Promise<void> {
     const records = chunks.map((c) => {
-      const metadata: Record<string, FlatValue> = {
-        ...c.metadata,
+      const metadata: Record<string, string | number | boolean | string[]> = {
         [FIELDS.chunkId]: c.id,
         [TEXT_KEY]: c.text,
       };
+      // Pinecone list metadata (`rf_access`) is a list of strings, matched by `$in`.
+      for (const [k, v] of Object.entries(c.metadata))
+        if (k !== FIELDS.chunkId && k !== TEXT_KEY)
+          metadata[k] = typeof v === 'object' ? [...v] : v;
       const bytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
       if (bytes > PINECONE_MAX_METADATA_BYTES) {
         throw this.error(
@@ -548,7 +554,12 @@ export class PineconeConnector extends Connector {
       const got = await this.#fetchRecords(records.map((r) => r.id));
       return records.every((r) => {
         const m = got.get(r.id)?.metadata;
-        return m !== undefined && Object.entries(r.metadata).every(([k, v]) => m[k] === v);
+        return (
+          m !== undefined &&
+          Object.entries(r.metadata).every(([k, v]) =>
+            Array.isArray(v) ? JSON.stringify(m[k]) === JSON.stringify(v) : m[k] === v,
+          )
+        );
       });
     });
     const prefixes = new Map<string, Set<string>>();

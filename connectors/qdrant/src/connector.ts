@@ -19,6 +19,7 @@ import {
   RAGFRESH_UUID_NAMESPACE,
   RagfreshError,
   type RetryPolicy,
+  readerAccessTokens,
   retryAfterMs,
   type StoredChunk,
   uuidV5,
@@ -87,6 +88,8 @@ export const PAYLOAD_INDEXES: ReadonlyArray<readonly [string, 'keyword' | 'integ
   [meta(FIELDS.documentId), 'keyword'],
   [meta(FIELDS.versionId), 'keyword'],
   [meta(FIELDS.sourceId), 'keyword'],
+  // A keyword index on an array field indexes each entry: the access filter's `match.any`.
+  [meta(FIELDS.access), 'keyword'],
   [meta(FIELDS.from), 'integer'],
   [meta(FIELDS.to), 'integer'],
   [meta(FIELDS.current), 'bool'],
@@ -129,6 +132,9 @@ function scopeFilter(filter: Omit<QueryFilter, 'view'> & { view?: ViewSelector }
     must.push({ key: meta(FIELDS.versionId), match: { value: filter.versionId } });
   if (filter.sourceId !== undefined)
     must.push({ key: meta(FIELDS.sourceId), match: { value: filter.sourceId } });
+  // On an array payload, `match.any` holds when any entry equals one of the values.
+  if (filter.access !== undefined)
+    must.push({ key: meta(FIELDS.access), match: { any: readerAccessTokens(filter.access) } });
   return view.must_not.length > 0 ? { must, must_not: view.must_not } : { must };
 }
 

@@ -23,9 +23,12 @@ commands:
   recover                    rebuild a lost state from the store's own metadata (a corrupt
                              state file is moved aside first)
   contracts                  publish-contract thresholds measured on each source's history
-  query "question" [-k n] [--no-collapse]   search the current view, with Source / Fetched /
-                             Section headers; copies of a passage under several URLs are one
-                             result citing each URL (--no-collapse: one result per copy)
+  sources [--json]           the source register: owner, permission basis, licence, use, access,
+                             retention; exit 1 when a source lacks an owner or a permission basis
+  query "question" [-k n] [--no-collapse] [--access g1,g2]   search the current view, with
+                             Source / Fetched / Section headers; copies of a passage under several
+                             URLs are one result citing each URL (--no-collapse: one per copy);
+                             public chunks only, plus those of the --access groups
   query … --as-of <time>     answer from the versions current then (within the retention)
   inspect <url> [--as-of <time>]   version history of one document, with reasons (as-of: the
                              version current then)
@@ -34,7 +37,7 @@ commands:
                              blocks the URL until \`remove --undo <url> --by name\`
   audit [<url>]              the governance audit log, hash chain verified (broken: exit 1)
   gc [--dry-run]             retention: prune raw snapshots and retired versions past it
-  eval --questions q.jsonl [--against <epoch>] [--json [report.json]]
+  eval --questions q.jsonl [--against <epoch>] [--access g1,g2] [--json [report.json]]
                              hit@1, hit@5, MRR of your questions on the current view (vs an epoch)
   reextract                  re-run extraction from stored raw snapshots (no network)
   demo                       offline end-to-end demo on a simulated web
@@ -68,6 +71,7 @@ export const COMMANDS = [
   'verify',
   'recover',
   'contracts',
+  'sources',
   'import',
   'reconcile',
   'serve',

@@ -172,6 +172,8 @@ export async function queryCurrentView(
     readonly collapse?: boolean;
     /** Read the view of this (past) epoch instead of the published one (`--as-of`). */
     readonly epoch?: number;
+    /** The reader's groups; default none: public chunks only (enforced by the store's filter). */
+    readonly access?: readonly string[];
   } = {},
 ): Promise<QueryHitView[]> {
   const { collapse = true, epoch, ...where } = scope;
@@ -180,7 +182,13 @@ export async function queryCurrentView(
   const hits =
     epoch === undefined
       ? await rt.connector.searchCurrent(vector, n, where)
-      : await rt.connector.query(vector, n, { ...where, view: { kind: 'epoch', epoch } });
+      : // A raw query has no access default: a reader without groups reads public chunks
+        // only, as searchCurrent does.
+        await rt.connector.query(vector, n, {
+          ...where,
+          access: where.access ?? [],
+          view: { kind: 'epoch', epoch },
+        });
   const kept: { hit: (typeof hits)[number]; view: Omit<QueryHitView, 'rank' | 'citations'> }[] = [];
   for (const h of hits) {
     const docId = String(h.metadata[FIELDS.documentId]);
@@ -264,7 +272,13 @@ export async function searchCurrentView(
 export async function queryCommand(
   rt: Runtime,
   question: string,
-  opts: { k: number; json: boolean; collapse?: boolean; asOf?: Date },
+  opts: {
+    k: number;
+    json: boolean;
+    collapse?: boolean;
+    asOf?: Date;
+    access?: readonly string[];
+  },
   print: Print,
 ): Promise<number> {
   const asOf = opts.asOf === undefined ? undefined : await viewAsOf(rt, opts.asOf);
@@ -275,6 +289,7 @@ export async function queryCommand(
   const { hits } = await searchCurrentView(rt, question, opts.k, {
     ...(opts.collapse === false ? { collapse: false } : {}),
     ...(asOf === undefined ? {} : { epoch: asOf.epoch }),
+    ...(opts.access === undefined ? {} : { access: opts.access }),
   });
   if (asOf !== undefined && !opts.json)
     print(

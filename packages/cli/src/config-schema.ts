@@ -1,5 +1,6 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import {
+  ACCESS_GROUP,
   CANONICAL_POLICIES,
   type CanonicalPolicy,
   type Connector,
@@ -76,6 +77,26 @@ const canarySchema = z.strictObject({
   k: count(1, 100).optional(),
 });
 
+/** Grounds on which a source's pages may be fetched and indexed (the register's `permission.basis`). */
+export const PERMISSION_BASES = [
+  'public-web',
+  'licensed',
+  'internal',
+  'contract',
+  'consent',
+  'public-domain',
+  'other',
+] as const;
+export type PermissionBasis = (typeof PERMISSION_BASES)[number];
+
+const permissionSchema = z.strictObject({
+  basis: z.enum(PERMISSION_BASES, {
+    error: `is not a permission basis; use one of ${PERMISSION_BASES.join(', ')}`,
+  }),
+  /** Where the permission is written down (a licence id, a contract, the page's terms). */
+  note: z.string().optional(),
+});
+
 const sourceSchema = z.strictObject({
   /** Stable id chosen by you; part of every documentId. Letters, digits, `_`, `.`, `-`. */
   id: z.string({
@@ -100,6 +121,33 @@ const sourceSchema = z.strictObject({
   identity: identitySchema.optional(),
   canaries: z.array(canarySchema).readonly().optional(),
   /** Verdict codes that never block this source's pages (still labelled in the run's events). */
+  // The source register (docs/governance.md): who answers for the source, on what grounds it
+  // is indexed, what for, how long its snapshots are kept, and who may read it.
+  /** Person or team answerable for the source (`ragfresh sources` flags a source without one). */
+  owner: z
+    .string()
+    .min(1, { error: 'is empty; name the person or team answerable for the source' })
+    .optional(),
+  permission: permissionSchema.optional(),
+  /** Licence of the content (an SPDX id, or the terms' name). */
+  licence: z.string().optional(),
+  /** What the index of this source is for (a short sentence). */
+  intendedUse: z.string().optional(),
+  /** How long raw snapshots and retired versions are kept (`ragfresh gc`); default: forever. */
+  retention: duration().optional(),
+  /**
+   * Groups that may read the source's chunks (`rf_access`); absent or empty: public. Readers pass
+   * their groups (`query --access`); the store's filter enforces it.
+   */
+  access: z
+    .array(
+      z.string().regex(ACCESS_GROUP, {
+        error:
+          'is not a group name; use letters, digits and . _ : @ - (at most 64, starting with a letter or digit)',
+      }),
+    )
+    .readonly()
+    .optional(),
   classify: z
     .strictObject({
       ignore: z

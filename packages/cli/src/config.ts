@@ -5,6 +5,7 @@ import {
   type Canary,
   canonicalKey,
   isRagfreshError,
+  normalizeAccess,
   RagfreshError,
   type UrlIdentityPolicy,
 } from '@ragfresh/core';
@@ -42,8 +43,10 @@ export function defineConfig(config: RagfreshConfig): RagfreshConfig {
   return config;
 }
 
-export interface ResolvedSource extends Omit<SourceConfig, 'canaries' | 'identity'> {
+export interface ResolvedSource extends Omit<SourceConfig, 'canaries' | 'identity' | 'access'> {
   readonly everyMs: number;
+  /** Groups that may read the source, checked, sorted and de-duplicated; empty: public. */
+  readonly access: readonly string[];
   readonly freshnessObjectiveMs: number;
   readonly expectedChangeMs?: number;
   readonly identity: UrlIdentityPolicy;
@@ -170,13 +173,19 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
     for (const [j, u] of sitemaps.entries()) checkUrl(u, `${f}.sitemaps[${j}]`, listed);
     for (const [j, u] of llms.entries()) checkUrl(u, `${f}.llmsTxt[${j}]`, listed);
     const everyMs = duration(s.every, `${f}.every`, 86_400_000);
-    // The source register's own retention (sources[].retention), where the config has one.
-    const ownRetention = (s as { readonly retention?: unknown }).retention;
+    if (s.permission?.basis === 'other' && (s.permission.note ?? '').trim() === '') {
+      throw bad(
+        `${f}.permission.note`,
+        'is missing for basis "other"',
+        'say on what grounds the source is indexed',
+      );
+    }
     return {
       ...s,
-      ...(ownRetention === undefined
+      access: normalizeAccess(s.access, `${f}.access`),
+      ...(s.retention === undefined
         ? {}
-        : { retentionMs: duration(ownRetention, `${f}.retention`, 0) }),
+        : { retentionMs: duration(s.retention, `${f}.retention`, 0) }),
       identity: policy,
       canaries: resolveCanaries(s.canaries, s, policy, `${f}.canaries`),
       everyMs,

@@ -164,12 +164,14 @@ interface PreparedQuestion {
 async function evalView(
   rt: Pick<Runtime, 'connector'>,
   prepared: readonly PreparedQuestion[],
-  view: { epoch: number; label: ViewReport['label'] },
+  view: { epoch: number; label: ViewReport['label']; access: readonly string[] },
 ): Promise<ViewReport> {
   const results: QuestionResult[] = [];
   for (const { q, vector, docs } of prepared) {
+    // The reader's scope, in the store's filter like a real reader's (default: public only).
     const hits = await rt.connector.query(vector, EVAL_DEPTH, {
       view: { kind: 'epoch', epoch: view.epoch },
+      access: view.access,
     });
     const at = hits.findIndex((h) => answers(h, q, docs));
     const hit = at < 0 ? undefined : hits[at];
@@ -245,9 +247,10 @@ async function reachNotes(
 export async function runEval(
   rt: Pick<Runtime, 'config' | 'connector' | 'state' | 'embeddings'>,
   questions: readonly EvalQuestion[],
-  options: { readonly against?: number } = {},
+  options: { readonly against?: number; readonly access?: readonly string[] } = {},
 ): Promise<EvalReport> {
   const current = await rt.connector.readEpoch();
+  const access = options.access ?? [];
   const prepared: PreparedQuestion[] = [];
   for (const q of questions)
     prepared.push({
@@ -256,7 +259,7 @@ export async function runEval(
       docs: q.url === undefined ? undefined : await documentsOf(rt, q.url),
     });
   const dims = prepared[0]?.vector.length ?? 0;
-  const views = [await evalView(rt, prepared, { epoch: current, label: 'current' })];
+  const views = [await evalView(rt, prepared, { epoch: current, label: 'current', access })];
   const notes: string[] = [];
   let changed: EvalReport['changed'];
   if (options.against !== undefined) {
@@ -265,7 +268,7 @@ export async function runEval(
       throw bad(
         `--against ${against} is not a published epoch; the store is at epoch ${current} (use 1..${current}).`,
       );
-    const old = await evalView(rt, prepared, { epoch: against, label: 'against' });
+    const old = await evalView(rt, prepared, { epoch: against, label: 'against', access });
     views.unshift(old);
     notes.push(...(await reachNotes(rt, against, current, prepared)));
     changed = old.questions.flatMap((o, i) => {
@@ -327,7 +330,13 @@ export function renderEval(report: EvalReport): string {
 /** The `eval` command: table on stdout, JSON on stdout (`--json`) or in a file (`--json file`). */
 export async function evalCommand(
   rt: Runtime,
-  opts: { questions: string; against?: number; json: boolean; jsonFile?: string },
+  opts: {
+    questions: string;
+    against?: number;
+    access?: readonly string[];
+    json: boolean;
+    jsonFile?: string;
+  },
   print: (s: string) => void,
 ): Promise<number> {
   let text: string;
@@ -342,11 +351,10 @@ export async function evalCommand(
   let report: EvalReport;
   try {
     const questions = parseQuestions(text, opts.questions);
-    report = await runEval(
-      rt,
-      questions,
-      opts.against === undefined ? {} : { against: opts.against },
-    );
+    report = await runEval(rt, questions, {
+      ...(opts.against === undefined ? {} : { against: opts.against }),
+      ...(opts.access === undefined ? {} : { access: opts.access }),
+    });
   } catch (err) {
     if (!isRagfreshError(err, 'INVALID_ARGUMENT')) throw err;
     print(`ragfresh: ${err.message.replace(/^\[ragfresh\] \[eval\] /, '')}`);

@@ -5,6 +5,7 @@ import {
   isRagfreshError,
   moveCorruptStateAside,
   openStateStore,
+  parseAccessList,
   type StateStore,
 } from '@ragfresh/core';
 import type { ParsedArgs } from './args.js';
@@ -90,6 +91,10 @@ export async function runCommand(parsed: ParsedArgs): Promise<number> {
   }
   const config = await loadConfig(values.config as string | undefined);
   if (command === 'status') return status(config, json, print);
+  if (command === 'sources') {
+    const { sourcesCommand } = await import('./sources.js');
+    return sourcesCommand(config, { json }, print);
+  }
   if (command === 'contracts') {
     const state = await openStateStore(config.state);
     try {
@@ -127,6 +132,16 @@ async function recover(cmd: RuntimeCommand): Promise<number> {
       `ragfresh: the state file ${moved.from} is corrupt; moved it aside to ${moved.to} and rebuilding the state from the store.\n`,
     );
     return withRuntime(cmd);
+  }
+}
+
+/** `--access g1,g2` as checked group names ([] when absent), or the usage line for a bad one. */
+function readerAccess(value: unknown): string[] | string {
+  if (value === undefined) return [];
+  try {
+    return parseAccessList(String(value));
+  } catch (err) {
+    return `${isRagfreshError(err) ? err.message.replace(/^\[ragfresh\] \[[^\]]+\] /, '') : String(err)} e.g. --access support,staff.`;
   }
 }
 
@@ -209,6 +224,8 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
           );
         const asOf = asOfFlag(values['as-of']);
         if (asOf === null) return usage(AS_OF_USAGE);
+        const access = readerAccess(values.access);
+        if (typeof access === 'string') return usage(access);
         return await queryCommand(
           rt,
           question,
@@ -216,6 +233,7 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
             k,
             json,
             collapse: values['no-collapse'] !== true,
+            access,
             ...(asOf === undefined ? {} : { asOf }),
           },
           print,
@@ -262,11 +280,14 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
           return usage(
             'eval needs --questions <file.jsonl> and an integer --against; e.g. ragfresh eval --questions q.jsonl --against 12.',
           );
+        const access = readerAccess(values.access);
+        if (typeof access === 'string') return usage(access);
         const { evalCommand } = await import('./eval.js');
         return await evalCommand(
           rt,
           {
             questions: String(values.questions),
+            access,
             json,
             ...(against === undefined ? {} : { against }),
             ...(json && rest[0] !== undefined ? { jsonFile: rest[0] } : {}),

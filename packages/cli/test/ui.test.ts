@@ -505,3 +505,51 @@ describe('the document page shows which version was current at a chosen time', (
     }
   });
 });
+
+describe('the source register on the dashboard', () => {
+  it('each source card shows its register entry; a missing owner or permission is marked', async () => {
+    const { openStateStore } = await import('@ragfresh/core');
+    const { resolveConfig } = await import('../src/config.js');
+    const { sourcesPage } = await import('../src/ui/pages.js');
+    const config = resolveConfig({
+      userAgent: 'ragfresh-test/0.1 (+https://example.org/bot)',
+      dataDir: '/tmp/ragfresh-ui-register-unused',
+      sources: [
+        {
+          id: 'handbook',
+          urls: ['https://intranet.example.org/handbook'],
+          owner: 'people team',
+          permission: { basis: 'internal', note: 'staff only' },
+          licence: 'proprietary',
+          intendedUse: 'HR answers',
+          retention: '90d',
+          access: ['hr', 'managers'],
+        },
+        { id: 'blog', urls: ['https://example.org/blog'] },
+      ],
+    });
+    const state = await openStateStore('sqlite::memory:');
+    try {
+      const page = String(
+        await sourcesPage({ config, state, connector: {} as never, texts: {} as never, runs: 5 }),
+      );
+      const card = (id: string) =>
+        page.slice(page.indexOf(`data-source="${id}"`)).split('</section>')[0]!;
+      const cell = (html: string, key: string) =>
+        new RegExp(`data-register="${key}"[^>]*>([^<]*)<`).exec(html)?.[1];
+      const handbook = card('handbook');
+      expect(cell(handbook, 'owner')).toBe('people team');
+      expect(cell(handbook, 'permission')).toBe('internal (staff only)');
+      expect(cell(handbook, 'access')).toBe('hr, managers');
+      expect(cell(handbook, 'retention')).toBe('90.0d');
+      expect(handbook).not.toContain('register incomplete');
+      const blog = card('blog');
+      expect(cell(blog, 'owner')).toBe('missing');
+      expect(cell(blog, 'access')).toBe('public');
+      expect(cell(blog, 'retention')).toBe('forever');
+      expect(blog).toContain('register incomplete: no owner, no permission basis');
+    } finally {
+      await state.close();
+    }
+  });
+});

@@ -1,3 +1,4 @@
+import { accessAdmits, normalizeAccess } from './access.js';
 import { RagfreshError } from './errors.js';
 import {
   assertFlatMetadata,
@@ -174,6 +175,13 @@ export interface QueryFilter {
   readonly documentId?: string;
   readonly versionId?: string;
   readonly sourceId?: string;
+  /**
+   * The reader's groups: only chunks whose `rf_access` list holds `*` (public) or one of them
+   * match (`readerAccessTokens`); `[]` is public only. Applied by the store's filter like every
+   * other condition, never to results afterwards. Absent: no access condition, for the
+   * publisher's verification and maintenance only; every reading surface passes it.
+   */
+  readonly access?: readonly string[];
 }
 
 export interface QueryHit {
@@ -666,17 +674,25 @@ export abstract class Connector {
     }
     if (!Number.isSafeInteger(k) || k < 1)
       throw this.error('INVALID_ARGUMENT', `k must be a positive integer, got ${k}.`);
-    return this._query(vector, k, filter);
+    if (filter.access === undefined) return this._query(vector, k, filter);
+    return this._query(vector, k, { ...filter, access: normalizeAccess(filter.access, 'reader') });
   }
 
-  /** Reads the published epoch, then queries its snapshot view. What a reader does. */
+  /**
+   * Reads the published epoch, then queries its snapshot view. What a reader does: a reader that
+   * names no groups sees public chunks only.
+   */
   async searchCurrent(
     vector: readonly number[],
     k: number,
     scope: Omit<QueryFilter, 'view'> = {},
   ): Promise<QueryHit[]> {
     const epoch = await this.readEpoch();
-    return this.query(vector, k, { ...scope, view: { kind: 'epoch', epoch } });
+    return this.query(vector, k, {
+      ...scope,
+      access: scope.access ?? [],
+      view: { kind: 'epoch', epoch },
+    });
   }
 
   /**
@@ -777,8 +793,10 @@ export abstract class Connector {
   ): Promise<ListedChunk[]>;
   /**
    * The `k` nearest chunks to `vector` inside `filter`: its view (`epoch`: rf_from <= E < rf_to;
-   * `flag`: rf_current = true; `all`: no validity filter) and its optional document / version /
-   * source scope, applied by the store before ranking (never post-filter a top-k). Higher
+   * `flag`: rf_current = true; `all`: no validity filter), its optional document / version /
+   * source scope and its optional `access` (already normalised: `rf_access` holds any of
+   * `readerAccessTokens(access)`, a list-membership condition), applied by the store before
+   * ranking (never post-filter a top-k). Higher
    * `score` is more similar. Exact or approximate search; approximate search must still return
    * a version's chunk for its own vector during verification.
    */
@@ -958,5 +976,7 @@ export function matchesFilter(metadata: FlatMetadata, filter: QueryFilter): bool
   if (filter.versionId !== undefined && metadata[FIELDS.versionId] !== filter.versionId)
     return false;
   if (filter.sourceId !== undefined && metadata[FIELDS.sourceId] !== filter.sourceId) return false;
+  if (filter.access !== undefined && !accessAdmits(metadata[FIELDS.access], filter.access))
+    return false;
   return inView(metadata, filter.view);
 }

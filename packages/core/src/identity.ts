@@ -1,3 +1,4 @@
+import { normalizeAccess } from './access.js';
 import { RagfreshError } from './errors.js';
 import { sha256Hex, stableStringify, uuidV5 } from './hash.js';
 
@@ -198,6 +199,12 @@ export interface VersionInput {
     readonly headingPath: readonly string[];
   }>;
   readonly versions: PipelineVersions;
+  /**
+   * Groups that may read the version (normalised; see `access.ts`). Hashed only when non-empty,
+   * so public versions keep the ids they had before access scope existed, and a change of scope
+   * is a new version published through the protocol, never a reuse of the old one.
+   */
+  readonly access?: readonly string[];
 }
 
 /**
@@ -213,6 +220,9 @@ export function versionId(input: VersionInput): string {
         c.headingPath.map((h) => h.normalize('NFC')),
       ]),
       v: [input.versions.extractor, input.versions.chunker, input.versions.schema],
+      ...(input.access === undefined || input.access.length === 0
+        ? {}
+        : { a: normalizeAccess(input.access) }),
     }),
   );
   return `v${digest.slice(0, 24)}`;

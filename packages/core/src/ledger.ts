@@ -410,13 +410,16 @@ export class DocumentLedger {
       queryableAt: now,
     };
     const replaced = d.previousVersionId !== undefined;
+    // The record's scope is the new version's: a version that became public drops it.
+    const { access: _previousScope, ...kept } = record ?? {};
     return this.#put(
       withEvent(
         {
           documentId: d.documentId,
           sourceId: d.sourceId,
           url: d.url ?? record?.url ?? '',
-          ...(record ?? {}),
+          ...kept,
+          ...(d.access === undefined || d.access.length === 0 ? {} : { access: d.access }),
           status: 'healthy',
           statusReasons: [],
           currentVersionId: d.versionId,

@@ -1,8 +1,12 @@
+import { PUBLIC_ACCESS, storedAccess } from './access.js';
 import { RagfreshError } from './errors.js';
 import type { AcquisitionMode, ChunkProvenance, EmbeddedChunk } from './model.js';
 
-/** Scalar metadata values every supported store accepts. Never null, never nested. */
-export type FlatValue = string | number | boolean;
+/**
+ * Metadata values every supported store accepts: scalars, and lists of strings (only `rf_access`
+ * is written as one by ragfresh). Never null, never nested objects.
+ */
+export type FlatValue = string | number | boolean | readonly string[];
 export type FlatMetadata = Readonly<Record<string, FlatValue>>;
 
 /** Upper bound of a validity interval that has not ended (fits int32 in every store). */
@@ -51,6 +55,12 @@ export const FIELDS = Object.freeze({
   acquisition: 'acquisition',
   region: 'region',
   authority: 'authority',
+  /**
+   * Groups that may read the chunk, a list of strings: the source's `access` groups, or `['*']`
+   * (`PUBLIC_ACCESS`) when public. Readers filter on list membership (see `access.ts`); a chunk
+   * without it is visible to no reader (additive; fails closed).
+   */
+  access: 'rf_access',
 });
 
 /** What a connector stores for one chunk: id, text, vector and flat metadata. */
@@ -93,6 +103,7 @@ export function toStoredChunk(chunk: EmbeddedChunk, fromEpoch: number): StoredCh
     [FIELDS.contentHash]: chunk.contentHash,
     [FIELDS.tokenCount]: chunk.tokenCount,
     [FIELDS.acquisition]: p.acquisition,
+    [FIELDS.access]: storedAccess(p.access),
   };
   if (p.canonicalUrl !== undefined) meta[FIELDS.canonicalUrl] = p.canonicalUrl;
   if (p.canonicalClaim !== undefined) meta[FIELDS.canonicalClaim] = p.canonicalClaim;
@@ -172,6 +183,7 @@ export function decodeChunkMetadata(meta: FlatMetadata): DecodedChunk {
     ...(optStr(meta, FIELDS.authority) === undefined
       ? {}
       : { authority: optStr(meta, FIELDS.authority)! }),
+    ...decodeAccess(meta),
   };
   return {
     chunkId: str(meta, FIELDS.chunkId),
@@ -188,6 +200,14 @@ export function decodeChunkMetadata(meta: FlatMetadata): DecodedChunk {
       ? {}
       : { duplicateGroup: optStr(meta, FIELDS.duplicateGroup)! }),
   };
+}
+
+/** `rf_access` back as provenance: its groups (the public token dropped), absent when public. */
+function decodeAccess(meta: FlatMetadata): { access?: readonly string[] } {
+  const v = meta[FIELDS.access];
+  if (!Array.isArray(v)) return {};
+  const groups = v.filter((g) => g !== PUBLIC_ACCESS);
+  return groups.length === 0 ? {} : { access: groups };
 }
 
 export function readValidity(meta: FlatMetadata): ChunkValidity {
@@ -219,10 +239,20 @@ export function assertFlatMetadata(
         { scope },
       );
     }
+    if (Array.isArray(value)) {
+      if (!value.every((v) => typeof v === 'string')) {
+        throw new RagfreshError(
+          'INVALID_METADATA',
+          `metadata field ${key} is a list with a non-string entry; only lists of strings are stored.`,
+          { scope },
+        );
+      }
+      continue;
+    }
     if (t !== 'string' && t !== 'number' && t !== 'boolean') {
       throw new RagfreshError(
         'INVALID_METADATA',
-        `metadata field ${key} is ${t}; only string, number and boolean are stored.`,
+        `metadata field ${key} is ${t}; only string, number, boolean and lists of strings are stored.`,
         { scope },
       );
     }

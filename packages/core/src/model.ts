@@ -48,6 +48,11 @@ export interface ChunkProvenance {
   readonly region?: string;
   /** Authority of the source (e.g. `official`, `community`). */
   readonly authority?: string;
+  /**
+   * Groups that may read the document (its source's `access`); empty or absent: public. Part of
+   * the versionId when non-empty, so a change of scope is a new version (stored as `rf_access`).
+   */
+  readonly access?: readonly string[];
 }
 
 /** A chunk of one document version, before it is embedded. */

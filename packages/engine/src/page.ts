@@ -10,7 +10,7 @@ import type { ExtractedDocument, PageOutcome } from './extract.js';
 import type { InventoryEntry } from './inventory.js';
 import type { PublishQueue } from './publish.js';
 import { acceptedVersion, heldVersion, observeResurrection, proposePersistent } from './review.js';
-import { sourceProvenance } from './snapshot.js';
+import { scopeChanged, sourceProvenance } from './snapshot.js';
 
 /** One page of one source's run, with what the state already knows about it. */
 export interface PageTask {
@@ -104,7 +104,10 @@ async function observeLive(
       url: entry.url,
       pipelineKey: ctx.deps.pipeline.pipelineKey,
       sourceId: source.id,
-      ...(record?.validators === undefined ? {} : { validators: record.validators }),
+      // A scope change needs the body again (a 304 would keep the old scope's version).
+      ...(record?.validators === undefined || scopeChanged(record, source)
+        ? {}
+        : { validators: record.validators }),
       ...(source.acquisition === undefined ? {} : { acquisition: source.acquisition }),
       ...(source.markdownTwin === true ? { markdownTwin: true } : {}),
       ...(source.proxy === undefined ? {} : { proxy: source.proxy }),

@@ -3,11 +3,11 @@ import type { EngineContext, SourceRun } from './context.js';
 import { embedNewChunks } from './embed.js';
 import type { PageOutcome } from './extract.js';
 import type { PublishQueue } from './publish.js';
-import { extractSnapshot, sourceProvenance } from './snapshot.js';
+import { extractSnapshot, scopeChanged, sourceProvenance } from './snapshot.js';
 
 /**
  * Which documents to re-extract: all with a raw snapshot, only those cut under another pipeline
- * key, or the named ones (those a host's learned boilerplate change touches).
+ * key or published under another access scope, or the named ones (those a host's learned boilerplate change touches).
  */
 export type ReextractScope = 'all' | 'other-pipeline' | ReadonlySet<string>;
 
@@ -22,9 +22,11 @@ async function candidates(
     if (r.rawDigest === undefined || r.status === 'tombstoned' || r.currentVersionId === undefined)
       continue;
     if (typeof scope !== 'string' && !scope.has(r.documentId)) continue;
+    // Cut under another pipeline, or published under another access scope than the source's.
     if (
       scope === 'other-pipeline' &&
-      (r.validators === undefined || r.validators.pipelineKey === key)
+      (r.validators === undefined || r.validators.pipelineKey === key) &&
+      !scopeChanged(r, run.source)
     )
       continue;
     out.push(r);

@@ -1,4 +1,4 @@
-import type { CanonicalPolicy } from '@ragfresh/core';
+import { type CanonicalPolicy, normalizeAccess } from '@ragfresh/core';
 import { decodeBody, type RawSnapshot } from '@ragfresh/fetch';
 import { DEFAULT_PAGE_LIMITS, type PageLimits, processBounded } from './bounds.js';
 import type { PageOutcome, PagePipeline } from './extract.js';
@@ -9,20 +9,48 @@ export interface SnapshotSubject {
   readonly sourceId: string;
   readonly url: string;
   readonly authority?: string;
+  readonly access?: readonly string[];
   readonly canonical?: CanonicalPolicy;
   /** When the body was observed; default the snapshot's own `fetchedAt`. */
   readonly retrievedAt?: string;
 }
 
-/** What a source adds to each of its pages' provenance: its authority label and canonical policy. */
+/**
+ * What a source adds to each of its pages' provenance: its authority label, its access scope
+ * (part of the versionId when non-empty) and its canonical policy.
+ */
 export function sourceProvenance(source: {
   readonly authority?: string | undefined;
+  readonly access?: readonly string[] | undefined;
   readonly canonical?: CanonicalPolicy | undefined;
-}): { readonly authority?: string; readonly canonical?: CanonicalPolicy } {
+}): {
+  readonly authority?: string;
+  readonly access?: readonly string[];
+  readonly canonical?: CanonicalPolicy;
+} {
   return {
     ...(source.authority === undefined ? {} : { authority: source.authority }),
+    ...(source.access === undefined || source.access.length === 0
+      ? {}
+      : { access: normalizeAccess(source.access) }),
     ...(source.canonical === undefined ? {} : { canonical: source.canonical }),
   };
+}
+
+/**
+ * Whether a document's current version was published under another access scope than its
+ * source has now. Such a document is re-extracted (from its raw snapshot) or fetched without
+ * validators, so the scope change becomes a new version even though the page did not change:
+ * a 304, or a text-hash match, must never keep the old scope.
+ */
+export function scopeChanged(
+  record: { readonly currentVersionId?: string; readonly access?: readonly string[] },
+  source: { readonly access?: readonly string[] | undefined },
+): boolean {
+  if (record.currentVersionId === undefined) return false;
+  const was = normalizeAccess(record.access);
+  const now = normalizeAccess(source.access);
+  return was.length !== now.length || was.some((g, i) => g !== now[i]);
 }
 
 /**

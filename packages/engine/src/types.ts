@@ -17,6 +17,11 @@ export interface EngineSource {
   /** Label carried into provenance, e.g. `official`. */
   readonly authority?: string;
   /**
+   * Groups that may read the source's chunks (`rf_access`; checked and sorted by the host);
+   * absent or empty: public. Part of every scoped versionId: a change republishes the source.
+   */
+  readonly access?: readonly string[];
+  /**
    * Whose word a page's `<link rel="canonical">` (an export row's `canonicalUrl`) is: `same-site`
    * (default) cites it only on the fetched URL's own site, `trust` cites any http(s) one, `ignore`
    * keeps none (`@ragfresh/core`'s `judgeCanonical`).

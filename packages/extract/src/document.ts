@@ -196,7 +196,12 @@ function assemble(
   pieces: readonly TextChunk[],
   versions: PipelineVersions,
 ): PreparedDocument {
-  const verId = versionId({ text, chunks: pieces, versions });
+  const verId = versionId({
+    text,
+    chunks: pieces,
+    versions,
+    ...(input.provenance.access === undefined ? {} : { access: input.provenance.access }),
+  });
   const chunks: Chunk[] = pieces.map((p, ordinal) => ({
     chunkId: chunkId(input.documentId, verId, ordinal),
     documentId: input.documentId,

@@ -3,6 +3,7 @@ import {
   type CanonicalJudgement,
   type CanonicalPolicy,
   judgeCanonical,
+  normalizeAccess,
 } from '@ragfresh/core';
 import type { BoilerplateModel } from './boilerplate.js';
 import { type PreparedDocument, pipelineVersions, prepareDocument } from './document.js';
@@ -31,6 +32,8 @@ export interface PageContext {
   readonly contentChangedAt?: string;
   readonly region?: string;
   readonly authority?: string;
+  /** Groups that may read the page (its source's `access`); empty or absent: public. */
+  readonly access?: readonly string[];
   readonly sourceModifiedAt?: string;
   /** Whose word the page's `<link rel="canonical">` is (the source's setting; default `same-site`). */
   readonly canonical?: CanonicalPolicy;
@@ -175,6 +178,9 @@ export function preparePage(
         : { sourceModifiedAt: context.sourceModifiedAt }),
       ...(context.region === undefined ? {} : { region: context.region }),
       ...(context.authority === undefined ? {} : { authority: context.authority }),
+      ...(context.access === undefined || context.access.length === 0
+        ? {}
+        : { access: normalizeAccess(context.access) }),
     },
     chunking: {
       counter,

@@ -1,5 +1,5 @@
 import type { DocumentInterface } from '@langchain/core/documents';
-import { FIELDS, RagfreshError } from '@ragfresh/core';
+import { accessAdmits, accessKey, FIELDS, RagfreshError, readerAccessTokens } from '@ragfresh/core';
 
 /** Vector stores whose LangChain class (or plain client) `currentViewFilter` speaks. */
 export type FilterDialect = 'chroma' | 'qdrant' | 'pinecone' | 'pgvector' | 'lancedb' | 'memory';
@@ -126,6 +126,46 @@ export function currentViewFilter(store: FilterDialect, view: CurrentView): unkn
 }
 
 /**
+ * The access scope of a reader with `groups` in the store's syntax: public chunks (`rf_access`
+ * holds `*`) and those of its groups, as a list-membership condition the store applies before
+ * ranking (ragfresh's connectors store `rf_access` this way; Chroma as boolean keys).
+ *
+ * | store      | reader with groups `g…`                                                 |
+ * | ---------- | ----------------------------------------------------------------------- |
+ * | `chroma`   | `{ $or: [{ 'rf_access.*': { $eq: true } }, { 'rf_access.g': { $eq: true } }, …] }` |
+ * | `qdrant`   | `{ key: 'metadata.rf_access', match: { any: ['*', 'g', …] } }`          |
+ * | `pinecone` | `{ rf_access: { $in: ['*', 'g', …] } }`                                  |
+ * | `pgvector` | `{ rf_access: { arrayContains: ['*', 'g', …] } }` (jsonb `?|`)           |
+ * | `lancedb`  | `array_has_any(rf_access, make_array('*', 'g', …))`                      |
+ * | `memory`   | `(doc) => rf_access has '*' or a group`                                  |
+ */
+export function accessFilter(store: FilterDialect, groups: readonly string[]): object | string {
+  const tokens = readerAccessTokens(groups);
+  switch (store) {
+    case 'chroma': {
+      const any = tokens.map((t) => ({ [accessKey(t)]: { $eq: true } }));
+      return any.length === 1 ? any[0]! : { $or: any };
+    }
+    case 'qdrant':
+      return { key: `metadata.${FIELDS.access}`, match: { any: tokens } };
+    case 'pinecone':
+      return { [FIELDS.access]: { $in: tokens } };
+    case 'pgvector':
+      return { [FIELDS.access]: { arrayContains: tokens } };
+    case 'lancedb':
+      return `array_has_any(${FIELDS.access}, make_array(${tokens.map((t) => `'${t.replaceAll("'", "''")}'`).join(', ')}))`;
+    case 'memory':
+      return (doc: DocumentInterface) => accessAdmits(doc.metadata[FIELDS.access], groups);
+    default:
+      throw new RagfreshError(
+        'INVALID_ARGUMENT',
+        `no access filter for store ${JSON.stringify(store)}; use one of ${FILTER_DIALECTS.join(', ')}.`,
+        { scope: 'langchain' },
+      );
+  }
+}
+
+/**
  * The current view ANDed with a filter of your own, in the store's syntax (what you would pass
  * as LangChain's `filter`). Without a view (a store `index()` built has no validity fields) it
  * is your filter alone; without your filter, the current view alone.
@@ -133,30 +173,42 @@ export function currentViewFilter(store: FilterDialect, view: CurrentView): unkn
 export function combineFilters(
   store: FilterDialect,
   view: CurrentView | undefined,
-  filter: object | string | undefined,
+  given: object | string | undefined,
+  /** The reader's groups: the access scope ANDed in too (only with a view). */
+  access?: readonly string[],
 ): object | string | undefined {
-  if (view === undefined) return filter;
+  if (view === undefined) return given;
   const current = currentViewFilter(store, view) as object | string;
+  const scope = access === undefined ? undefined : accessFilter(store, access);
+  const filter =
+    scope === undefined ? given : given === undefined ? scope : andFilters(store, scope, given);
   if (filter === undefined) return current;
+  return andFilters(store, current, filter);
+}
+
+/** Two filters of one dialect ANDed (a view's own `$and` / `must` list is extended, not nested). */
+function andFilters(store: FilterDialect, a: object | string, b: object | string): object | string {
   switch (store) {
     case 'chroma': {
-      const c = current as { $and?: object[] };
-      return { $and: [...(c.$and ?? [current]), filter] };
+      const c = a as { $and?: object[] };
+      return { $and: [...(c.$and ?? [a]), b] };
     }
-    case 'qdrant':
-      return { must: [...(current as QdrantFilter).must, filter] };
+    case 'qdrant': {
+      const q = a as { must?: object[] };
+      return { must: [...(q.must ?? [a]), b] };
+    }
     case 'pinecone':
-      return { $and: [current, filter] };
+      return { $and: [a, b] };
     case 'pgvector':
-      return { ...(filter as object), ...(current as object) };
+      return { ...(b as object), ...(a as object) };
     case 'lancedb':
-      return `(${String(current)}) AND (${String(filter)})`;
+      return `(${String(a)}) AND (${String(b)})`;
     case 'memory': {
-      const a = current as MemoryFilter;
-      const b = filter as MemoryFilter;
-      return (doc: DocumentInterface) => a(doc) && b(doc);
+      const x = a as MemoryFilter;
+      const y = b as MemoryFilter;
+      return (doc: DocumentInterface) => x(doc) && y(doc);
     }
     default:
-      return current;
+      return a;
   }
 }

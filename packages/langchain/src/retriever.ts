@@ -7,6 +7,7 @@ import {
   type Connector,
   type DocumentRecord,
   FIELDS,
+  normalizeAccess,
   type QueryFilter,
   RagfreshError,
   type StateStore,
@@ -62,6 +63,13 @@ interface CommonOptions extends BaseRetrieverInput, SearchOptions {
    * best-ranked copy, citing every URL in `rf_citations`. Default true; `false` returns each copy.
    */
   readonly collapseDuplicates?: boolean;
+  /**
+   * The reader's groups: public chunks plus those whose `rf_access` lists one of them, applied
+   * in the store's filter (so `k` counts only what the reader may see). Default none: public
+   * chunks only. Not applied with `view: 'index'` (documents a store `index()` built carry no
+   * scope).
+   */
+  readonly access?: readonly string[];
 }
 
 export interface VectorStoreRetrieverOptions extends CommonOptions {
@@ -151,7 +159,10 @@ export class RagfreshRetriever extends BaseRetriever {
     }
     this.options = options;
     this.k = k;
+    this.#access = normalizeAccess(options.access, 'access');
   }
+
+  readonly #access: readonly string[];
 
   /** Queries a ragfresh connector directly (no LangChain vector store class needed). */
   static fromConnector(options: ConnectorRetrieverOptions): RagfreshRetriever {
@@ -203,7 +214,12 @@ export class RagfreshRetriever extends BaseRetriever {
           ? o.dialect(view ?? 'flag', o.filter)
           : o.dialect === undefined
             ? o.filter
-            : combineFilters(o.dialect, view, o.filter);
+            : combineFilters(
+                o.dialect,
+                view,
+                o.filter,
+                view === undefined ? undefined : this.#access,
+              );
       const store = o.vectorStore;
       let found: Array<[DocumentInterface, number | undefined]>;
       if (o.searchType === 'mmr') {
@@ -248,6 +264,7 @@ export class RagfreshRetriever extends BaseRetriever {
             ? { kind: 'flag' }
             : { kind: 'epoch', epoch: view.epoch },
       ...(o.sourceId === undefined ? {} : { sourceId: o.sourceId }),
+      access: this.#access,
     };
     const hits = await o.connector.query(vector, k, filter);
     return hits

@@ -59,3 +59,35 @@ describe('currentViewFilter', () => {
     );
   });
 });
+
+describe('accessFilter: the reader scope in each dialect, ANDed with the view', () => {
+  it('is list membership of public and the groups, inside the store filter', async () => {
+    const { combineFilters } = await import('../src/filters.js');
+    expect(combineFilters('qdrant', { epoch: 3 }, undefined, ['hr'])).toEqual({
+      must: [
+        { key: 'metadata.rf_from', range: { lte: 3 } },
+        { key: 'metadata.rf_to', range: { gt: 3 } },
+        { key: 'metadata.rf_access', match: { any: ['*', 'hr'] } },
+      ],
+    });
+    expect(combineFilters('pinecone', 'flag', undefined, [])).toEqual({
+      $and: [{ rf_current: { $eq: true } }, { rf_access: { $in: ['*'] } }],
+    });
+    expect(combineFilters('pgvector', 'flag', { lang: 'en' }, ['b', 'a'])).toEqual({
+      lang: 'en',
+      rf_access: { arrayContains: ['*', 'a', 'b'] },
+      rf_current: true,
+    });
+    expect(combineFilters('chroma', 'flag', undefined, ['hr'])).toEqual({
+      $and: [
+        { rf_current: { $eq: true } },
+        { $or: [{ 'rf_access.*': { $eq: true } }, { 'rf_access.hr': { $eq: true } }] },
+      ],
+    });
+    expect(combineFilters('lancedb', { epoch: 1 }, undefined, ['hr'])).toBe(
+      "(rf_from <= 1 AND rf_to > 1) AND (array_has_any(rf_access, make_array('*', 'hr')))",
+    );
+    // Group names are checked, so none can carry a quote into the SQL.
+    expect(() => combineFilters('lancedb', 'flag', undefined, ["o'k"])).toThrow(/not a group name/);
+  });
+});

@@ -10,6 +10,12 @@ import {
 } from '@ragfresh/core';
 import type { ResolvedConfig } from '../config.js';
 import { versionAsOf, viewAsOf } from '../governance.js';
+import {
+  describeAccess,
+  describeRetention,
+  type RegisterEntry,
+  sourceRegister,
+} from '../sources.js';
 import { sourceStatuses } from '../status.js';
 import { lineChart } from './chart.js';
 import { sideBySide } from './diff.js';
@@ -61,9 +67,11 @@ function stateCell(state: string): Html {
 export async function sourcesPage(ctx: PageContext): Promise<Html> {
   const statuses = await sourceStatuses(ctx.config, ctx.state);
   const pending = await ctx.state.listReviewItems({ status: 'pending' });
+  const register = new Map(sourceRegister(ctx.config).map((r) => [r.sourceId, r]));
   const sections: Html[] = [];
   for (const s of statuses) {
     const source = ctx.config.sources.find((x) => x.id === s.sourceId)!;
+    const entry = register.get(s.sourceId)!;
     const runs = (await ctx.state.listRuns(s.sourceId, ctx.runs)).reverse();
     const { points, summary: f } = sourceFreshness(
       runs,
@@ -83,6 +91,7 @@ export async function sourcesPage(ctx: PageContext): Promise<Html> {
 <tr><th>retrieved (oldest)</th><td>${when(s.retrievedAt)}</td><th>content changed / queryable (latest)</th><td>${when(s.contentChangedAt)} / ${when(s.queryableAt)}</td></tr>
 <tr><th>review pending</th><td class="num">${review.length === 0 ? '0' : html`<a href="${localHref('/review', { source: s.sourceId })}">${review.length}</a>`}</td><th>schedule</th><td>every ${duration(source.everyMs)}</td></tr>
 </table>
+${registerTable(entry)}
 ${s.alerts.length === 0 ? html`<p class="muted">no alerts in the last run</p>` : html`<h3>Alerts (last run)</h3><ul class="alerts">${s.alerts.map((a) => html`<li>${a}</li>`)}</ul>`}
 ${s.reasons.length === 0 ? '' : html`<details><summary>${s.reasons.length} documents not healthy</summary><ul>${s.reasons.map((r) => html`<li>${r}</li>`)}</ul></details>`}
 ${
@@ -154,6 +163,22 @@ ${points.map((p) => html`<tr><td><a href="${localHref('/runs', { source: s.sourc
     );
   }
   return as(html`${sections.length === 0 ? html`<p>No sources configured.</p>` : sections}`);
+}
+
+/** The source's register entry (config alone): who answers for it, on what grounds, who reads it. */
+function registerTable(r: RegisterEntry): Html {
+  const permission =
+    r.permission === undefined
+      ? undefined
+      : `${r.permission.basis}${r.permission.note === undefined ? '' : ` (${r.permission.note})`}`;
+  const cell = (key: string, value: string | undefined) =>
+    html`<td data-register="${key}"${value === undefined ? raw(' class="bad"') : ''}>${value ?? 'missing'}</td>`;
+  return as(html`<table class="source-register">
+<tr><th>owner</th>${cell('owner', r.owner)}<th>permission</th>${cell('permission', permission)}</tr>
+<tr><th>licence</th><td data-register="licence">${r.licence ?? '–'}</td><th>intended use</th><td data-register="intended-use">${r.intendedUse ?? '–'}</td></tr>
+<tr><th>access</th><td data-register="access">${describeAccess(r.access)}</td><th>retention</th><td data-register="retention">${describeRetention(r.retentionMs)}</td></tr>
+</table>
+${r.gaps.length === 0 ? '' : html`<p class="bad" data-register="gaps">register incomplete: ${r.gaps.join(', ')} (set them in the config; see docs/governance.md)</p>`}`);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { CompactReport, Connector } from '../connector.js';
+import { accessNarrows, normalizeAccess } from '../access.js';
+import type { CompactReport, Connector, VersionPatch } from '../connector.js';
 import { errorMessage, isRagfreshError, RagfreshError } from '../errors.js';
 import { chunkId } from '../identity.js';
 import { DocumentLedger } from '../ledger.js';
@@ -125,6 +126,9 @@ interface PlannedDocument {
   readonly candidate?: PublishCandidate;
   readonly journal: JournalDocument;
 }
+
+/** The validity of a version withdrawn from every view: `[rf_from, 0)` is empty, flag off. */
+const WITHDRAWN = Object.freeze({ to: 0, current: false });
 
 function elapsed(start: number): number {
   return Math.round((performance.now() - start) * 100) / 100;
@@ -393,6 +397,11 @@ export class Publisher {
         });
         continue;
       }
+      const access = normalizeAccess(c.chunks[0]?.provenance.access);
+      const narrows =
+        record?.currentVersionId !== undefined &&
+        !repairing &&
+        accessNarrows(record.access, access);
       planned.push({
         candidate: c,
         journal: {
@@ -416,6 +425,8 @@ export class Publisher {
           ...(c.sourceModifiedAt === undefined ? {} : { sourceModifiedAt: c.sourceModifiedAt }),
           ...(c.validators === undefined ? {} : { validators: c.validators }),
           ...(c.rawDigest === undefined ? {} : { rawDigest: c.rawDigest }),
+          ...(access.length === 0 ? {} : { access }),
+          ...(narrows ? { narrows: true } : {}),
         },
       });
     }
@@ -514,14 +525,18 @@ export class Publisher {
     entry = await this.#step(entry, 'verified');
 
     // 5. Promote: close the replaced versions at T, then advance the epoch (compare-and-set).
+    // A version whose successor narrows its access scope is withdrawn instead (rf_to = 0, not
+    // current): closed at T, it would stay readable to every reader still holding epoch E, and
+    // so to a group that just lost access. Its document shows nothing until the move (a gap,
+    // for narrowing documents only), never the wider scope.
     t = performance.now();
     entry = await this.#step(entry, 'promoting');
     await this.connector.patchValidityMany(
       entry.documents.flatMap((d) => {
         const closing = d.action === 'publish' ? d.previousVersionId : d.versionId;
-        return closing === undefined
-          ? []
-          : [{ documentId: d.documentId, versionId: closing, patch: { to: targetEpoch } }];
+        if (closing === undefined) return [];
+        const patch = d.narrows === true ? WITHDRAWN : { to: targetEpoch };
+        return [{ documentId: d.documentId, versionId: closing, patch }];
       }),
       this.#write,
     );
@@ -969,25 +984,32 @@ export class Publisher {
         `journal batch ${journal.batchId} expected epoch ${journal.baseEpoch} or ${journal.targetEpoch}, store holds ${epoch}; inspect the store before publishing again.`,
       );
     }
-    const reopen = [];
+    const reopen: VersionPatch[] = [];
     const unstage = [];
     for (const d of journal.documents) {
       if (d.action === 'publish') {
+        // A withdrawn version (narrowing) lost its flag too: the old scope stays in force
+        // until a run completes the narrowing.
         if (d.previousVersionId !== undefined)
-          reopen.push({ documentId: d.documentId, versionId: d.previousVersionId });
+          reopen.push({
+            documentId: d.documentId,
+            versionId: d.previousVersionId,
+            patch: d.narrows === true ? { to: OPEN_EPOCH, current: true } : { to: OPEN_EPOCH },
+          });
         const record = await this.state.getDocument(d.documentId);
         // A repair's staged chunks carry the current version's own ids: delete them too, or
         // they would surface half-written when a later batch reaches their epoch.
         if (record?.currentVersionId !== d.versionId || d.repair === true)
           unstage.push({ documentId: d.documentId, versionId: d.versionId });
       } else {
-        reopen.push({ documentId: d.documentId, versionId: d.versionId });
+        reopen.push({
+          documentId: d.documentId,
+          versionId: d.versionId,
+          patch: { to: OPEN_EPOCH },
+        });
       }
     }
-    await this.connector.patchValidityMany(
-      reopen.map((r) => ({ ...r, patch: { to: OPEN_EPOCH } })),
-      this.#write,
-    );
+    await this.connector.patchValidityMany(reopen, this.#write);
     await this.connector.deleteVersions(unstage, this.#write);
     await this.state.clearJournal(journal.batchId);
     return {

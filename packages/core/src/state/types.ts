@@ -47,6 +47,8 @@ export interface DocumentRecord {
   readonly goneSince?: IsoTime;
   /** Epoch at which the current version became visible. */
   readonly publishedEpoch?: number;
+  /** Groups that may read the current version (its `rf_access`); absent: public. */
+  readonly access?: readonly string[];
   readonly history?: readonly VersionHistoryEntry[];
 }
 
@@ -120,6 +122,14 @@ export interface JournalDocument {
   readonly validators?: FetchValidators;
   readonly rawDigest?: string;
   readonly reason?: string;
+  /** Groups that may read the new version (publish only; absent: public). */
+  readonly access?: readonly string[];
+  /**
+   * The new version takes read access away from someone (`accessNarrows`): the replaced version
+   * is withdrawn from every view before the epoch moves, so no reader, even one still holding
+   * the previous epoch, reads the wider scope (see `Publisher.publish`, step 5).
+   */
+  readonly narrows?: boolean;
 }
 
 /** A version whose chunks left the view at `epoch`; deleted once the grace period passed. */

@@ -38,6 +38,7 @@ export interface RowContext {
   readonly sourceId: string;
   readonly retrievedAt: string;
   readonly authority?: string;
+  readonly access?: readonly string[];
   readonly canonical?: CanonicalPolicy;
 }
 
@@ -82,6 +83,7 @@ function provenance(row: ImportRow, rc: RowContext, title: string): ChunkProvena
     contentChangedAt: rc.retrievedAt,
     acquisition: 'export',
     ...(rc.authority === undefined ? {} : { authority: rc.authority }),
+    ...(rc.access === undefined || rc.access.length === 0 ? {} : { access: rc.access }),
   };
 }
 
@@ -103,6 +105,7 @@ function fromProvidedChunks(row: ImportRow, rc: RowContext): ExtractedDocument {
       chunker: `${PROVIDED_CHUNKER}+${counter.name}`,
       schema: SCHEMA_VERSION,
     },
+    ...(rc.access === undefined ? {} : { access: rc.access }),
   });
   const title = row.title ?? pieces[0]?.headingPath[0] ?? row.url;
   const prov = provenance(row, rc, title);
@@ -159,6 +162,7 @@ export async function versionOfRow(
       sourceId: rc.sourceId,
       retrievedAt: rc.retrievedAt,
       ...(rc.authority === undefined ? {} : { authority: rc.authority }),
+      ...(rc.access === undefined ? {} : { access: rc.access }),
     },
     ctx.pageLimits,
   );
