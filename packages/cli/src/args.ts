@@ -20,6 +20,10 @@ export function parse(argv: string[]) {
       'all-withdrawn': { type: 'boolean', default: false },
       questions: { type: 'string' },
       against: { type: 'string' },
+      'dry-run': { type: 'boolean', default: false },
+      price: { type: 'string' },
+      'batch-size': { type: 'string' },
+      concurrency: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });

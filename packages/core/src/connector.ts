@@ -668,6 +668,29 @@ export abstract class Connector {
     return this.query(vector, k, { ...scope, view: { kind: 'epoch', epoch } });
   }
 
+  /**
+   * A new, unopened connector of the same store and options whose collection / table /
+   * namespace is this one's name suffixed with `__<suffix>`: where a migration to an embedding
+   * space of other dimensions stages its chunks (docs/embeddings.md). `suffix` is lower-case
+   * letters, digits and `_`. Optional verb: NOT_SUPPORTED by default.
+   */
+  forNamespace(suffix: string): Connector {
+    if (!/^[a-z0-9_]{1,40}$/.test(suffix))
+      throw this.error(
+        'INVALID_ARGUMENT',
+        `namespace suffix ${JSON.stringify(suffix)} must be 1-40 lower-case letters, digits or _.`,
+      );
+    return this._forNamespace(suffix);
+  }
+
+  /** Builds the connector of `forNamespace` (same options, name + `__<suffix>`). */
+  protected _forNamespace(_suffix: string): Connector {
+    throw this.error(
+      'NOT_SUPPORTED',
+      `${this.store} cannot open a second namespace beside this one, so a migration to embeddings of other dimensions is not possible here; keep the dimensions or use another store.`,
+    );
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

@@ -16,6 +16,7 @@ export * from './publish/verify.js';
 export * from './reconcile.js';
 export * from './resolve-from.js';
 export * from './retry.js';
+export * from './space.js';
 export * from './state/in-memory.js';
 export * from './state/index.js';
 export * from './state/types.js';

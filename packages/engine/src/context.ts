@@ -2,6 +2,7 @@ import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import {
   type Connector,
   DocumentLedger,
+  type EmbeddingSpace,
   type Publisher,
   RagfreshError,
   type StateStore,
@@ -38,6 +39,11 @@ export interface EngineDeps {
   readonly fetcher: Fetcher;
   readonly pipeline: PagePipeline;
   readonly embeddings: EmbeddingsInterface;
+  /**
+   * The embedding space of `embeddings` (checked against the index's by `composeEngine`): stored
+   * vectors are reused only from chunks of this space.
+   */
+  readonly space?: EmbeddingSpace;
   /** Raw snapshots, for re-extraction without network. */
   readonly snapshots?: RawSnapshotStore;
   readonly deletion?: DeletionPolicy;

@@ -32,6 +32,7 @@ export {
   type PageOutcome,
   type PagePipeline,
 } from './extract.js';
+export * from './migrate-space.js';
 export type { RecoverReport, VerifyReport } from './reconcile.js';
 export { type ApprovalReport, DELETION_REASONS, INGESTION_REASONS } from './review.js';
 /** Settings resolved once, with their defaults. */
