@@ -91,6 +91,7 @@ export async function migrateEmbeddingSpace(
 ): Promise<SpaceMigrationReport> {
   const { state, space: to } = engine;
   const sleep = options.sleep ?? ((ms) => new Promise<void>((r) => setTimeout(r, ms)));
+  const resumed = await recoverInterrupted(engine);
   let record = await readSpaceRecord(state);
   if (record === undefined)
     throw new RagfreshError(
@@ -102,7 +103,8 @@ export async function migrateEmbeddingSpace(
   if (from.id === to.id && record.migration === undefined) {
     const retiredChunks = await retireLeftNamespace(engine, record, 0, sleep);
     return {
-      outcome: 'already-in-space',
+      // A killed run's batch rolled forward just now: this run finished that migration.
+      outcome: resumed === to.id ? 'migrated' : 'already-in-space',
       from,
       to,
       documents: 0,
@@ -206,6 +208,39 @@ export async function migrateEmbeddingSpace(
   } finally {
     if (target !== engine.connector) await target.close();
   }
+}
+
+/**
+ * Finishes or undoes a publication a killed run left in the journal, with a publisher on the
+ * namespace the journal names (a migration to other dimensions journals in its new one).
+ * Returns the target space of a migration batch it found, if any.
+ */
+async function recoverInterrupted(engine: ComposedEngine): Promise<string | undefined> {
+  const journal = await engine.state.getJournal();
+  if (journal === undefined) return undefined;
+  const record = await readSpaceRecord(engine.state);
+  const namespace = journal.namespace;
+  const target =
+    namespace === record?.namespace ? engine.connector : engine.connectorFor(namespace);
+  try {
+    if (target !== engine.connector) {
+      const dimensions =
+        record?.migration?.namespace === namespace
+          ? record?.migration?.to.dimensions
+          : record?.active.dimensions;
+      await target.open({ dimensions: dimensions ?? engine.space.dimensions });
+    }
+    const publisher = await Publisher.open({
+      ...engine.publisherOptions,
+      connector: target,
+      state: engine.state,
+      ...(namespace === undefined ? {} : { namespace }),
+    });
+    await publisher.close();
+  } finally {
+    if (target !== engine.connector) await target.close();
+  }
+  return journal.space;
 }
 
 /** Every live document's current chunks (text and metadata), read in batches. */
