@@ -73,6 +73,13 @@ export interface ConnectorCapabilities {
    * base class, optional here only so manifests written before it keep compiling.
    */
   readonly fencing?: FencingGuarantee;
+  /**
+   * Whether `forNamespace` opens a second namespace of the store (a table, collection or
+   * namespace beside this one): what a migration to an embedding space of other dimensions
+   * needs. Always filled in by the base class from whether the connector implements
+   * `_forNamespace`; the conformance case `embedding-migration-new-dimensions` applies then.
+   */
+  readonly namespaces?: boolean;
 }
 
 /**
@@ -227,10 +234,11 @@ const FENCING: readonly FencingGuarantee[] = ['store', 'client', 'none'];
 
 function freezeCapabilities(
   input: ConnectorCapabilitiesInput,
-  implemented: { readonly fence: boolean; readonly scan: boolean },
+  implemented: { readonly fence: boolean; readonly scan: boolean; readonly namespaces: boolean },
 ): ConnectorCapabilities {
   const c: ConnectorCapabilities = {
     ...input,
+    namespaces: implemented.namespaces,
     fencing: input.fencing ?? (implemented.fence ? 'client' : 'none'),
     visibility: input.visibility ?? CAPABILITY_DEFAULTS.visibility,
     maxWriteBatch: input.maxWriteBatch ?? CAPABILITY_DEFAULTS.maxWriteBatch,
@@ -317,6 +325,7 @@ export abstract class Connector {
     this.capabilities = freezeCapabilities(capabilities, {
       fence: this._readFence !== base._readFence && this._raiseFence !== base._raiseFence,
       scan: this._scan !== base._scan,
+      namespaces: this._forNamespace !== base._forNamespace,
     });
   }
 

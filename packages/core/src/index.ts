@@ -12,6 +12,7 @@ export * from './model.js';
 export * from './provenance.js';
 export * from './publish/canary.js';
 export * from './publish/publisher.js';
+export * from './publish/respace.js';
 export * from './publish/verify.js';
 export * from './reconcile.js';
 export * from './resolve-from.js';

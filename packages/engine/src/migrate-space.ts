@@ -1,20 +1,15 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import {
-  type Connector,
-  chunkId,
-  type DocumentRecord,
-  decodeChunkMetadata,
-  type EmbeddedChunk,
+  type CurrentChunks,
   type EmbeddingSpace,
-  FIELDS,
-  type ListedChunk,
+  listCurrentChunks,
   type PublishCandidate,
   Publisher,
   RagfreshError,
   readSpaceRecord,
+  respaceCandidates,
   type SpaceRecord,
   spaceLabel,
-  spaceVersionId,
   writeSpaceRecord,
 } from '@ragfresh/core';
 import { tiktokenCounter } from '@ragfresh/extract';
@@ -68,13 +63,8 @@ export interface SpaceMigrationReport {
   readonly epoch?: number;
 }
 
-/** Documents listed per store call while reading the current chunks. */
+/** Documents per store call while retiring a left namespace. */
 const LIST_BATCH = 100;
-
-interface CurrentDocument {
-  readonly record: DocumentRecord;
-  readonly chunks: readonly ListedChunk[];
-}
 
 /**
  * Re-embeds every current chunk of the index from its stored text (nothing is fetched or
@@ -118,7 +108,7 @@ export async function migrateEmbeddingSpace(
   }
   const sameDimensions = from.dimensions === to.dimensions;
   const targetNamespace = sameDimensions ? record.namespace : to.id;
-  const current = await readCurrent(engine.connector, engine);
+  const current = await listCurrentChunks(engine.connector, state);
   const chunks = current.reduce((n, d) => n + d.chunks.length, 0);
   const counter = tiktokenCounter();
   const tokens = current.reduce(
@@ -243,35 +233,6 @@ async function recoverInterrupted(engine: ComposedEngine): Promise<string | unde
   return journal.space;
 }
 
-/** Every live document's current chunks (text and metadata), read in batches. */
-async function readCurrent(
-  connector: Connector,
-  engine: ComposedEngine,
-): Promise<CurrentDocument[]> {
-  const records: DocumentRecord[] = [];
-  for await (const r of engine.state.listDocuments()) {
-    if (r.currentVersionId !== undefined && r.status !== 'tombstoned') records.push(r);
-  }
-  const out: CurrentDocument[] = [];
-  for (let i = 0; i < records.length; i += LIST_BATCH) {
-    const slice = records.slice(i, i + LIST_BATCH);
-    const listed = await connector.listChunksMany(slice.map((r) => r.documentId));
-    for (const r of slice) {
-      const chunks = (listed.get(r.documentId) ?? []).filter(
-        (c) => c.metadata[FIELDS.versionId] === r.currentVersionId,
-      );
-      if (chunks.length !== r.currentChunkIds.length)
-        throw new RagfreshError(
-          'STORE_LOST',
-          `the store holds ${chunks.length} of the ${r.currentChunkIds.length} current chunks of ${r.documentId}; run \`ragfresh verify --repair\` before migrating.`,
-          { scope: 'embeddings' },
-        );
-      out.push({ record: r, chunks });
-    }
-  }
-  return out;
-}
-
 /** The retry delay an embeddings error asks for (HTTP Retry-After, seconds or a date), if any. */
 export function retryAfterMs(err: unknown): number | undefined {
   const e = err as {
@@ -306,43 +267,11 @@ class BatchEmbedder {
   ) {}
 
   async candidates(
-    current: readonly CurrentDocument[],
+    current: readonly CurrentChunks[],
     to: EmbeddingSpace,
   ): Promise<PublishCandidate[]> {
-    const texts = current.flatMap((d) => d.chunks.map((c) => c.text));
-    const vectors = await this.embedAll(texts);
-    let at = 0;
-    return current.map(({ record, chunks }) => {
-      const versionId = spaceVersionId(record.currentVersionId!, to);
-      const embedded: EmbeddedChunk[] = chunks.map((c) => {
-        const d = decodeChunkMetadata(c.metadata);
-        return {
-          chunkId: chunkId(record.documentId, versionId, d.ordinal),
-          documentId: record.documentId,
-          versionId,
-          sourceId: d.sourceId,
-          ordinal: d.ordinal,
-          text: c.text,
-          headingPath: d.headingPath,
-          tokenCount: d.tokenCount,
-          contentHash: d.contentHash,
-          provenance: d.provenance,
-          ...(d.duplicateGroup === undefined ? {} : { duplicateGroup: d.duplicateGroup }),
-          embedding: vectors[at++]!,
-        };
-      });
-      return {
-        documentId: record.documentId,
-        versionId,
-        sourceId: record.sourceId,
-        url: record.url,
-        contentHash: record.contentHash ?? '',
-        textChars: record.textChars ?? chunks.reduce((n, c) => n + c.text.length, 0),
-        ...(record.fingerprint === undefined ? {} : { fingerprint: record.fingerprint }),
-        ...(record.duplicateGroup === undefined ? {} : { duplicateGroup: record.duplicateGroup }),
-        chunks: embedded,
-      };
-    });
+    const vectors = await this.embedAll(current.flatMap((d) => d.chunks.map((c) => c.text)));
+    return respaceCandidates(current, to, vectors);
   }
 
   async embedAll(texts: readonly string[]): Promise<number[][]> {
