@@ -28,8 +28,9 @@ describe('capability defaults (the base class fills what a connector leaves out)
       idForm: 'chunk-id',
       epochClaim: 'exclusive',
       scan: false,
-      // Derived from the hooks the connector implements (_readFence/_raiseFence).
+      // Derived from the hooks the connector implements (_readFence/_raiseFence, _forNamespace).
       fencing: 'client',
+      namespaces: true,
     });
     expect(CAPABILITY_DEFAULTS).toEqual({
       visibility: { mode: 'immediate' },

@@ -9,6 +9,10 @@ import {
   metadataRoundTrip,
 } from './data.js';
 import { idsDeterministic } from './determinism.js';
+import {
+  embeddingMigrationNewDimensions,
+  embeddingMigrationSameDimensions,
+} from './embedding-migration.js';
 import { epochRace } from './epoch-race.js';
 import { pausedPublisher, scanPages } from './fencing.js';
 import {
@@ -50,6 +54,8 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   accessScope,
   ...batchCases,
   langchainReader,
+  embeddingMigrationSameDimensions,
+  embeddingMigrationNewDimensions,
   ...crashCases,
   claimCrash,
   sentinelIsolated,

@@ -230,6 +230,13 @@ export class ChromaConnector extends Connector {
     });
   }
 
+  protected override _forNamespace(suffix: string): ChromaConnector {
+    return new ChromaConnector({
+      ...this.#options,
+      collection: `${this.#options.collection}__${suffix}`,
+    });
+  }
+
   get collectionName(): string {
     return this.#options.collection;
   }

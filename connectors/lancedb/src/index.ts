@@ -342,6 +342,10 @@ export class LanceDbConnector extends Connector {
     this.#options = options;
   }
 
+  protected override _forNamespace(suffix: string): LanceDbConnector {
+    return new LanceDbConnector({ ...this.#options, table: `${this.#options.table}__${suffix}` });
+  }
+
   get tableName(): string {
     return this.#options.table;
   }

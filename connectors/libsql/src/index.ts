@@ -165,6 +165,10 @@ export class LibSqlConnector extends Connector {
     this.#index = `idx_${table}_embedding`;
   }
 
+  protected override _forNamespace(suffix: string): LibSqlConnector {
+    return new LibSqlConnector({ ...this.#options, table: `${this.#options.table}__${suffix}` });
+  }
+
   get tableName(): string {
     return this.#options.table;
   }

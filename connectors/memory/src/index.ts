@@ -68,12 +68,24 @@ export class MemoryConnector extends Connector {
   #epoch = 0;
   #fence = 0;
   readonly #persistPath: string | undefined;
+  readonly #capabilities: MemoryConnectorOptions['capabilities'];
   /** Identity of the index file as this instance last read or wrote it. */
   #seen = '';
 
   constructor(options: MemoryConnectorOptions = {}) {
     super({ ...MEMORY_CAPABILITIES, ...options.capabilities });
     this.#persistPath = options.persistPath;
+    this.#capabilities = options.capabilities;
+  }
+
+  /** A persisted index gets its own file (`<persistPath>__<suffix>`); else a fresh index. */
+  protected override _forNamespace(suffix: string): MemoryConnector {
+    return new MemoryConnector({
+      capabilities: this.#capabilities,
+      ...(this.#persistPath === undefined
+        ? {}
+        : { persistPath: `${this.#persistPath}__${suffix}` }),
+    });
   }
 
   protected async _open(options: OpenOptions): Promise<void> {

@@ -182,6 +182,10 @@ export class PgVectorConnector extends Connector {
     this.#e = `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(`${options.table}_rf_epoch`)}`;
   }
 
+  protected override _forNamespace(suffix: string): PgVectorConnector {
+    return new PgVectorConnector({ ...this.#options, table: `${this.#table}__${suffix}` });
+  }
+
   /** `schema.table` of the chunk table. */
   get tableName(): string {
     return `${this.#schema}.${this.#table}`;

@@ -246,6 +246,7 @@ function toListed(
 export class QdrantConnector extends Connector {
   readonly client: QdrantClient;
   readonly collection: string;
+  readonly #options: QdrantConnectorOptions;
   readonly #retry: RetryPolicy;
   readonly #initialEpoch: number;
   readonly #writeTimeout: number | undefined;
@@ -280,6 +281,7 @@ export class QdrantConnector extends Connector {
       throw this.error('INVALID_CONFIG', 'collection must be a non-empty string.');
     }
     this.collection = options.collection;
+    this.#options = options;
     this.#retry = options.retry ?? {};
     this.#initialEpoch = options.initialEpoch ?? 0;
     const wt = options.writeTimeoutSeconds;
@@ -297,6 +299,10 @@ export class QdrantConnector extends Connector {
       timeout: options.timeoutMs ?? 30_000,
       checkCompatibility: false,
     });
+  }
+  /** A collection of its own beside this one: `<collection>__<suffix>` on the same server. */
+  protected override _forNamespace(suffix: string): QdrantConnector {
+    return new QdrantConnector({ ...this.#options, collection: `${this.collection}__${suffix}` });
   }
 
   /** Runs one idempotent client call with retries; a refusal becomes STORE_REJECTED. */

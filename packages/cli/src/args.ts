@@ -27,6 +27,9 @@ export function parse(argv: string[]) {
       'dry-run': { type: 'boolean', default: false },
       /** The reader's groups (`query`, `eval`): public chunks plus these groups' chunks. */
       access: { type: 'string' },
+      price: { type: 'string' },
+      'batch-size': { type: 'string' },
+      concurrency: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });

@@ -40,6 +40,9 @@ commands:
   eval --questions q.jsonl [--against <epoch>] [--access g1,g2] [--json [report.json]]
                              hit@1, hit@5, MRR of your questions on the current view (vs an epoch)
   reextract                  re-run extraction from stored raw snapshots (no network)
+  migrate embeddings [--dry-run] [--price usd-per-1M-tokens] [--batch-size n] [--concurrency n]
+                             re-embed the index from its stored chunk texts into the configured
+                             embeddings (no refetch), readers moved in one epoch move
   demo                       offline end-to-end demo on a simulated web
   import --source id <file|->  import a crawler export (see docs/import.md)
   reconcile --source id --inventory <file>   nominate live documents missing from an inventory
@@ -68,6 +71,7 @@ export const COMMANDS = [
   'query',
   'inspect',
   'reextract',
+  'migrate',
   'verify',
   'recover',
   'contracts',
@@ -103,6 +107,7 @@ const HEAVY = new Set([
   'watch',
   'demo',
   'reextract',
+  'migrate',
   'import',
   'serve',
   'worker',

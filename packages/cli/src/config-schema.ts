@@ -177,7 +177,12 @@ const connectorSchema = z.union([
 ]);
 
 const embeddingsSchema = z.union([
-  z.strictObject({ kind: z.literal('hashing'), dimensions: count(1, 65_536).optional() }),
+  z.strictObject({
+    kind: z.literal('hashing'),
+    dimensions: count(1, 65_536).optional(),
+    /** Another seed is another vector space of the same dimensions (docs/embeddings.md). */
+    seed: count(0, 4_294_967_295).optional(),
+  }),
   z.custom<EmbeddingsInterface>(
     (v) =>
       typeof v === 'object' &&
@@ -227,6 +232,11 @@ export const configSchema = z.strictObject({
   identity: identitySchema.optional(),
   connector: connectorSchema.optional(),
   embeddings: embeddingsSchema.optional(),
+  /**
+   * Your own version of the embedding space, part of its identity: change it when the model
+   * behind the same name and options changed, and `ragfresh migrate embeddings` re-embeds.
+   */
+  embeddingsVersion: z.string().min(1).max(64).optional(),
   state: z.string().min(1).optional(),
   gates: z
     .strictObject({

@@ -238,6 +238,7 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
     },
     ...(c.chunking === undefined ? {} : { chunking: c.chunking }),
     ...(c.boilerplate === undefined ? {} : { boilerplate: c.boilerplate }),
+    ...(c.embeddingsVersion === undefined ? {} : { embeddingsVersion: c.embeddingsVersion }),
   });
   return {
     dataDir,

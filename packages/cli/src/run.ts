@@ -6,6 +6,8 @@ import {
   moveCorruptStateAside,
   openStateStore,
   parseAccessList,
+  readSpaceRecord,
+  type SpaceRecord,
   type StateStore,
 } from '@ragfresh/core';
 import type { ParsedArgs } from './args.js';
@@ -49,7 +51,8 @@ async function status(config: ResolvedConfig, json: boolean, print: Print): Prom
   const state = await openStateForReading(config.state);
   const opts = {
     json,
-    probe: (stateEpoch: number) => probeStore(config, stateEpoch),
+    probe: async (stateEpoch: number) =>
+      probeStore(config, stateEpoch, await readSpaceRecord(state)),
     printError: (line: string) => process.stderr.write(`${line}\n`),
   };
   try {
@@ -65,10 +68,10 @@ async function status(config: ResolvedConfig, json: boolean, print: Print): Prom
  * The store side of `status`, only once the state recorded a published epoch (a project that
  * never published loads no store driver): the connector opened read-only, one epoch read.
  */
-async function probeStore(config: ResolvedConfig, stateEpoch: number) {
+async function probeStore(config: ResolvedConfig, stateEpoch: number, space?: SpaceRecord) {
   const { openConnector } = await import('./runtime.js');
   const { storeBehind } = await import('./store-health.js');
-  const connector = await openConnector(config);
+  const connector = await openConnector(config, space);
   try {
     return await storeBehind(connector, stateEpoch);
   } finally {
@@ -165,6 +168,12 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
     (command === 'verify' && values.repair !== true) ||
     (command === 'review' && ['list', 'show'].includes(rest[0] ?? 'list'));
   const { openRuntime } = await import('./runtime.js');
+  if (command === 'migrate') {
+    if (rest[0] !== 'embeddings' || rest.length > 1)
+      return usage('migrate needs what to migrate; e.g. ragfresh migrate embeddings --dry-run.');
+    const { migrateCommand } = await import('./migrate.js');
+    return migrateCommand(config, values, { log, print, usage });
+  }
   const { inspectCommand, queryCommand, refreshCommand } = await import('./commands.js');
   const { recoverCommand, verifyCommand } = await import('./reconcile.js');
   const { reviewCommand } = await import('./review.js');

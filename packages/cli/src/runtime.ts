@@ -9,6 +9,7 @@ import {
   isRagfreshError,
   openStateStore,
   RagfreshError,
+  type SpaceRecord,
   type Tombstone,
 } from '@ragfresh/core';
 import {
@@ -53,23 +54,34 @@ export interface RuntimeOptions {
   readonly politeness?: PolitenessGate;
 }
 
-/** The configured embeddings, or the offline hashing embedder of the configured size. */
-function embeddingsOf(config: ResolvedConfig): EmbeddingsInterface {
+/** The configured embeddings, or the offline hashing embedder of the configured size and seed. */
+export function embeddingsOf(config: ResolvedConfig): EmbeddingsInterface {
   return isEmbeddings(config.embeddings)
     ? config.embeddings
-    : new HashingEmbeddings({ dimensions: config.embeddings?.dimensions ?? 256 });
+    : new HashingEmbeddings({
+        dimensions: config.embeddings?.dimensions ?? 256,
+        ...(config.embeddings?.seed === undefined ? {} : { seed: config.embeddings.seed }),
+      });
 }
 
 /**
  * The configured connector alone, opened for reading (`status`'s epoch check): no state store,
  * fetcher, publisher or engine. The caller closes it.
  */
-export async function openConnector(config: ResolvedConfig): Promise<Connector> {
-  const connector = await createConnector(config.connector, {
+export async function openConnector(
+  config: ResolvedConfig,
+  /** The state's space record: the index's namespace and dimensions (a migration moves them). */
+  space?: SpaceRecord,
+): Promise<Connector> {
+  const configured = await createConnector(config.connector, {
     dataDir: config.dataDir,
     baseDir: config.configDir,
   });
-  const dimensions = (await embeddingsOf(config).embedQuery('ragfresh dimension probe')).length;
+  const connector =
+    space?.namespace === undefined ? configured : configured.forNamespace(space.namespace);
+  const dimensions =
+    space?.active.dimensions ??
+    (await embeddingsOf(config).embedQuery('ragfresh dimension probe')).length;
   await connector.open({ dimensions });
   return connector;
 }

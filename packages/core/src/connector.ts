@@ -74,6 +74,13 @@ export interface ConnectorCapabilities {
    * base class, optional here only so manifests written before it keep compiling.
    */
   readonly fencing?: FencingGuarantee;
+  /**
+   * Whether `forNamespace` opens a second namespace of the store (a table, collection or
+   * namespace beside this one): what a migration to an embedding space of other dimensions
+   * needs. Always filled in by the base class from whether the connector implements
+   * `_forNamespace`; the conformance case `embedding-migration-new-dimensions` applies then.
+   */
+  readonly namespaces?: boolean;
 }
 
 /**
@@ -246,10 +253,11 @@ const FENCING: readonly FencingGuarantee[] = ['store', 'client', 'none'];
 
 function freezeCapabilities(
   input: ConnectorCapabilitiesInput,
-  implemented: { readonly fence: boolean; readonly scan: boolean },
+  implemented: { readonly fence: boolean; readonly scan: boolean; readonly namespaces: boolean },
 ): ConnectorCapabilities {
   const c: ConnectorCapabilities = {
     ...input,
+    namespaces: implemented.namespaces,
     fencing: input.fencing ?? (implemented.fence ? 'client' : 'none'),
     visibility: input.visibility ?? CAPABILITY_DEFAULTS.visibility,
     maxWriteBatch: input.maxWriteBatch ?? CAPABILITY_DEFAULTS.maxWriteBatch,
@@ -336,6 +344,7 @@ export abstract class Connector {
     this.capabilities = freezeCapabilities(capabilities, {
       fence: this._readFence !== base._readFence && this._raiseFence !== base._raiseFence,
       scan: this._scan !== base._scan,
+      namespaces: this._forNamespace !== base._forNamespace,
     });
   }
 
@@ -704,6 +713,29 @@ export abstract class Connector {
   async compact(): Promise<CompactReport> {
     this.ensureOpen();
     return this._compact();
+  }
+
+  /**
+   * A new, unopened connector of the same store and options whose collection / table /
+   * namespace is this one's name suffixed with `__<suffix>`: where a migration to an embedding
+   * space of other dimensions stages its chunks (docs/embeddings.md). `suffix` is lower-case
+   * letters, digits and `_`. Optional verb: NOT_SUPPORTED by default.
+   */
+  forNamespace(suffix: string): Connector {
+    if (!/^[a-z0-9_]{1,40}$/.test(suffix))
+      throw this.error(
+        'INVALID_ARGUMENT',
+        `namespace suffix ${JSON.stringify(suffix)} must be 1-40 lower-case letters, digits or _.`,
+      );
+    return this._forNamespace(suffix);
+  }
+
+  /** Builds the connector of `forNamespace` (same options, name + `__<suffix>`). */
+  protected _forNamespace(_suffix: string): Connector {
+    throw this.error(
+      'NOT_SUPPORTED',
+      `${this.store} cannot open a second namespace beside this one, so a migration to embeddings of other dimensions is not possible here; keep the dimensions or use another store.`,
+    );
   }
 
   async close(): Promise<void> {

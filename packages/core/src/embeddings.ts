@@ -4,6 +4,11 @@ import { RagfreshError } from './errors.js';
 export interface HashingEmbeddingsParams extends EmbeddingsParams {
   /** Vector length. Default 1024. */
   readonly dimensions?: number;
+  /**
+   * Mixed into both hash seeds (default 0: the vectors this class always gave). Another seed is
+   * another vector space of the same dimensions: what the migration tests use as "a new model".
+   */
+  readonly seed?: number;
 }
 
 /** Default vector length of {@link HashingEmbeddings}. */
@@ -40,6 +45,9 @@ const utf8 = new TextEncoder();
  */
 export class HashingEmbeddings extends Embeddings {
   readonly dimensions: number;
+  readonly seed: number;
+  readonly #indexSeed: number;
+  readonly #signSeed: number;
 
   constructor(params: HashingEmbeddingsParams = {}) {
     super(params);
@@ -52,6 +60,29 @@ export class HashingEmbeddings extends Embeddings {
       );
     }
     this.dimensions = dimensions;
+    const seed = params.seed ?? 0;
+    if (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff) {
+      throw new RagfreshError(
+        'INVALID_ARGUMENT',
+        `HashingEmbeddings seed ${String(seed)} must be an integer from 0 to ${0xffffffff}.`,
+        { scope: 'embeddings' },
+      );
+    }
+    this.seed = seed;
+    this.#indexSeed = (INDEX_SEED ^ seed) >>> 0;
+    this.#signSeed = (SIGN_SEED ^ seed) >>> 0;
+  }
+
+  /** Its embedding space: the dimensions and the seed decide every vector (core `space.ts`). */
+  spaceIdentity(): {
+    readonly className: string;
+    readonly options: Readonly<Record<string, number>>;
+  } {
+    // Subclasses that only observe (CountingEmbeddings) give the same vectors: the same space.
+    return {
+      className: 'HashingEmbeddings',
+      options: { dimensions: this.dimensions, seed: this.seed },
+    };
   }
 
   async embedDocuments(documents: string[]): Promise<number[][]> {
@@ -76,7 +107,7 @@ export class HashingEmbeddings extends Embeddings {
     const vector = new Array<number>(this.dimensions).fill(0);
     const words = text.normalize('NFC').toLowerCase().normalize('NFC').match(WORD) ?? [];
     if (words.length === 0) this.add(vector, '<empty>', 1);
-    else addFeatures(vector, words);
+    else addFeatures(vector, words, this.#indexSeed, this.#signSeed);
     let sumOfSquares = 0;
     for (const v of vector) sumOfSquares += v * v;
     // Signed collisions can cancel every feature of a tiny text out; fall back to `<empty>`.
@@ -90,8 +121,8 @@ export class HashingEmbeddings extends Embeddings {
 
   private add(vector: number[], feature: string, weight: number): void {
     const bytes = utf8.encode(feature);
-    const index = murmur3(bytes, bytes.length, INDEX_SEED) % this.dimensions;
-    const sign = (murmur3(bytes, bytes.length, SIGN_SEED) & 1) === 0 ? 1 : -1;
+    const index = murmur3(bytes, bytes.length, this.#indexSeed) % this.dimensions;
+    const sign = (murmur3(bytes, bytes.length, this.#signSeed) & 1) === 0 ? 1 : -1;
     vector[index] = (vector[index] ?? 0) + sign * weight;
   }
 }
@@ -153,8 +184,8 @@ class FeatureTable {
     return true;
   }
 
-  see(kind: number, from: number, to: number): void {
-    const hash = murmur3Feature(kind, this.bytes, from, to, INDEX_SEED) | 0;
+  see(kind: number, from: number, to: number, seed: number): void {
+    const hash = murmur3Feature(kind, this.bytes, from, to, seed) | 0;
     for (let slot = hash & this.slotMask; ; slot = (slot + 1) & this.slotMask) {
       const held = this.slots[slot]!;
       if (held === 0) {
@@ -179,7 +210,12 @@ class FeatureTable {
 /** Reused by every call (embedText is synchronous, so calls never overlap). */
 const shared = new FeatureTable();
 
-function addFeatures(vector: number[], words: readonly string[]): void {
+function addFeatures(
+  vector: number[],
+  words: readonly string[],
+  indexSeed: number,
+  signSeed: number,
+): void {
   const padded = ` ${words.join(' ')} `;
   // Upper bounds: 3 UTF-8 bytes per UTF-16 unit; 2 features per word, 3 per code point.
   const byteCapacity = padded.length * 3;
@@ -199,13 +235,14 @@ function addFeatures(vector: number[], words: readonly string[]): void {
   let previousFrom = -1;
   for (let i = 1; i < length; i++) {
     if (bytes[i] !== 0x20) continue;
-    if (previousFrom >= 0) table.see(KIND_BIGRAM, previousFrom, i);
-    table.see(KIND_WORD, from, i);
+    if (previousFrom >= 0) table.see(KIND_BIGRAM, previousFrom, i, indexSeed);
+    table.see(KIND_WORD, from, i, indexSeed);
     previousFrom = from;
     from = i + 1;
   }
   for (let n = 3; n <= 5; n++) {
-    for (let s = 0; s + n <= codePoints; s++) table.see(KIND_CHAR, starts[s]!, starts[s + n]!);
+    for (let s = 0; s + n <= codePoints; s++)
+      table.see(KIND_CHAR, starts[s]!, starts[s + n]!, indexSeed);
   }
   const dims = vector.length;
   for (let e = 0; e < table.entries; e++) {
@@ -214,7 +251,7 @@ function addFeatures(vector: number[], words: readonly string[]): void {
       kind === KIND_WORD ? WORD_WEIGHT : kind === KIND_BIGRAM ? BIGRAM_WEIGHT : CHAR_NGRAM_WEIGHT;
     const index = (table.entryHash[e]! >>> 0) % dims;
     const sign =
-      (murmur3Feature(kind, table.bytes, table.entryFrom[e]!, table.entryTo[e]!, SIGN_SEED) & 1) ===
+      (murmur3Feature(kind, table.bytes, table.entryFrom[e]!, table.entryTo[e]!, signSeed) & 1) ===
       0
         ? 1
         : -1;

@@ -29,6 +29,8 @@ export const ERROR_CODES = [
   'STATE_LOST',
   /** The vector store lost what the state calls current (deleted, reset or replaced). */
   'STORE_LOST',
+  /** The configured embeddings are another vector space than the index's (docs/embeddings.md). */
+  'SPACE_MISMATCH',
   'SSRF_REFUSED',
   'ROBOTS_DISALLOWED',
   'FETCH_FAILED',

@@ -382,7 +382,8 @@ export class DocumentLedger {
     }
     // A repair writes again the version the state already calls current (the store had lost
     // it): the document's lifecycle — status, gone evidence, STALE labels, validators — stays.
-    if (d.repair === true && record !== undefined)
+    // A space migration re-embedded the same content: the lifecycle stays the same way.
+    if ((d.repair === true || d.respace === true) && record !== undefined)
       return this.#put(
         withEvent(
           {
@@ -392,13 +393,21 @@ export class DocumentLedger {
             ...(d.chunkHashes === undefined ? {} : { chunkHashes: d.chunkHashes }),
             publishedEpoch: epoch,
           },
-          event(
-            now,
-            'repaired',
-            ['the store had lost the current version; written again'],
-            d.versionId,
-            epoch,
-          ),
+          d.respace === true
+            ? event(
+                now,
+                'respaced',
+                [`re-embedded from ${d.previousVersionId ?? 'the stored text'}`],
+                d.versionId,
+                epoch,
+              )
+            : event(
+                now,
+                'repaired',
+                ['the store had lost the current version; written again'],
+                d.versionId,
+                epoch,
+              ),
         ),
       );
     const changed = record?.contentHash !== d.contentHash;

@@ -30,6 +30,11 @@ export const FIELDS = Object.freeze({
    * additive). Readers collapse hits sharing `content_hash`, or `rf_dup` and `rf_ordinal`.
    */
   duplicateGroup: 'rf_dup',
+  /**
+   * The embedding space of the chunk's vector (core `space.ts`; optional, additive: chunks
+   * written before it belong to the space the index first recorded).
+   */
+  space: 'rf_space',
   /** LangChain convention: `source` identifies the document a chunk came from. */
   source: 'source',
   url: 'url',
@@ -80,8 +85,15 @@ export interface ChunkValidity {
 
 export const HEADING_SEPARATOR = ' > ';
 
-/** Flattens an embedded chunk into stored form with validity `[from, OPEN_EPOCH)`, not current. */
-export function toStoredChunk(chunk: EmbeddedChunk, fromEpoch: number): StoredChunk {
+/**
+ * Flattens an embedded chunk into stored form with validity `[from, OPEN_EPOCH)`, not current,
+ * naming the embedding space of its vector when given.
+ */
+export function toStoredChunk(
+  chunk: EmbeddedChunk,
+  fromEpoch: number,
+  spaceId?: string,
+): StoredChunk {
   const p = chunk.provenance;
   const meta: Record<string, FlatValue> = {
     [FIELDS.chunkId]: chunk.chunkId,
@@ -111,6 +123,7 @@ export function toStoredChunk(chunk: EmbeddedChunk, fromEpoch: number): StoredCh
   if (p.region !== undefined) meta[FIELDS.region] = p.region;
   if (p.authority !== undefined) meta[FIELDS.authority] = p.authority;
   if (chunk.duplicateGroup !== undefined) meta[FIELDS.duplicateGroup] = chunk.duplicateGroup;
+  if (spaceId !== undefined) meta[FIELDS.space] = spaceId;
   return { id: chunk.chunkId, text: chunk.text, embedding: chunk.embedding, metadata: meta };
 }
 

@@ -1,4 +1,5 @@
 import type { DocumentRecord } from '@ragfresh/core';
+import { sameContentVersion } from '@ragfresh/core';
 import type { Fetcher, OkResult } from '@ragfresh/fetch';
 import type { ExtractedDocument, PageOutcome } from './extract.js';
 import type { HostEvidence } from './interstitial-evidence.js';
@@ -107,7 +108,10 @@ export async function judgePage(
   let judged = outcome;
   // The version already published is the document it was judged to be: not asked (or
   // labelled) again.
-  if (outcome.kind === 'document' && page.record?.currentVersionId === outcome.versionId)
+  if (
+    outcome.kind === 'document' &&
+    sameContentVersion(page.record?.currentVersionId, outcome.versionId)
+  )
     return { kind: 'document', doc: withoutSuspicion(outcome), labels: [] };
   if (outcome.kind === 'document' && (outcome.suspected ?? []).length > 0) {
     const confirmed: string[] = [];

@@ -2,10 +2,15 @@ import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import {
   type AuditLog,
   type Connector,
+  checkEmbeddingSpace,
+  describeEmbeddingSpace,
+  type EmbeddingSpace,
   Publisher,
   type PublisherHooks,
   type PublisherOptions,
   RagfreshError,
+  readSpaceRecord,
+  type SpaceRecord,
   type StateStore,
 } from '@ragfresh/core';
 import {
@@ -41,7 +46,12 @@ export type EngineRole =
   /** `verify --repair`, `recover`: repairs store and state, publishes what it repairs. */
   | 'repair'
   /** `status`, `query`, `inspect`, `eval`, `verify`, `review list`, the dashboard. */
-  | 'read';
+  | 'read'
+  /**
+   * `migrate embeddings`: the one role the configured embedding space may differ from the
+   * index's; it opens no publisher (the migration opens its own, on the new space's namespace).
+   */
+  | 'migrate';
 
 export interface RoleTraits {
   /** `now`: the publisher lease is taken at compose time; `consumer`: by the publish consumer when it can; `never`. */
@@ -53,17 +63,34 @@ export interface RoleTraits {
   readonly boilerplate: 'learn' | 'view';
   /** Per-host politeness shared with other processes (a Redis gate) is required. */
   readonly sharedPoliteness: boolean;
+  /**
+   * The configured embedding space against the index's: `refuse` a difference (SPACE_MISMATCH),
+   * recording the configured one on an index that has none when the role writes; `migrate`:
+   * the difference is the job.
+   */
+  readonly space: 'refuse' | 'migrate';
 }
 
 export const ROLE_TRAITS: Readonly<Record<EngineRole, RoleTraits>> = Object.freeze({
-  refresh: { publishes: 'now', boilerplate: 'learn', sharedPoliteness: false },
-  scheduler: { publishes: 'never', boilerplate: 'view', sharedPoliteness: true },
-  'page-worker': { publishes: 'never', boilerplate: 'view', sharedPoliteness: true },
-  'publish-worker': { publishes: 'consumer', boilerplate: 'view', sharedPoliteness: true },
-  worker: { publishes: 'consumer', boilerplate: 'view', sharedPoliteness: true },
-  import: { publishes: 'now', boilerplate: 'view', sharedPoliteness: false },
-  repair: { publishes: 'now', boilerplate: 'view', sharedPoliteness: false },
-  read: { publishes: 'never', boilerplate: 'view', sharedPoliteness: false },
+  refresh: { publishes: 'now', boilerplate: 'learn', sharedPoliteness: false, space: 'refuse' },
+  scheduler: { publishes: 'never', boilerplate: 'view', sharedPoliteness: true, space: 'refuse' },
+  'page-worker': {
+    publishes: 'never',
+    boilerplate: 'view',
+    sharedPoliteness: true,
+    space: 'refuse',
+  },
+  'publish-worker': {
+    publishes: 'consumer',
+    boilerplate: 'view',
+    sharedPoliteness: true,
+    space: 'refuse',
+  },
+  worker: { publishes: 'consumer', boilerplate: 'view', sharedPoliteness: true, space: 'refuse' },
+  import: { publishes: 'now', boilerplate: 'view', sharedPoliteness: false, space: 'refuse' },
+  repair: { publishes: 'now', boilerplate: 'view', sharedPoliteness: false, space: 'refuse' },
+  read: { publishes: 'never', boilerplate: 'view', sharedPoliteness: false, space: 'refuse' },
+  migrate: { publishes: 'never', boilerplate: 'view', sharedPoliteness: false, space: 'migrate' },
 });
 
 /** What the host owns and hands in: the stores, the embedder, and the outside world. */
@@ -104,6 +131,16 @@ export interface ComposedEngine {
   readonly connector: Connector;
   readonly state: StateStore;
   readonly embeddings: EmbeddingsInterface;
+  /** The configured embeddings' space (the index's, except in the `migrate` role). */
+  readonly space: EmbeddingSpace;
+  /** The index's space record as found at compose time (undefined: none recorded yet). */
+  readonly spaceRecord: SpaceRecord | undefined;
+  /**
+   * A new, unopened connector of the configured store for namespace `suffix`, or the
+   * configured namespace itself (unopened) when undefined: what a space migration stages into
+   * and retires. The caller opens and closes it.
+   */
+  connectorFor(suffix: string | undefined): Connector;
   readonly fetcher: Fetcher;
   /** The options the fetcher was built with (what `fetch.*` became). */
   readonly fetcherOptions: Readonly<FetcherOptions>;
@@ -161,6 +198,7 @@ export function retentionOf(settings: EngineSettings, sourceId: string): number 
 export function publisherDefaultsOf(
   settings: EngineSettings,
   ports: Pick<EnginePorts, 'embeddings' | 'publisherHooks' | 'now'>,
+  space?: EmbeddingSpace,
 ): PublisherDefaults {
   const byId = new Map(settings.sources.map((s) => [s.id, s]));
   return {
@@ -171,6 +209,7 @@ export function publisherDefaultsOf(
     contracts: (sourceId) => byId.get(sourceId)?.contract,
     canaries: (sourceId) => byId.get(sourceId)?.canaries ?? [],
     embedQuery: (text) => ports.embeddings.embedQuery(text),
+    ...(space === undefined ? {} : { spaceId: space.id }),
     ...(ports.publisherHooks === undefined ? {} : { hooks: ports.publisherHooks }),
     ...(ports.now === undefined ? {} : { now: ports.now }),
   };
@@ -189,7 +228,8 @@ export async function composeEngine(
   role: EngineRole,
 ): Promise<ComposedEngine> {
   const traits = ROLE_TRAITS[role];
-  const { connector, state, embeddings } = ports;
+  const { state, embeddings } = ports;
+  let connector = ports.connector;
   let fetcher: Fetcher | undefined;
   let publisher: Publisher | undefined;
   try {
@@ -199,15 +239,31 @@ export async function composeEngine(
         `the ${role} role shares per-host politeness with other processes; pass ports.politeness (a RedisPolitenessGate).`,
         { scope: 'engine' },
       );
-    const dimensions = (await embeddings.embedQuery('ragfresh dimension probe')).length;
-    await connector.open({ dimensions });
+    const space = await describeEmbeddingSpace(embeddings, {
+      ...(settings.embeddingsVersion === undefined ? {} : { version: settings.embeddingsVersion }),
+    });
+    // Before the store is touched: a space mismatch reads and writes nothing.
+    const spaceRecord =
+      traits.space === 'refuse'
+        ? await checkEmbeddingSpace(state, space, { adopt: traits.publishes !== 'never' })
+        : await readSpaceRecord(state);
+    // A migration to other dimensions moved the index into a namespace of its own.
+    if (spaceRecord?.namespace !== undefined)
+      connector = ports.connector.forNamespace(spaceRecord.namespace);
+    await connector.open({
+      // The migrate role reads the index in its own space, whatever the configured one.
+      dimensions:
+        traits.space === 'migrate'
+          ? (spaceRecord?.active.dimensions ?? space.dimensions)
+          : space.dimensions,
+    });
     const fetcherOptions = Object.freeze(fetcherOptionsOf(settings, ports));
     fetcher = new Fetcher(fetcherOptions);
     const base = ports.pipeline ?? new ExtractPipeline(settings.chunking);
     // A refresh wraps the base pipeline in its learner itself; every other role cuts under the
     // models as stored, so a worker or an import publishes the version a refresh would.
     const cutsAsStored = traits.boilerplate === 'view' && settings.boilerplate !== false;
-    const publisherOptions = publisherDefaultsOf(settings, ports);
+    const publisherOptions = publisherDefaultsOf(settings, ports, space);
     if (traits.publishes === 'now')
       publisher = await Publisher.open({
         ...publisherOptions,
@@ -215,6 +271,9 @@ export async function composeEngine(
         state,
         ...(ports.holder === undefined ? {} : { holder: ports.holder }),
       });
+    // Opening the publisher may have rolled a space migration forward: check again.
+    if (publisher !== undefined && traits.space === 'refuse')
+      await checkEmbeddingSpace(state, space, { adopt: true });
     const deps: Omit<EngineDeps, 'publisher'> = {
       sources: settings.sources,
       connector,
@@ -222,6 +281,7 @@ export async function composeEngine(
       fetcher,
       pipeline: cutsAsStored ? learnedViewPipeline(state, base) : base,
       embeddings,
+      space,
       deletion: settings.deletion,
       pageLimits: settings.pageLimits,
       maxRetireShare: settings.publish.maxRetireShare,
@@ -246,6 +306,10 @@ export async function composeEngine(
       connector,
       state,
       embeddings,
+      space,
+      spaceRecord,
+      connectorFor: (suffix) =>
+        suffix === undefined ? ports.connector : ports.connector.forNamespace(suffix),
       fetcher,
       fetcherOptions,
       snapshots: ports.snapshots,
@@ -265,6 +329,7 @@ export async function composeEngine(
         await ownFetcher.close();
         await ports.snapshots?.close();
         await connector.close();
+        if (connector !== ports.connector) await ports.connector.close();
         await state.close();
       },
     };
@@ -273,6 +338,7 @@ export async function composeEngine(
     await fetcher?.close().catch(() => {});
     await ports.snapshots?.close().catch(() => {});
     await connector.close().catch(() => {});
+    if (connector !== ports.connector) await ports.connector.close().catch(() => {});
     await state.close().catch(() => {});
     throw err;
   }

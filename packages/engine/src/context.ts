@@ -3,6 +3,7 @@ import {
   type AuditLog,
   type Connector,
   DocumentLedger,
+  type EmbeddingSpace,
   type Publisher,
   RagfreshError,
   type StateStore,
@@ -39,6 +40,11 @@ export interface EngineDeps {
   readonly fetcher: Fetcher;
   readonly pipeline: PagePipeline;
   readonly embeddings: EmbeddingsInterface;
+  /**
+   * The embedding space of `embeddings` (checked against the index's by `composeEngine`): stored
+   * vectors are reused only from chunks of this space.
+   */
+  readonly space?: EmbeddingSpace;
   /** Raw snapshots, for re-extraction without network. */
   readonly snapshots?: RawSnapshotStore;
   readonly deletion?: DeletionPolicy;

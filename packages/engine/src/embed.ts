@@ -3,7 +3,7 @@ import type { EngineContext } from './context.js';
 import type { RefreshCounts } from './counts.js';
 import type { ExtractedDocument } from './extract.js';
 
-/** Vectors of the current version's chunks, by chunk text hash. */
+/** Vectors of the current version's chunks in the configured space, by chunk text hash. */
 async function currentVectors(
   ctx: EngineContext,
   record: DocumentRecord | undefined,
@@ -13,8 +13,13 @@ async function currentVectors(
   const current = await ctx.deps.connector.listChunks(record.documentId, record.currentVersionId, {
     withEmbeddings: true,
   });
+  const space = ctx.deps.space?.id;
   for (const c of current) {
     const hash = c.metadata[FIELDS.contentHash];
+    // A vector is reused only within its space; a chunk without `rf_space` predates spaces and
+    // is in the space the index first recorded.
+    const chunkSpace = c.metadata[FIELDS.space];
+    if (space !== undefined && chunkSpace !== undefined && chunkSpace !== space) continue;
     if (typeof hash === 'string' && c.embedding !== undefined) known.set(hash, c.embedding);
   }
   return known;

@@ -1,4 +1,5 @@
 import type { ReviewItem, RunSummary } from '@ragfresh/core';
+import { sameContentVersion } from '@ragfresh/core';
 import {
   type BoilerplateLearner,
   learnedViewPipeline,
@@ -355,7 +356,7 @@ export class RefreshEngine {
     const doc = heldDocument(item, outcome);
     if (typeof doc === 'string') return doc;
     // An approval interrupted after its publication: the version is already current.
-    if (record?.currentVersionId === doc.versionId) return undefined;
+    if (sameContentVersion(record?.currentVersionId, doc.versionId)) return undefined;
     const run = new SourceRun(source, ctx.nowIso());
     const queue = new PublishQueue(ctx);
     const chunks = await embedNewChunks(ctx, doc, record, run.counts);

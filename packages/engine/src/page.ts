@@ -1,4 +1,9 @@
-import { DocumentLedger, type DocumentRecord, type Tombstone } from '@ragfresh/core';
+import {
+  DocumentLedger,
+  type DocumentRecord,
+  sameContentVersion,
+  type Tombstone,
+} from '@ragfresh/core';
 import type { FetchResult, OkResult } from '@ragfresh/fetch';
 import { type AcquireDeps, type Acquisition, acquirePage } from './acquire.js';
 import { oneLine, processBounded } from './bounds.js';
@@ -271,7 +276,10 @@ async function onDocument(
   run.answered.add(entry.documentId);
   const before = base.validators;
   const now = result.validators;
-  if (base.currentVersionId === doc.versionId && ctx.mustRepair.has(entry.documentId)) {
+  if (
+    sameContentVersion(base.currentVersionId, doc.versionId) &&
+    ctx.mustRepair.has(entry.documentId)
+  ) {
     // The store lost this version and no raw snapshot was kept: the fetched copy restores it.
     ctx.mustRepair.delete(entry.documentId);
     // The fetch is a good observation (recorded here); the repair itself changes no lifecycle.
@@ -285,7 +293,7 @@ async function onDocument(
     await queue.add({ run, mode: 'repair', candidate: candidateOf(task, doc, result, chunks) });
     return;
   }
-  if (base.currentVersionId === doc.versionId) {
+  if (sameContentVersion(base.currentVersionId, doc.versionId)) {
     // The extracted text's hash decides: same version, nothing to embed or publish.
     run.counts.unchangedContent++;
     const moved =

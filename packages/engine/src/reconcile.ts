@@ -9,6 +9,7 @@ import {
   reconcile,
   recoverStateFromStore,
   type StateRecoveryReport,
+  sameContentVersion,
 } from '@ragfresh/core';
 import { type EngineContext, SourceRun } from './context.js';
 /** What the start of a refresh found and did. */
@@ -61,7 +62,9 @@ export async function republishFromSnapshots(
     // The current version can only be re-written as itself; another cut is a normal publish,
     // which records a new observation: never for a page whose lifecycle is not plain (gone
     // evidence, a STALE or quarantined copy). The next refresh fetches those in full instead.
-    const recut = outcome.kind === 'document' && outcome.versionId !== record.currentVersionId;
+    const recut =
+      outcome.kind === 'document' &&
+      !sameContentVersion(outcome.versionId, record.currentVersionId);
     if (outcome.kind !== 'document' || (recut && !plainLifecycle(record))) {
       noSnapshot.push(m.documentId);
       continue;
@@ -69,7 +72,9 @@ export async function republishFromSnapshots(
     const chunks = await embedNewChunks(ctx, outcome, undefined, run.counts);
     await queue.add({
       run,
-      ...(outcome.versionId === record.currentVersionId ? { mode: 'repair' as const } : {}),
+      ...(sameContentVersion(outcome.versionId, record.currentVersionId)
+        ? { mode: 'repair' as const }
+        : {}),
       candidate: {
         documentId: record.documentId,
         versionId: outcome.versionId,

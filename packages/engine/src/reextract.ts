@@ -1,4 +1,5 @@
 import type { DocumentRecord } from '@ragfresh/core';
+import { sameContentVersion } from '@ragfresh/core';
 import type { EngineContext, SourceRun } from './context.js';
 import { embedNewChunks } from './embed.js';
 import type { PageOutcome } from './extract.js';
@@ -81,7 +82,7 @@ export async function reextractSource(
     if (got.outcome.kind !== 'document') continue;
     const validators =
       r.validators === undefined ? undefined : { ...r.validators, pipelineKey: key };
-    if (got.outcome.versionId === r.currentVersionId) {
+    if (sameContentVersion(got.outcome.versionId, r.currentVersionId)) {
       if (validators !== undefined) await ctx.ledger.retagged(r, validators);
       continue;
     }

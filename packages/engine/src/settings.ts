@@ -59,6 +59,8 @@ export interface EngineSettings {
   readonly concurrency: number;
   /** Documents per publish batch. */
   readonly batchSize: number;
+  /** The user's version of the embedding space (config `embeddingsVersion`; core `space.ts`). */
+  readonly embeddingsVersion?: string;
 }
 
 /** What a host writes to get `EngineSettings`: sources and a user agent, the rest optional. */
@@ -73,6 +75,7 @@ export interface EngineSettingsInput {
   /** Default: `fetch.globalConcurrency`, else 8. */
   readonly concurrency?: number;
   readonly batchSize?: number;
+  readonly embeddingsVersion?: string;
 }
 
 export const DEFAULT_MAX_RETIRE_SHARE = 0.2;
@@ -122,6 +125,9 @@ export function resolveEngineSettings(input: EngineSettingsInput): EngineSetting
         : { retentionMs: positive(input.publish.retentionMs, 'publish.retentionMs', false) }),
     }),
     chunking: input.chunking ?? {},
+    ...(input.embeddingsVersion === undefined
+      ? {}
+      : { embeddingsVersion: input.embeddingsVersion }),
     boilerplate: input.boilerplate ?? {},
     pageLimits: Object.freeze({ ...DEFAULT_PAGE_LIMITS, ...input.pageLimits }),
     concurrency: positive(input.concurrency ?? fetch.globalConcurrency ?? 8, 'concurrency'),

@@ -6,11 +6,15 @@ import type { VectorStoreInterface } from '@langchain/core/vectorstores';
 import {
   type Connector,
   type DocumentRecord,
+  describeEmbeddingSpace,
+  type EmbeddingSpace,
   FIELDS,
+  MIGRATE_COMMAND,
   normalizeAccess,
   type QueryFilter,
   RagfreshError,
   type StateStore,
+  spaceLabel,
 } from '@ragfresh/core';
 import { collapseDuplicateHits } from '@ragfresh/engine';
 import { type LiveFetchOptions, READER_FIELDS } from './fields.js';
@@ -70,6 +74,11 @@ interface CommonOptions extends BaseRetrieverInput, SearchOptions {
    * scope).
    */
   readonly access?: readonly string[];
+  /**
+   * Your version of the embedding space (the config's `embeddingsVersion`), so the space this
+   * retriever embeds queries in is named as the index names it.
+   */
+  readonly embeddingsVersion?: string;
 }
 
 export interface VectorStoreRetrieverOptions extends CommonOptions {
@@ -114,6 +123,7 @@ export class RagfreshRetriever extends BaseRetriever {
 
   readonly options: RagfreshRetrieverOptions;
   readonly k: number;
+  #space: Promise<EmbeddingSpace> | undefined;
 
   constructor(options: RagfreshRetrieverOptions) {
     super(options);
@@ -190,6 +200,7 @@ export class RagfreshRetriever extends BaseRetriever {
     // k: over-fetch (four hits per result leaves room for three URL variants of a page).
     const fetchK = this.k * Math.max(exclude ? 3 : oneVersion ? 2 : 1, collapse ? 4 : 1);
     const raw = await this.#search(query, fetchK, view, runManager);
+    await this.#assertOneSpace(raw);
     let docs = await this.#annotate(raw, view);
     if (exclude) docs = docs.filter((d) => d.metadata[READER_FIELDS.stale] !== true);
     if (collapse) docs = collapseCopies(docs);
@@ -277,6 +288,36 @@ export class RagfreshRetriever extends BaseRetriever {
             metadata: { ...h.metadata, rf_score: h.score },
           }),
       );
+  }
+
+  /** The space queries are embedded in: the connector mode's embeddings, or the store's. */
+  #querySpace(): Promise<EmbeddingSpace> {
+    const o = this.options;
+    const embeddings = 'vectorStore' in o ? o.vectorStore.embeddings : o.embeddings;
+    this.#space ??= describeEmbeddingSpace(embeddings, {
+      ...(o.embeddingsVersion === undefined ? {} : { version: o.embeddingsVersion }),
+    });
+    return this.#space;
+  }
+
+  /**
+   * A hit whose chunk names another embedding space (`rf_space`) was ranked by comparing
+   * vectors of two spaces: the answer is refused, never served (a chunk written before spaces
+   * were recorded names none and is not judged).
+   */
+  async #assertOneSpace(docs: readonly Document[]): Promise<void> {
+    const spaces = new Set(
+      docs.map((d) => d.metadata[FIELDS.space]).filter((s): s is string => typeof s === 'string'),
+    );
+    if (spaces.size === 0) return;
+    const mine = await this.#querySpace();
+    const other = [...spaces].find((s) => s !== mine.id);
+    if (other === undefined) return;
+    throw new RagfreshError(
+      'SPACE_MISMATCH',
+      `the retriever embeds queries in space ${spaceLabel(mine)} but the index holds chunks of space ${other}: vectors of two spaces cannot be compared, so no answer was returned. Configure the embeddings the index is in, or run \`${MIGRATE_COMMAND}\` to move the index to these.`,
+      { scope: 'langchain', details: { configured: mine.id, active: other } },
+    );
   }
 
   async #annotate(docs: Document[], view: CurrentView | undefined): Promise<Document[]> {

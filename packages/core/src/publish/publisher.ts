@@ -12,6 +12,7 @@ import type {
   PublishContract,
   PublishReport,
 } from '../model.js';
+import { finishSpaceMigration, sameContentVersion } from '../space.js';
 import {
   type DocumentRecord,
   type FetchValidators,
@@ -100,6 +101,17 @@ export interface PublisherOptions {
   readonly retentionMs?: (sourceId: string) => number | undefined;
   readonly hooks?: PublisherHooks;
   readonly now?: () => Date;
+  /**
+   * The embedding space (`EmbeddingSpace.id`) of the chunks this publisher stages: written on
+   * every staged chunk as `rf_space`.
+   */
+  readonly spaceId?: string;
+  /**
+   * The namespace suffix of `connector` when it is not the configured one
+   * (`Connector.forNamespace`, a space migration to other dimensions): recorded in the journal,
+   * and a journal of another namespace is never recovered here.
+   */
+  readonly namespace?: string;
 }
 
 /** The source id a documentId starts with (`<sourceId>:<hash>`). */
@@ -334,6 +346,12 @@ export class Publisher {
        * (a quarantined candidate approved through review): the contract is not applied to them.
        */
       readonly accept?: ReadonlySet<string>;
+      /**
+       * A space migration: every candidate is its document's current content re-embedded into
+       * the publisher's space (its versionId carries the space suffix). Contracts do not apply,
+       * the version replaces the current one and the document's lifecycle stays.
+       */
+      readonly respace?: boolean;
     } = {},
   ): Promise<PublishReport> {
     await this.#renew();
@@ -369,8 +387,11 @@ export class Publisher {
         continue;
       }
       const repairing =
-        options.repair?.has(c.documentId) === true && record?.currentVersionId === c.versionId;
-      if (record?.currentVersionId === c.versionId && !repairing) {
+        options.repair?.has(c.documentId) === true &&
+        sameContentVersion(record?.currentVersionId, c.versionId);
+      // The same content re-embedded by a space migration (`v…~es_…`) is still unchanged.
+      const respacing = options.respace === true && record?.currentVersionId !== c.versionId;
+      if (sameContentVersion(record?.currentVersionId, c.versionId) && !repairing && !respacing) {
         results.push({
           documentId: c.documentId,
           versionId: c.versionId,
@@ -382,7 +403,9 @@ export class Publisher {
       }
       // A repair restores what was already accepted: the contract compared it once.
       const reasons =
-        repairing || options.accept?.has(c.documentId) === true ? [] : this.#gate(c, record);
+        repairing || respacing || options.accept?.has(c.documentId) === true
+          ? []
+          : this.#gate(c, record);
       if (reasons.length > 0) {
         await this.#markRejected(c, record, reasons);
         results.push({
@@ -415,6 +438,7 @@ export class Publisher {
             : { previousVersionId: record.currentVersionId }),
           action: 'publish',
           ...(repairing ? { repair: true } : {}),
+          ...(respacing ? { respace: true } : {}),
           url: c.url,
           contentHash: c.contentHash,
           textChars: c.textChars,
@@ -455,6 +479,10 @@ export class Publisher {
       startedAt: this.#now().toISOString(),
       fence: this.#lease.fence,
       documents: planned.map((p) => p.journal),
+      ...(this.#options.namespace === undefined ? {} : { namespace: this.#options.namespace }),
+      ...(options.respace === true && this.#options.spaceId !== undefined
+        ? { space: this.#options.spaceId }
+        : {}),
     };
     entry = await this.#step(entry, 'manifest');
 
@@ -465,7 +493,7 @@ export class Publisher {
     const staged = planned.flatMap((p) =>
       p.candidate === undefined
         ? []
-        : p.candidate.chunks.map((ch) => toStoredChunk(ch, targetEpoch)),
+        : p.candidate.chunks.map((ch) => toStoredChunk(ch, targetEpoch, this.#options.spaceId)),
     );
     await this.connector.upsert(staged, this.#write);
     const stagedChunks = staged.length;
@@ -773,6 +801,8 @@ export class Publisher {
     let entry = await this.#step(start, fromStep === 'promoted' ? 'promoted' : fromStep);
     let t = performance.now();
     const now = this.#now().toISOString();
+    // The epoch moved: the index is in the migration's space now, whoever rolls it forward.
+    if (entry.space !== undefined) await finishSpaceMigration(this.state, entry.space, now);
     for (const d of entry.documents) {
       const record = await this.state.getDocument(d.documentId);
       // Recovering from a later step: this batch recorded the document already (same version,
@@ -967,6 +997,11 @@ export class Publisher {
   async recover(): Promise<RecoveryReport | undefined> {
     const journal = await this.state.getJournal();
     if (journal === undefined) return undefined;
+    if (journal.namespace !== this.#options.namespace)
+      throw new RagfreshError(
+        'JOURNAL_CORRUPT',
+        `the journal holds batch ${journal.batchId} of a space migration into ${journal.namespace === undefined ? 'the configured namespace' : `namespace __${journal.namespace}`}, not this publisher's; run \`ragfresh migrate embeddings\` again to finish or undo it.`,
+      );
     const epoch = await this.connector.readEpoch();
     const timings: Record<string, number> = {};
     if (epoch >= journal.targetEpoch) {

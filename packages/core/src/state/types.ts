@@ -97,6 +97,17 @@ export interface JournalEntry {
   readonly startedAt: IsoTime;
   readonly fence: number;
   readonly documents: readonly JournalDocument[];
+  /**
+   * The store namespace the batch was staged in when it is not the configured one (a space
+   * migration to other dimensions, `Connector.forNamespace`): only a publisher on that
+   * namespace may recover it.
+   */
+  readonly namespace?: string;
+  /**
+   * A space migration's batch: the embedding space (`EmbeddingSpace.id`) the index is in once
+   * the epoch moved; rolling the batch forward records it as the active space.
+   */
+  readonly space?: string;
 }
 
 export interface JournalDocument {
@@ -109,6 +120,11 @@ export interface JournalDocument {
   readonly action: 'publish' | 'remove';
   /** A repair re-writes the version the state already calls current (see Publisher.publish). */
   readonly repair?: boolean;
+  /**
+   * A space migration re-embedded the current version (same content, `versionId` with the new
+   * space's suffix): the lifecycle stays, as for a repair, and it replaces `previousVersionId`.
+   */
+  readonly respace?: boolean;
   /** Facts recorded on the document when the batch is rolled forward (publish only). */
   readonly url?: string;
   readonly contentHash?: string;

@@ -1,4 +1,5 @@
 import type { DocumentRecord } from '@ragfresh/core';
+import { sameContentVersion } from '@ragfresh/core';
 import type { NetworkPolicy, Resolver } from '@ragfresh/fetch';
 import { PAGE_LIMIT_CODES } from '../bounds.js';
 import { type EngineContext, SourceRun } from '../context.js';
@@ -372,7 +373,7 @@ async function settle(
     ir.run.event(row.url, documentId, 'stale', [`fetched ${at}, stored observation ${stored}`]);
     return false;
   }
-  if (record?.currentVersionId === doc.versionId) {
+  if (record !== undefined && sameContentVersion(record.currentVersionId, doc.versionId)) {
     if (stored === undefined || at > stored) {
       counts.observed++;
       await recordGood(ctx, record, {

@@ -1,0 +1,186 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { StoreTarget } from '@ragfresh/core';
+import { cosineSimilarity, describeEmbeddingSpace, HashingEmbeddings } from '@ragfresh/core';
+import { startSimWeb } from '@ragfresh/sim';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// A model change through the built CLI on real LanceDB and on pgvector (PGlite with the real
+// pgvector extension, served over the Postgres wire protocol): refused before the migration,
+// migrated from the stored chunk texts without one request to the site, and ranked with the
+// new model afterwards. "A new model" is HashingEmbeddings with another seed (the same
+// dimensions, another vector space) or with other dimensions.
+
+const BIN = resolve(import.meta.dirname, '../dist/bin.js');
+const REPO = resolve(import.meta.dirname, '../../..');
+
+/** Runs the CLI without blocking this process's event loop (the sim site answers from it). */
+function run(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, timeout: 120_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => {
+      stdout += b.toString();
+    });
+    child.stderr.on('data', (b: Buffer) => {
+      stderr += b.toString();
+    });
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+interface Hit {
+  readonly text: string;
+  readonly versionId: string;
+  readonly score: number;
+}
+
+const A = { kind: 'hashing', dimensions: 64 } as const;
+// The checks that do not depend on the kind of change run once per store (CI time).
+const changes = [
+  {
+    name: 'same dimensions (another seed)',
+    next: { kind: 'hashing', dimensions: 64, seed: 7 },
+    refusedCommands: [
+      ['query', 'pricing', '--json'],
+      ['refresh', '--quiet'],
+    ],
+    oldRefusedAfter: false,
+  },
+  {
+    name: 'new dimensions',
+    next: { kind: 'hashing', dimensions: 96 },
+    refusedCommands: [['query', 'pricing', '--json']],
+    oldRefusedAfter: true,
+  },
+] as const;
+
+describe.each(['lancedb', 'pgvector'] as const)('migrate embeddings on %s', (store) => {
+  let pg: StoreTarget | undefined;
+  beforeAll(async () => {
+    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first.`);
+    if (store === 'pgvector') {
+      const { fixture } = await import('@ragfresh/connector-pgvector/fixture');
+      pg = await fixture.start();
+    }
+  });
+  afterAll(async () => {
+    await pg?.stop();
+  });
+
+  it.each(changes)(
+    '$name: refused, migrated without a refetch, ranked by the new model',
+    async ({ next, refusedCommands, oldRefusedAfter }) => {
+      const dir = mkdtempSync(join(tmpdir(), 'ragfresh-migrate-'));
+      // The config's folder resolves the connector package, as a user's project would.
+      mkdirSync(join(dir, 'node_modules', '@ragfresh'), { recursive: true });
+      symlinkSync(
+        join(REPO, 'connectors', store),
+        join(dir, 'node_modules', '@ragfresh', `connector-${store}`),
+      );
+      await using sim = await startSimWeb({ seed: 11, hosts: 1, pagesPerHost: 4 });
+      const table = `mig_${Math.random().toString(36).slice(2, 8)}`;
+      const connector =
+        store === 'lancedb'
+          ? { store, path: join(dir, 'lance'), table }
+          : { store, connectionString: pg!.connectorSpec(table).options.connectionString, table };
+      const write = (embeddings: object) =>
+        writeFileSync(
+          join(dir, 'ragfresh.config.mjs'),
+          `export default ${JSON.stringify({
+            userAgent: 'ragfresh-test/0.1 (+https://example.org/bot)',
+            dataDir: join(dir, '.ragfresh'),
+            sources: [{ id: 'docs', sitemaps: [`${sim.origin(sim.hosts()[0]!)}/sitemap.xml`] }],
+            connector,
+            embeddings,
+            retireGrace: 0,
+            fetch: { minIntervalMs: 0, allowPrivateNetworks: true },
+          })};\n`,
+        );
+      const config = ['--config', join(dir, 'ragfresh.config.mjs')];
+      try {
+        write(A);
+        const refreshed = await run(['refresh', ...config, '--quiet'], dir);
+        expect(refreshed.code, refreshed.stderr).toBe(0);
+        const requests = sim.log().length;
+
+        write(next);
+        const to = await describeEmbeddingSpace(new HashingEmbeddings(next));
+        const from = await describeEmbeddingSpace(new HashingEmbeddings(A));
+        for (const args of refusedCommands) {
+          const refused = await run([...args, ...config], dir);
+          expect(refused.code).toBe(1);
+          const lines = refused.stderr.trim().split('\n');
+          expect(lines).toHaveLength(1);
+          expect(lines[0]).toContain(to.id);
+          expect(lines[0]).toContain(from.id);
+          expect(lines[0]).toContain('ragfresh migrate embeddings');
+        }
+
+        const dry = await run(
+          ['migrate', 'embeddings', '--dry-run', '--price', '0.02', ...config],
+          dir,
+        );
+        expect(dry.code, dry.stderr).toBe(0);
+        const planned = /dry run: (\d+) documents, (\d+) chunks, (\d+) tokens/.exec(dry.stdout);
+        expect(planned, dry.stdout).not.toBeNull();
+        expect(Number(planned![2])).toBeGreaterThan(0);
+        expect(Number(planned![3])).toBeGreaterThan(Number(planned![2]));
+
+        const migrated = await run(['migrate', 'embeddings', '--json', ...config], dir);
+        expect(migrated.code, migrated.stderr).toBe(0);
+        const report = JSON.parse(migrated.stdout) as {
+          outcome: string;
+          chunks: number;
+          embedded: number;
+          namespace: string;
+        };
+        expect(report.outcome).toBe('migrated');
+        expect(report.chunks).toBe(Number(planned![2]));
+        expect(report.embedded).toBe(report.chunks);
+        expect(report.namespace).toBe(next.dimensions === A.dimensions ? 'same' : to.id);
+        // Re-embedded from the stored texts: the site saw no request.
+        expect(sim.log().length).toBe(requests);
+
+        // Ranked by the new model: the top hit is the chunk the new embeddings put nearest.
+        const asked = await run(
+          ['query', 'pricing plans and limits', '-k', '20', '--no-collapse', '--json', ...config],
+          dir,
+        );
+        expect(asked.code, asked.stderr).toBe(0);
+        const hits = JSON.parse(asked.stdout) as Hit[];
+        expect(hits.length).toBeGreaterThan(0);
+        for (const h of hits) expect(h.versionId.endsWith(`~${to.id}`)).toBe(true);
+        const model = new HashingEmbeddings(next);
+        const q = await model.embedQuery('pricing plans and limits');
+        for (const h of hits)
+          expect(h.score).toBeCloseTo(cosineSimilarity(q, await model.embedQuery(h.text)), 4);
+
+        // The old embeddings are refused now; the new ones refresh with nothing re-embedded.
+        if (oldRefusedAfter) {
+          write(A);
+          expect((await run(['query', 'pricing', ...config], dir)).code).toBe(1);
+          write(next);
+        }
+        const again = await run(['refresh', '--all', '--json', ...config], dir);
+        expect(again.code, again.stderr).toBe(0);
+        const counts = (
+          JSON.parse(again.stdout) as {
+            report: { sources: { counts: { chunksEmbedded: number; published: number } }[] };
+          }
+        ).report.sources[0]!.counts;
+        expect(counts.chunksEmbedded).toBe(0);
+        expect(counts.published).toBe(0);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+});
