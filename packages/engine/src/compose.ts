@@ -52,17 +52,28 @@ export interface RoleTraits {
   readonly boilerplate: 'learn' | 'view';
   /** Per-host politeness shared with other processes (a Redis gate) is required. */
   readonly sharedPoliteness: boolean;
+  /**
+   * The role fetches pages or sitemaps: its fetcher and engine are built (and `fetch.*`
+   * validated) at compose time. Another role builds them on first use only, so `status` or the
+   * dashboard does not pay for a fetcher it never calls.
+   */
+  readonly fetches: boolean;
 }
 
 export const ROLE_TRAITS: Readonly<Record<EngineRole, RoleTraits>> = Object.freeze({
-  refresh: { publishes: 'now', boilerplate: 'learn', sharedPoliteness: false },
-  scheduler: { publishes: 'never', boilerplate: 'view', sharedPoliteness: true },
-  'page-worker': { publishes: 'never', boilerplate: 'view', sharedPoliteness: true },
-  'publish-worker': { publishes: 'consumer', boilerplate: 'view', sharedPoliteness: true },
-  worker: { publishes: 'consumer', boilerplate: 'view', sharedPoliteness: true },
-  import: { publishes: 'now', boilerplate: 'view', sharedPoliteness: false },
-  repair: { publishes: 'now', boilerplate: 'view', sharedPoliteness: false },
-  read: { publishes: 'never', boilerplate: 'view', sharedPoliteness: false },
+  refresh: { publishes: 'now', boilerplate: 'learn', sharedPoliteness: false, fetches: true },
+  scheduler: { publishes: 'never', boilerplate: 'view', sharedPoliteness: true, fetches: true },
+  'page-worker': { publishes: 'never', boilerplate: 'view', sharedPoliteness: true, fetches: true },
+  'publish-worker': {
+    publishes: 'consumer',
+    boilerplate: 'view',
+    sharedPoliteness: true,
+    fetches: false,
+  },
+  worker: { publishes: 'consumer', boilerplate: 'view', sharedPoliteness: true, fetches: true },
+  import: { publishes: 'now', boilerplate: 'view', sharedPoliteness: false, fetches: false },
+  repair: { publishes: 'now', boilerplate: 'view', sharedPoliteness: false, fetches: true },
+  read: { publishes: 'never', boilerplate: 'view', sharedPoliteness: false, fetches: false },
 });
 
 /** What the host owns and hands in: the stores, the embedder, and the outside world. */
@@ -101,6 +112,7 @@ export interface ComposedEngine {
   readonly connector: Connector;
   readonly state: StateStore;
   readonly embeddings: EmbeddingsInterface;
+  /** Built at compose time for a role that fetches, on first use for another. */
   readonly fetcher: Fetcher;
   /** The options the fetcher was built with (what `fetch.*` became). */
   readonly fetcherOptions: Readonly<FetcherOptions>;
@@ -113,9 +125,12 @@ export interface ComposedEngine {
   readonly publisherOptions: PublisherDefaults;
   /** The engine's dependencies, publisher aside (the queue's page and publish stages take these). */
   readonly deps: Omit<EngineDeps, 'publisher'>;
+  /** Built with the fetcher (at compose time for a role that fetches, on first use for another). */
   readonly engine: RefreshEngine;
   /** A stage context over the same parts (imports and reconciles take one with their batch size). */
   context(overrides?: { readonly batchSize?: number }): EngineContext;
+  /** Which of the lazily built parts exist so far (see `RoleTraits.fetches`). */
+  built(): { readonly fetcher: boolean; readonly engine: boolean };
   /** Closes the publisher, the fetcher, the connector and the state store. */
   close(): Promise<void>;
 }
@@ -191,11 +206,14 @@ export async function composeEngine(
     const dimensions = (await embeddings.embedQuery('ragfresh dimension probe')).length;
     await connector.open({ dimensions });
     const fetcherOptions = Object.freeze(fetcherOptionsOf(settings, ports));
-    fetcher = new Fetcher(fetcherOptions);
+    const fetcherOf = (): Fetcher => {
+      fetcher ??= new Fetcher(fetcherOptions);
+      return fetcher;
+    };
     const base = ports.pipeline ?? new ExtractPipeline(settings.chunking);
     // A refresh wraps the base pipeline in its learner itself; every other role cuts under the
     // models as stored, so a worker or an import publishes the version a refresh would.
-    const cutsAsStored = traits.boilerplate === 'view' && settings.boilerplate !== false;
+    const asStored = settings.boilerplate === false ? base : learnedViewPipeline(state, base);
     const publisherOptions = publisherDefaultsOf(settings, ports);
     if (traits.publishes === 'now')
       publisher = await Publisher.open({
@@ -204,12 +222,13 @@ export async function composeEngine(
         state,
         ...(ports.holder === undefined ? {} : { holder: ports.holder }),
       });
-    const deps: Omit<EngineDeps, 'publisher'> = {
+    const ownPublisher = publisher;
+    const depsOf = (): Omit<EngineDeps, 'publisher'> => ({
       sources: settings.sources,
       connector,
       state,
-      fetcher,
-      pipeline: cutsAsStored ? learnedViewPipeline(state, base) : base,
+      fetcher: fetcherOf(),
+      pipeline: traits.boilerplate === 'view' ? asStored : base,
       embeddings,
       deletion: settings.deletion,
       pageLimits: settings.pageLimits,
@@ -223,34 +242,50 @@ export async function composeEngine(
       ...(ports.log === undefined ? {} : { log: ports.log }),
       ...(ports.metrics === undefined ? {} : { metrics: ports.metrics }),
       ...(ports.now === undefined ? {} : { now: ports.now }),
+    });
+    let deps: Omit<EngineDeps, 'publisher'> | undefined;
+    let engine: RefreshEngine | undefined;
+    const withPublisher = (): EngineDeps => {
+      deps ??= depsOf();
+      return ownPublisher === undefined ? deps : { ...deps, publisher: ownPublisher };
     };
-    const withPublisher: EngineDeps = publisher === undefined ? deps : { ...deps, publisher };
-    const engine = new RefreshEngine(withPublisher);
-    const ownFetcher = fetcher;
-    const ownPublisher = publisher;
+    const engineOf = (): RefreshEngine => {
+      engine ??= new RefreshEngine(withPublisher());
+      return engine;
+    };
+    if (traits.fetches) engineOf();
     return {
       role,
       settings,
       connector,
       state,
       embeddings,
-      fetcher,
+      get fetcher() {
+        return fetcherOf();
+      },
       fetcherOptions,
       snapshots: ports.snapshots,
-      // Under the learned models, learning nothing: the same cut in every role.
-      pipeline: engine.snapshotPipeline,
+      // Under the learned models, learning nothing: the same cut in every role (what
+      // `RefreshEngine.snapshotPipeline` is).
+      pipeline: asStored,
       publisher,
       publisherOptions,
-      deps,
-      engine,
+      get deps() {
+        deps ??= depsOf();
+        return deps;
+      },
+      get engine() {
+        return engineOf();
+      },
       context: (overrides = {}) =>
         new EngineContext({
-          ...withPublisher,
+          ...withPublisher(),
           ...(overrides.batchSize === undefined ? {} : { batchSize: overrides.batchSize }),
         }),
+      built: () => ({ fetcher: fetcher !== undefined, engine: engine !== undefined }),
       async close() {
         await ownPublisher?.close();
-        await ownFetcher.close();
+        await fetcher?.close();
         await connector.close();
         await state.close();
       },
