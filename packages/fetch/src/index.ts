@@ -1,3 +1,4 @@
+export { seededRandom } from '@ragfresh/core';
 export { type BodyReadResult, parseContentEncoding, readBody } from './body.js';
 export {
   type CharsetSource,
@@ -43,7 +44,6 @@ export {
   backoffDelay,
   type CircuitBreakerOptions,
   parseRetryAfter,
-  seededRandom,
 } from './politeness.js';
 export {
   DEFAULT_TURN_TTL_MS,
