@@ -13,11 +13,13 @@ import {
   type PolitenessGate,
   type RawSnapshotStore,
 } from '@ragfresh/fetch';
-import { learnedViewPipeline } from './boilerplate.js';
+import type { AcquireDeps } from './acquire.js';
+import { type LearnedModels, learnedViewPipeline } from './boilerplate.js';
 import { EngineContext, type EngineDeps } from './context.js';
 import { RefreshEngine } from './engine.js';
 import { ExtractPipeline, type PagePipeline } from './extract.js';
-import type { EngineSettings } from './settings.js';
+import type { PageObserver } from './observe.js';
+import type { EngineSettings, PageSettings } from './settings.js';
 import type { EngineLogger, EngineMetrics, PageRenderer, TombstoneMirror } from './types.js';
 
 /**
@@ -180,6 +182,48 @@ export function publisherDefaultsOf(
   };
 }
 
+/** A page observer's ports: how pages are fetched (and rendered), where learned models are read. */
+export interface PageObserverPorts {
+  readonly fetcher: AcquireDeps['fetcher'];
+  /** The state a refresh learns per-host boilerplate into; absent: pages are cut without models. */
+  readonly state?: LearnedModels;
+  readonly renderer?: () => Promise<PageRenderer>;
+  /** Replaces the `ExtractPipeline` built from `settings.chunking`. */
+  readonly pipeline?: PagePipeline;
+}
+
+/** The pipeline every role but a refresh cuts with: the base one under the learned models as stored. */
+function cutAsStored(
+  settings: PageSettings,
+  state: LearnedModels | undefined,
+  base: PagePipeline,
+): PagePipeline {
+  return settings.boilerplate === false || state === undefined
+    ? base
+    : learnedViewPipeline(state, base);
+}
+
+/**
+ * The page step of the root for hosts that observe pages without a store or publisher (the
+ * LangChain loader, live refresh): the same pipeline, learned models (as stored: only a refresh
+ * learns) and page limits a worker of `composeEngine` applies, for `observePage`.
+ */
+export function composePageObserver(
+  settings: PageSettings,
+  ports: PageObserverPorts,
+): PageObserver {
+  return {
+    fetcher: ports.fetcher,
+    pipeline: cutAsStored(
+      settings,
+      ports.state,
+      ports.pipeline ?? new ExtractPipeline(settings.chunking),
+    ),
+    pageLimits: settings.pageLimits,
+    ...(ports.renderer === undefined ? {} : { renderer: ports.renderer }),
+  };
+}
+
 /**
  * The composition root: the only code that turns resolved settings into a wired engine —
  * fetcher (allow-list, timeouts, circuit breaker, politeness), pipeline (chunking, boilerplate
@@ -213,7 +257,7 @@ export async function composeEngine(
     const base = ports.pipeline ?? new ExtractPipeline(settings.chunking);
     // A refresh wraps the base pipeline in its learner itself; every other role cuts under the
     // models as stored, so a worker or an import publishes the version a refresh would.
-    const asStored = settings.boilerplate === false ? base : learnedViewPipeline(state, base);
+    const asStored = cutAsStored(settings, state, base);
     const publisherOptions = publisherDefaultsOf(settings, ports);
     if (traits.publishes === 'now')
       publisher = await Publisher.open({

@@ -7,6 +7,7 @@ import {
   type PageContext,
   type PageInput,
   type PagePreparation,
+  type PreparedDocument,
   type PreparedPage,
   prepareDocument,
   prepareDocumentWithSplitter,
@@ -32,6 +33,12 @@ export interface ExtractedDocument {
   readonly canonicalClaim?: string;
   /** Chunks without vectors; `provenance.contentChangedAt` is this observation's time. */
   readonly chunks: readonly Chunk[];
+  /**
+   * The prepared document this version is (text, chunks, fingerprint, pipeline versions), as
+   * `ExtractPipeline` cut it; a pipeline of your own may leave it out. The LangChain loader keeps
+   * it as its page copy.
+   */
+  readonly prepared?: PreparedDocument;
   /** What the page showed the per-host learner (set by `processLearned` only). */
   readonly learning?: PageLearning;
   /**
@@ -141,6 +148,7 @@ export class ExtractPipeline implements PagePipeline {
       contentHash: recut.contentHash,
       versionId: recut.versionId,
       chunks: recut.chunks,
+      prepared: recut,
     };
   }
 
@@ -199,6 +207,7 @@ export class ExtractPipeline implements PagePipeline {
       contentHash: prepared.contentHash,
       versionId: prepared.versionId,
       chunks: prepared.chunks,
+      prepared,
       learning,
     };
   }
@@ -214,6 +223,7 @@ function documentOf(page: PreparedPage): ExtractedDocument {
     ...(page.canonicalUrl === undefined ? {} : { canonicalUrl: page.canonicalUrl }),
     ...(page.canonicalClaim === undefined ? {} : { canonicalClaim: page.canonicalClaim }),
     chunks: page.prepared.chunks,
+    prepared: page.prepared,
     ...(page.suspected === undefined ? {} : { suspected: page.suspected }),
   };
 }

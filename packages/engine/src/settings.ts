@@ -83,6 +83,20 @@ function positive(value: number, field: string, integer = true): number {
   return value;
 }
 
+/** How pages are cut and bounded: the part of the settings a host that only observes pages reads. */
+export type PageSettings = Pick<EngineSettings, 'chunking' | 'boilerplate' | 'pageLimits'>;
+
+/** `PageSettings` with the defaults `resolveEngineSettings` fills (the LangChain loader, live refresh). */
+export function resolvePageSettings(
+  input: Pick<EngineSettingsInput, 'chunking' | 'boilerplate' | 'pageLimits'> = {},
+): PageSettings {
+  return Object.freeze({
+    chunking: input.chunking ?? {},
+    boilerplate: input.boilerplate ?? {},
+    pageLimits: Object.freeze({ ...DEFAULT_PAGE_LIMITS, ...input.pageLimits }),
+  });
+}
+
 /** Fills the defaults and checks the ranges; the result is frozen. */
 export function resolveEngineSettings(input: EngineSettingsInput): EngineSettings {
   const { fetch } = input;
@@ -112,9 +126,7 @@ export function resolveEngineSettings(input: EngineSettingsInput): EngineSetting
         false,
       ),
     }),
-    chunking: input.chunking ?? {},
-    boilerplate: input.boilerplate ?? {},
-    pageLimits: Object.freeze({ ...DEFAULT_PAGE_LIMITS, ...input.pageLimits }),
+    ...resolvePageSettings(input),
     concurrency: positive(input.concurrency ?? fetch.globalConcurrency ?? 8, 'concurrency'),
     batchSize: positive(input.batchSize ?? 25, 'batchSize'),
   });

@@ -13,8 +13,14 @@ export { addCounts, emptyCounts } from './counts.js';
 export { type EvidenceContext, recordDegraded, recordGone, recordGood } from './evidence.js';
 export { InFlightPages } from './heartbeat.js';
 export { type Inventory, type InventoryEntry, takeInventory } from './inventory.js';
+export { observePage, type PageObservation, type PageObserver } from './observe.js';
 export { type PageTask, refreshPage } from './page.js';
-export { type PendingCandidate, PublishQueue } from './publish.js';
+export {
+  CandidateBatch,
+  type CandidateSink,
+  type PendingCandidate,
+  PublishQueue,
+} from './publish.js';
 export {
   type ProposalSubject,
   proposeDeletion,

@@ -110,8 +110,8 @@ export function pagePipelineKey(options: PagePreparationOptions = {}): string {
  * document" detection, Readability-or-container extraction to Markdown (Markdown bodies are
  * taken as they are), then heading-aware token-budget chunking with deterministic ids. What the
  * refresh engine and the LangChain loader both run. The same page gives the same versionId on
- * both paths only under the same boilerplate model: the engine cuts under its hosts' learned
- * models (docs/extract.md § 3), which the loader does not apply yet.
+ * both paths only under the same boilerplate model: both cut under the hosts' learned models
+ * through the engine's page step (docs/extract.md § 3).
  */
 export function preparePage(
   input: PageInput,

@@ -1,4 +1,5 @@
 import type { DocumentRecord } from '@ragfresh/core';
+import type { ExtractedDocument, PageOutcome as PageVerdict } from '@ragfresh/engine';
 import {
   type Acquisition,
   type EvidenceContext,
@@ -7,7 +8,6 @@ import {
   recordGone,
   recordGood,
 } from '@ragfresh/engine/stages';
-import type { PagePreparation, PreparedPage } from '@ragfresh/extract';
 import type { OkResult } from '@ragfresh/fetch';
 import type { PageCopyStore } from './copies.js';
 import type { LoadedPage, PageOrigin } from './pages.js';
@@ -109,8 +109,8 @@ export function settleDeferred(task: PageTask, host: string): Settled {
  */
 export async function settle(
   task: PageTask,
-  acquired: Acquisition<PagePreparation>,
-  toPage: (prepared: PreparedPage, result: OkResult) => Promise<LoadedPage>,
+  acquired: Acquisition<PageVerdict>,
+  toPage: (doc: ExtractedDocument, result: OkResult) => Promise<LoadedPage>,
   autoApprove: boolean,
 ): Promise<Settled> {
   const { ctx, base } = task;

@@ -165,7 +165,8 @@ export async function versionOfRow(
   const verdict = classifyOutcome(row.url, outcome);
   if (verdict.kind === 'not-the-document')
     return { kind: 'not-the-document', reasons: verdict.reasons };
-  const doc = verdict.doc;
+  // The chunks get the row's provenance below: the prepared document they came from would not match.
+  const { prepared: _cut, ...doc } = verdict.doc;
   // Canonical and loaded URLs are provenance: they ride on the chunks, never on the id.
   const title = row.title ?? doc.title;
   return {
