@@ -1,4 +1,4 @@
-import type { Chunk } from '@ragfresh/core';
+import type { Chunk, Reason } from '@ragfresh/core';
 import {
   BoilerplateModel,
   boilerplateDigests,
@@ -45,7 +45,7 @@ export interface ExtractedDocument {
    * Status phrases the page shows without interstitial evidence on it (`soft_404: …`): the
    * classify stage looks for host evidence before it calls the page not the document.
    */
-  readonly suspected?: readonly string[];
+  readonly suspected?: readonly Reason[];
 }
 
 /** The learned model of one host in force for a page (see `boilerplate.ts`). */
@@ -84,8 +84,8 @@ export interface PageLearning {
 
 export interface NotTheDocument {
   readonly kind: 'not-the-document';
-  /** Stable reason codes with detail, e.g. `consent_wall: …`. */
-  readonly reasons: readonly string[];
+  /** Stable reason codes with detail, e.g. `{ code: 'consent_wall', detail: … }`. */
+  readonly reasons: readonly Reason[];
   /**
    * The page cut as a document all the same (the host's learned model not applied, the learner
    * not fed), for a source's `classify.ignore` or an accepted review item; absent without text.

@@ -1,4 +1,10 @@
-import { DocumentLedger, type DocumentRecord, type Tombstone } from '@ragfresh/core';
+import {
+  DocumentLedger,
+  type DocumentRecord,
+  type Reason,
+  reasonLine,
+  type Tombstone,
+} from '@ragfresh/core';
 import type { FetchResult, OkResult } from '@ragfresh/fetch';
 import { type Acquisition, acquirePage } from './acquire.js';
 import { oneLine } from './bounds.js';
@@ -203,17 +209,24 @@ async function onNotTheDocument(
   ctx: EngineContext,
   task: PageTask,
   verdict: {
-    readonly reasons: readonly string[];
+    readonly reasons: readonly Reason[];
     readonly alerts: readonly string[];
     readonly asDocument?: ExtractedDocument;
   },
   rawDigest?: string,
 ): Promise<void> {
   const { run, entry } = task;
-  const { reasons, asDocument } = verdict;
+  const { asDocument } = verdict;
   run.counts.extracted++;
   run.counts.notTheDocument++;
   run.alerts.push(...verdict.alerts);
+  for (const code of new Set(verdict.reasons.map((r) => r.code)))
+    ctx.count('ragfresh_not_the_document_total', 'Pages judged not the document, by reason code.', {
+      source: run.source.id,
+      code,
+    });
+  // Records, events and review items keep the printed line; the code was read above, as data.
+  const reasons = verdict.reasons.map(reasonLine);
   const record = await recordDegraded(
     ctx,
     { ...task.base, goneCount: 0 },

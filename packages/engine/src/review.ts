@@ -1,4 +1,9 @@
-import type { DocumentRecord, RemovalRequest, ReviewItem } from '@ragfresh/core';
+import {
+  type DocumentRecord,
+  type RemovalRequest,
+  type ReviewItem,
+  reasonLine,
+} from '@ragfresh/core';
 import type { EngineContext, SourceRun } from './context.js';
 import type { EvidenceContext } from './evidence.js';
 import type { ExtractedDocument, PageOutcome } from './extract.js';
@@ -468,9 +473,11 @@ export async function proposePersistent(
  */
 export function heldDocument(item: ReviewItem, outcome: PageOutcome): ExtractedDocument | string {
   if (item.reason !== INGESTION_REASONS.persistentNotTheDocument)
-    return outcome.kind === 'document' ? outcome : `not extractable: ${outcome.reasons.join('; ')}`;
+    return outcome.kind === 'document'
+      ? outcome
+      : `not extractable: ${outcome.reasons.map(reasonLine).join('; ')}`;
   if (outcome.kind === 'not-the-document' && outcome.asDocument === undefined)
-    return `not extractable: ${outcome.reasons.join('; ')}`;
+    return `not extractable: ${outcome.reasons.map(reasonLine).join('; ')}`;
   const doc = outcome.kind === 'document' ? outcome : outcome.asDocument!;
   return doc.versionId === item.versionId
     ? doc

@@ -1,5 +1,5 @@
 import { Document } from '@langchain/core/documents';
-import { type Chunk, FIELDS, type StateStore } from '@ragfresh/core';
+import { type Chunk, FIELDS, reasonLine, type StateStore } from '@ragfresh/core';
 import { composePageObserver, resolvePageSettings } from '@ragfresh/engine';
 import { observePage } from '@ragfresh/engine/stages';
 import { mapOrdered } from './concurrency.js';
@@ -114,7 +114,7 @@ export async function liveRefresh(
         outcomes.set(docId, {
           kind: 'failed',
           at: result.fetchedAt,
-          reason: `not the document: ${page.reasons.join('; ')}`,
+          reason: `not the document: ${page.reasons.map(reasonLine).join('; ')}`,
         });
         return;
       }

@@ -1,4 +1,4 @@
-import type { DocumentRecord } from '@ragfresh/core';
+import { type DocumentRecord, reasonLine } from '@ragfresh/core';
 import type { ExtractedDocument, PageOutcome as PageVerdict } from '@ragfresh/engine';
 import {
   type Acquisition,
@@ -147,14 +147,17 @@ export async function settle(
     case 'failed':
       await recordDegraded(ctx, base, [acquired.reason]);
       return report(task, 'degraded', emitCopy(task, 'last-good'), [acquired.reason]);
-    case 'unreadable':
-      await recordDegraded(ctx, { ...base, goneCount: 0 }, acquired.reasons);
-      return report(task, 'degraded', emitCopy(task, 'last-good'), acquired.reasons);
+    case 'unreadable': {
+      const reasons = acquired.reasons.map(reasonLine);
+      await recordDegraded(ctx, { ...base, goneCount: 0 }, reasons);
+      return report(task, 'degraded', emitCopy(task, 'last-good'), reasons);
+    }
     case 'page': {
       const prep = acquired.outcome;
       if (prep.kind === 'not-the-document') {
-        await recordDegraded(ctx, { ...base, goneCount: 0 }, prep.reasons);
-        return report(task, 'degraded', emitCopy(task, 'last-good'), prep.reasons);
+        const reasons = prep.reasons.map(reasonLine);
+        await recordDegraded(ctx, { ...base, goneCount: 0 }, reasons);
+        return report(task, 'degraded', emitCopy(task, 'last-good'), reasons);
       }
       const page = await toPage(prep, acquired.result);
       const { result } = acquired;

@@ -43,6 +43,8 @@ describe('loader and live refresh go through the engine page step', () => {
   /** What the refresh left: current version per chrome page, status reasons of the deep page. */
   const refreshed = new Map<string, string | undefined>();
   let deepReasons: readonly string[] = [];
+  /** Counter increments the refresh made, by name and labels. */
+  const counted: { name: string; labels: Record<string, string> }[] = [];
 
   beforeAll(async () => {
     site = await startChromeSite({ pages: 12 });
@@ -71,6 +73,10 @@ describe('loader and live refresh go through the engine page step', () => {
         // The in-memory store keeps its data after close: the loader reads it next.
         state,
         embeddings: new HashingEmbeddings({ dimensions: 16 }),
+        metrics: {
+          inc: (name, _help, labels = {}) => counted.push({ name, labels: { ...labels } }),
+          set: () => {},
+        },
       },
       'refresh',
     );

@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { reasonLine } from '@ragfresh/core';
 import { extractSnapshot, type PagePipeline, type SnapshotSubject } from '@ragfresh/engine';
 import type { RawSnapshotStore } from '@ragfresh/fetch';
 
@@ -58,7 +59,7 @@ export class VersionTexts {
         : {
             digest,
             fetchedAt: raw.meta.fetchedAt,
-            problem: `not extractable: ${outcome.reasons.join('; ')}`,
+            problem: `not extractable: ${outcome.reasons.map(reasonLine).join('; ')}`,
           };
     this.#extracted.set(digest, result);
     return result;

@@ -5,6 +5,7 @@ import {
   chunkId,
   httpUrl,
   judgeCanonical,
+  type Reason,
   SCHEMA_VERSION,
   sameSite,
   versionId,
@@ -62,7 +63,7 @@ export function rowUrls(
 
 export type RowVersion =
   | { readonly kind: 'document'; readonly doc: ExtractedDocument; readonly body: string }
-  | { readonly kind: 'not-the-document'; readonly reasons: readonly string[] };
+  | { readonly kind: 'not-the-document'; readonly reasons: readonly Reason[] };
 
 /** The body of a row: its Markdown, else its text, else its chunks' texts. */
 export function rowBody(row: ImportRow): string {
