@@ -160,7 +160,13 @@ export interface DocumentPublishResult {
   readonly versionId: string;
   readonly previousVersionId?: string;
   readonly outcome: DocumentOutcome;
+  /** Why, as printed and recorded (`shrink: 62.0% > allowed 50.0%`). */
   readonly reasons: readonly string[];
+  /**
+   * The contract gates that rejected it (`rejected-by-gate` only), typed: `empty`, `too-small`,
+   * `missing-phrase`, `shrink`, `chunk-count`. `reasons` holds their lines.
+   */
+  readonly gates?: readonly Reason[];
   readonly chunks: number;
 }
 

@@ -163,7 +163,7 @@ export class PublishQueue implements CandidateSink {
             },
             r.reasons,
           );
-        if (r.reasons.some((x) => x.startsWith('shrink')))
+        if (r.gates?.some((g) => g.code === 'shrink'))
           run.alerts.push(`sharp-shrink: ${c.url} (${r.reasons.join('; ')})`);
         run.event(c.url, c.documentId, 'quarantined', r.reasons);
     }

@@ -4,12 +4,14 @@ import { errorMessage, isRagfreshError, RagfreshError } from '../errors.js';
 import { chunkId } from '../identity.js';
 import { DocumentLedger } from '../ledger.js';
 import { FIELDS, OPEN_EPOCH, toStoredChunk } from '../metadata.js';
-import type {
-  DocumentPublishResult,
-  DocumentVersion,
-  IsoTime,
-  PublishContract,
-  PublishReport,
+import {
+  type DocumentPublishResult,
+  type DocumentVersion,
+  type IsoTime,
+  type PublishContract,
+  type PublishReport,
+  type Reason,
+  reasonLine,
 } from '../model.js';
 import {
   type DocumentRecord,
@@ -243,19 +245,22 @@ export class Publisher {
   }
 
   /** Checks a candidate against its source's contract; returns reasons it must not replace the current version. */
-  #gate(candidate: PublishCandidate, record: DocumentRecord | undefined): string[] {
+  #gate(candidate: PublishCandidate, record: DocumentRecord | undefined): Reason[] {
     const contract = this.#options.contracts?.(candidate.sourceId);
-    const reasons: string[] = [];
-    if (candidate.chunks.length === 0) reasons.push('empty: no chunks');
+    const reasons: Reason[] = [];
+    if (candidate.chunks.length === 0) reasons.push({ code: 'empty', detail: 'no chunks' });
     if (contract === undefined) return reasons;
     if (contract.minChars !== undefined && candidate.textChars < contract.minChars) {
-      reasons.push(`too-small: ${candidate.textChars} chars < minimum ${contract.minChars}`);
+      reasons.push({
+        code: 'too-small',
+        detail: `${candidate.textChars} chars < minimum ${contract.minChars}`,
+      });
     }
     if (contract.requiredPhrases !== undefined && contract.requiredPhrases.length > 0) {
       const text = (candidate.text ?? candidate.chunks.map((c) => c.text).join('\n')).toLowerCase();
       for (const phrase of contract.requiredPhrases) {
         if (!text.includes(phrase.toLowerCase()))
-          reasons.push(`missing-phrase: ${JSON.stringify(phrase)}`);
+          reasons.push({ code: 'missing-phrase', detail: JSON.stringify(phrase) });
       }
     }
     if (
@@ -265,9 +270,10 @@ export class Publisher {
     ) {
       const shrink = 1 - candidate.textChars / record.textChars;
       if (shrink > contract.maxShrink) {
-        reasons.push(
-          `shrink: ${(shrink * 100).toFixed(1)}% > allowed ${(contract.maxShrink * 100).toFixed(1)}%`,
-        );
+        reasons.push({
+          code: 'shrink',
+          detail: `${(shrink * 100).toFixed(1)}% > allowed ${(contract.maxShrink * 100).toFixed(1)}%`,
+        });
       }
     }
     if (
@@ -278,9 +284,10 @@ export class Publisher {
       const before = record.currentChunkIds.length;
       const change = Math.abs(candidate.chunks.length - before) / before;
       if (change > contract.maxChunkCountChange) {
-        reasons.push(
-          `chunk-count: ${before} -> ${candidate.chunks.length} exceeds allowed change ${contract.maxChunkCountChange}`,
-        );
+        reasons.push({
+          code: 'chunk-count',
+          detail: `${before} -> ${candidate.chunks.length} exceeds allowed change ${contract.maxChunkCountChange}`,
+        });
       }
     }
     return reasons;
@@ -421,13 +428,21 @@ export class Publisher {
     if (record?.currentVersionId === c.versionId && !repairing)
       return { ...ids, outcome: 'unchanged', reasons: [], chunks: c.chunks.length };
     // A repair restores what was already accepted: the contract compared it once.
-    const reasons =
+    const gates =
       repairing || options.accept?.has(c.documentId) === true ? [] : this.#gate(c, record);
     const previous =
       record?.currentVersionId === undefined ? {} : { previousVersionId: record.currentVersionId };
-    if (reasons.length > 0) {
+    if (gates.length > 0) {
+      const reasons = gates.map(reasonLine);
       await this.#markRejected(c, record, reasons);
-      return { ...ids, ...previous, outcome: 'rejected-by-gate', reasons, chunks: c.chunks.length };
+      return {
+        ...ids,
+        ...previous,
+        outcome: 'rejected-by-gate',
+        reasons,
+        gates,
+        chunks: c.chunks.length,
+      };
     }
     return {
       candidate: c,
