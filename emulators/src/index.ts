@@ -1,3 +1,5 @@
+/** Re-exported so a fault run's seed means the same sequence as the fetcher's jitter. */
+export { seededRandom } from '@ragfresh/core';
 export { containerEngineAvailable, type RunningContainer, startContainer } from './container.js';
 export {
   type PineconeEmulator,
@@ -18,5 +20,4 @@ export {
   type FaultRequest,
   Faults,
   type ScriptedFault,
-  seededRandom,
 } from './server.js';

@@ -1,18 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { FaultConfig, FaultController } from '@ragfresh/core';
-
-/** Deterministic PRNG (mulberry32) so a fault run can be replayed with the same seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { type FaultConfig, type FaultController, seededRandom } from '@ragfresh/core';
 
 /** What the fault layer decided for one request. */
 export type FaultDecision =

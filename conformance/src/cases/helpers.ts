@@ -1,4 +1,4 @@
-import { type Connector, FIELDS, type PublishCandidate, type QueryHit } from '@ragfresh/core';
+import { type Connector, FIELDS, type QueryHit } from '@ragfresh/core';
 
 export const sleep = (ms: number): Promise<void> =>
   new Promise((resolve) => setTimeout(resolve, ms));
@@ -62,11 +62,6 @@ export async function listInView(
       return Number(r.metadata[FIELDS.from]) <= epoch && epoch < Number(r.metadata[FIELDS.to]);
     }),
   );
-}
-
-/** The first chunk's embedding: a query vector that belongs to the document. */
-export function probeOf(candidate: PublishCandidate): readonly number[] {
-  return candidate.chunks[0]!.embedding;
 }
 
 export function sameMembers(a: readonly string[], b: readonly string[]): boolean {

@@ -156,16 +156,17 @@ export async function openRuntime(
     throw err;
   }
   if (composed.publisher !== undefined) holder.claim();
-  return {
-    ...composed,
+  // Assigned, not spread: a spread would read (and so build) the parts a role builds lazily.
+  const closeEngine = composed.close.bind(composed);
+  return Object.assign(composed, {
     config,
     metrics,
     async close() {
       holder.release();
       await renderer?.close();
-      await composed.close();
+      await closeEngine();
     },
-  };
+  });
 }
 
 /**

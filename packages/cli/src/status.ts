@@ -10,6 +10,7 @@ import {
   type StateStore,
 } from '@ragfresh/core';
 import type { DeletionPolicy } from '@ragfresh/engine';
+import type { QueueDepth } from '@ragfresh/queue';
 import { latestCanaries, renderCanaryLine } from './canaries.js';
 import type { ResolvedConfig } from './config.js';
 import { formatDuration } from './duration.js';
@@ -248,17 +249,6 @@ export function renderStatus(statuses: readonly SourceStatus[]): string {
 }
 
 // --- queue depth (scale-out) ----------------------------------------------------------------
-
-/** One BullMQ queue of a `queue` config: depth by job state and the workers connected to it. */
-export interface QueueDepth {
-  readonly name: string;
-  readonly waiting: number;
-  readonly active: number;
-  readonly delayed: number;
-  readonly failed: number;
-  readonly completed: number;
-  readonly workers: readonly string[];
-}
 
 /** The queue part of `ragfresh status`: the queues, or one line saying why they are not shown. */
 export type QueueSection =

@@ -120,6 +120,21 @@ export interface Tombstone {
   };
 }
 
+/**
+ * Why a page, a row or a candidate is not what it should be: a stable code (what a setting such
+ * as `classify.ignore`, a count or a metric label keys on) and one line of detail with the numbers.
+ * Code travels as data, never parsed back from the printed line (`reasonLine`).
+ */
+export interface Reason {
+  readonly code: string;
+  readonly detail: string;
+}
+
+/** A reason as it is printed, stored in a record's history and shown: `code: detail`. */
+export function reasonLine(reason: Reason): string {
+  return reason.detail === '' ? reason.code : `${reason.code}: ${reason.detail}`;
+}
+
 export type ReviewKind = 'deletion' | 'ingestion';
 /** `withdrawn`: the engine re-evaluated the proposal and its evidence no longer holds (the page answered, or was listed again). */
 export type ReviewStatus = 'pending' | 'approved' | 'rejected' | 'withdrawn';
@@ -159,7 +174,13 @@ export interface DocumentPublishResult {
   readonly versionId: string;
   readonly previousVersionId?: string;
   readonly outcome: DocumentOutcome;
+  /** Why, as printed and recorded (`shrink: 62.0% > allowed 50.0%`). */
   readonly reasons: readonly string[];
+  /**
+   * The contract gates that rejected it (`rejected-by-gate` only), typed: `empty`, `too-small`,
+   * `missing-phrase`, `shrink`, `chunk-count`. `reasons` holds their lines.
+   */
+  readonly gates?: readonly Reason[];
   readonly chunks: number;
 }
 

@@ -17,6 +17,21 @@ export type FailureClass =
   | { readonly retry: true; readonly afterMs?: number; readonly reason: string }
   | { readonly retry: false };
 
+/**
+ * A seedable PRNG (mulberry32) returning [0, 1): reproducible backoff jitter in tests, and fault
+ * runs of the emulators replayed from their seed. The one copy (fetch and the emulators re-export it).
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**

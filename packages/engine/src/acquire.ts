@@ -1,4 +1,9 @@
-import { type AcquisitionMode, errorMessage, type FetchValidators } from '@ragfresh/core';
+import {
+  type AcquisitionMode,
+  errorMessage,
+  type FetchValidators,
+  type Reason,
+} from '@ragfresh/core';
 import type { PageInput } from '@ragfresh/extract';
 import {
   describeFetchFailure as describeFailure,
@@ -43,7 +48,7 @@ export type Acquisition<O> =
   /** No usable answer (5xx, 429, timeout, robots, off-host redirect, ...). */
   | { readonly kind: 'failed'; readonly result: FetchResult; readonly reason: string }
   /** The raw answer was fine, but the page could not be read the way the source asks (render failed). */
-  | { readonly kind: 'unreadable'; readonly result: OkResult; readonly reasons: readonly string[] }
+  | { readonly kind: 'unreadable'; readonly result: OkResult; readonly reasons: readonly Reason[] }
   | {
       readonly kind: 'page';
       readonly result: OkResult;
@@ -105,7 +110,9 @@ export async function acquirePage<O extends Classified>(
     return {
       kind: 'unreadable',
       result,
-      reasons: [`render-unavailable: acquisition "${mode}" needs @ragfresh/render`],
+      reasons: [
+        { code: 'render-unavailable', detail: `acquisition "${mode}" needs @ragfresh/render` },
+      ],
     };
   }
   let html: string;
@@ -113,7 +120,11 @@ export async function acquirePage<O extends Classified>(
   try {
     ({ html, finalUrl } = await (await deps.renderer()).render(req.url));
   } catch (err) {
-    return { kind: 'unreadable', result, reasons: [`render-failed: ${errorMessage(err)}`] };
+    return {
+      kind: 'unreadable',
+      result,
+      reasons: [{ code: 'render-failed', detail: errorMessage(err) }],
+    };
   }
   deps.onRender?.();
   const input: PageInput = {

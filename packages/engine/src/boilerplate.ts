@@ -303,9 +303,9 @@ class LearningPipeline implements PagePipeline {
  */
 class LearnedViewPipeline implements PagePipeline {
   readonly #inner: LearningPagePipeline;
-  readonly #state: StateStore;
+  readonly #state: LearnedModels;
 
-  constructor(inner: LearningPagePipeline, state: StateStore) {
+  constructor(inner: LearningPagePipeline, state: LearnedModels) {
     this.#inner = inner;
     this.#state = state;
   }
@@ -324,8 +324,11 @@ class LearnedViewPipeline implements PagePipeline {
   }
 }
 
+/** Where learned models are read from: a state store (the refresh that learns them writes there). */
+export type LearnedModels = Pick<StateStore, 'getLearned'>;
+
 /** The read-only view of `pipeline` under the learned models in `state` (see above). */
-export function learnedViewPipeline(state: StateStore, pipeline: PagePipeline): PagePipeline {
+export function learnedViewPipeline(state: LearnedModels, pipeline: PagePipeline): PagePipeline {
   return canLearn(pipeline) ? new LearnedViewPipeline(pipeline, state) : pipeline;
 }
 

@@ -1,4 +1,4 @@
-import { errorMessage } from '@ragfresh/core';
+import { errorMessage, type Reason } from '@ragfresh/core';
 import type { PageContext, PageInput, PageOutcome, PagePipeline } from './extract.js';
 
 /**
@@ -34,7 +34,10 @@ export const DEFAULT_PAGE_LIMITS: PageLimits = Object.freeze({
   maxChunks: 2_000,
 });
 
-/** The reason codes `screenPage` and `processBounded` refuse a page with (before the `:`). */
+/** The code `screenPage` gives a blank body (an import row's empty body is judged elsewhere). */
+export const EMPTY_BODY = 'empty-body';
+
+/** The reason codes `screenPage` and `processBounded` refuse a page with over a limit. */
 export const PAGE_LIMIT_CODES: ReadonlySet<string> = new Set([
   'page-too-large',
   'page-too-deep',
@@ -44,9 +47,12 @@ export const PAGE_LIMIT_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /** `too-many-chunks` when a page cut into more chunks than the limit allows. */
-export function chunkCountRefusal(count: number, limits: PageLimits): string | undefined {
+export function chunkCountRefusal(count: number, limits: PageLimits): Reason | undefined {
   return count > limits.maxChunks
-    ? `too-many-chunks: the page cuts into ${count} chunks, over the ${limits.maxChunks}-chunk limit`
+    ? {
+        code: 'too-many-chunks',
+        detail: `the page cuts into ${count} chunks, over the ${limits.maxChunks}-chunk limit`,
+      }
     : undefined;
 }
 
@@ -186,27 +192,40 @@ function indexOfEndTag(html: string, name: string, from: number): number {
  * refused (`empty-body`, `page-too-large`, `page-too-deep`, `text-run-too-long`,
  * `text-runs-too-costly`), each naming the limit.
  */
-export function screenPage(input: PageInput, limits: PageLimits = DEFAULT_PAGE_LIMITS): string[] {
+export function screenPage(input: PageInput, limits: PageLimits = DEFAULT_PAGE_LIMITS): Reason[] {
   const { text } = input;
   if (isBlankBody(text))
-    return [`empty-body: the response body is empty (${text.length} chars of whitespace or NUL)`];
+    return [
+      {
+        code: EMPTY_BODY,
+        detail: `the response body is empty (${text.length} chars of whitespace or NUL)`,
+      },
+    ];
   if (text.length > limits.maxChars)
-    return [`page-too-large: ${text.length} chars, over the ${limits.maxChars}-char page limit`];
+    return [
+      {
+        code: 'page-too-large',
+        detail: `${text.length} chars, over the ${limits.maxChars}-char page limit`,
+      },
+    ];
   const markup = !/markdown|text\/plain/i.test(input.contentType ?? '');
   const scan = scanHtml(text, markup);
-  const reasons: string[] = [];
+  const reasons: Reason[] = [];
   if (scan.depth > limits.maxDepth)
-    reasons.push(
-      `page-too-deep: elements nest ${scan.depth} levels, over the ${limits.maxDepth}-level limit`,
-    );
+    reasons.push({
+      code: 'page-too-deep',
+      detail: `elements nest ${scan.depth} levels, over the ${limits.maxDepth}-level limit`,
+    });
   if (scan.longestRun > limits.maxRunChars)
-    reasons.push(
-      `text-run-too-long: ${scan.longestRun} chars without whitespace, over the ${limits.maxRunChars}-char limit`,
-    );
+    reasons.push({
+      code: 'text-run-too-long',
+      detail: `${scan.longestRun} chars without whitespace, over the ${limits.maxRunChars}-char limit`,
+    });
   else if (scan.runCost > limits.maxRunCost)
-    reasons.push(
-      `text-runs-too-costly: long runs of text without whitespace cost ${scan.runCost}, over ${limits.maxRunCost}`,
-    );
+    reasons.push({
+      code: 'text-runs-too-costly',
+      detail: `long runs of text without whitespace cost ${scan.runCost}, over ${limits.maxRunCost}`,
+    });
   return reasons;
 }
 
@@ -229,7 +248,10 @@ export async function processBounded(
       outcome.kind === 'document' ? chunkCountRefusal(outcome.chunks.length, limits) : undefined;
     return tooMany === undefined ? outcome : { kind: 'not-the-document', reasons: [tooMany] };
   } catch (err) {
-    return { kind: 'not-the-document', reasons: [`extract-failed: ${oneLine(err)}`] };
+    return {
+      kind: 'not-the-document',
+      reasons: [{ code: 'extract-failed', detail: oneLine(err) }],
+    };
   }
 }
 

@@ -37,8 +37,9 @@ export interface Chunking {
 }
 
 /**
- * The chunking policy shared by the engine, the LangChain loader and live refresh, so one
- * page gives one versionId on every path. The tokenizer's ranks load on the first count, not
+ * The chunking policy shared by the engine, the LangChain loader and live refresh: one page cut
+ * under the same host boilerplate model (see `observePage`) gives one versionId on every path;
+ * under another model it is another version. The tokenizer's ranks load on the first count, not
  * here: building a pipeline that never extracts (status, a no-change refresh) costs nothing.
  */
 export function chunkingFor(options: ChunkingOptions = {}): Chunking {

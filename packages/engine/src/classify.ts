@@ -1,5 +1,4 @@
-import type { DocumentRecord } from '@ragfresh/core';
-import { sameContentVersion } from '@ragfresh/core';
+import { type DocumentRecord, type Reason, reasonLine, sameContentVersion } from '@ragfresh/core';
 import type { Fetcher, OkResult } from '@ragfresh/fetch';
 import type { ExtractedDocument, PageOutcome } from './extract.js';
 import type { HostEvidence } from './interstitial-evidence.js';
@@ -8,19 +7,17 @@ import type { EngineSource } from './types.js';
 /** The part of a page outcome the classify stage reads (PageOutcome and extract's PreparedPage fit). */
 export interface Classified {
   readonly kind: string;
-  readonly reasons?: readonly string[];
+  readonly reasons?: readonly Reason[];
 }
 
-/** The code a reason line starts with: `soft_404: not-found title …` is `soft_404`. */
-export function reasonCode(reason: string): string {
-  return /^([a-z0-9_-]+):/i.exec(reason)?.[1]?.toLowerCase() ?? '';
-}
+/** Codes of a page with nothing to index: an alert (`empty-extraction`) as well as a verdict. */
+const EMPTY_CODES: ReadonlySet<string> = new Set(['empty', 'empty_app_shell', 'empty-body']);
 
 /** True when classification called the page an empty JavaScript app shell (the `auto` render signal). */
 export function isAppShell(outcome: Classified): boolean {
   return (
     outcome.kind === 'not-the-document' &&
-    (outcome.reasons ?? []).some((r) => reasonCode(r) === 'empty_app_shell')
+    (outcome.reasons ?? []).some((r) => r.code === 'empty_app_shell')
   );
 }
 
@@ -37,7 +34,7 @@ export type Verdict =
     }
   | {
       readonly kind: 'not-the-document';
-      readonly reasons: readonly string[];
+      readonly reasons: readonly Reason[];
       /** Per-source alerts the verdict raises (an empty extraction is a shape break). */
       readonly alerts: readonly string[];
       /** The page cut as a document all the same (for an accepted review item). */
@@ -61,19 +58,19 @@ export function classifyOutcome(
   source?: Pick<EngineSource, 'classify'>,
 ): Verdict {
   if (outcome.kind === 'document') {
-    const labels = (outcome.suspected ?? []).map((r) => `unconfirmed: ${r}`);
+    const labels = (outcome.suspected ?? []).map((r) => `unconfirmed: ${reasonLine(r)}`);
     return { kind: 'document', doc: withoutSuspicion(outcome), labels };
   }
   const ignore = new Set(source?.classify?.ignore ?? []);
-  const blocking = outcome.reasons.filter((r) => !ignore.has(reasonCode(r)));
+  const blocking = outcome.reasons.filter((r) => !ignore.has(r.code));
   if (blocking.length === 0 && outcome.asDocument !== undefined) {
     return {
       kind: 'document',
       doc: withoutSuspicion(outcome.asDocument),
-      labels: outcome.reasons.map((r) => `ignored by classify.ignore: ${r}`),
+      labels: outcome.reasons.map((r) => `ignored by classify.ignore: ${reasonLine(r)}`),
     };
   }
-  const empty = outcome.reasons.some((r) => /^empty/i.test(r));
+  const empty = outcome.reasons.some((r) => EMPTY_CODES.has(r.code));
   return {
     kind: 'not-the-document',
     reasons: outcome.reasons,
@@ -114,12 +111,12 @@ export async function judgePage(
   )
     return { kind: 'document', doc: withoutSuspicion(outcome), labels: [] };
   if (outcome.kind === 'document' && (outcome.suspected ?? []).length > 0) {
-    const confirmed: string[] = [];
+    const confirmed: Reason[] = [];
     for (const reason of outcome.suspected ?? []) {
       const why = await cx.evidence.find(cx.fetcher, cx.source.id, {
         url: page.url,
         documentId: page.documentId,
-        code: reasonCode(reason),
+        code: reason.code,
         text: outcome.text,
         contentHash: outcome.contentHash,
         result,
@@ -127,7 +124,8 @@ export async function judgePage(
           ? {}
           : { publishedChars: page.record.textChars }),
       });
-      if (why !== undefined) confirmed.push(`${reason}; ${why}`);
+      if (why !== undefined)
+        confirmed.push({ code: reason.code, detail: `${reason.detail}; ${why}` });
     }
     if (confirmed.length > 0)
       judged = { kind: 'not-the-document', reasons: confirmed, asDocument: outcome };
@@ -139,6 +137,6 @@ export async function judgePage(
   return {
     kind: 'document',
     doc: verdict.asDocument,
-    labels: verdict.reasons.map((r) => `accepted by ${accepted.by}: ${r}`),
+    labels: verdict.reasons.map((r) => `accepted by ${accepted.by}: ${reasonLine(r)}`),
   };
 }

@@ -19,11 +19,13 @@ import {
   type PolitenessGate,
   type RawSnapshotStore,
 } from '@ragfresh/fetch';
-import { learnedViewPipeline } from './boilerplate.js';
+import type { AcquireDeps } from './acquire.js';
+import { type LearnedModels, learnedViewPipeline } from './boilerplate.js';
 import { EngineContext, type EngineDeps } from './context.js';
 import { RefreshEngine } from './engine.js';
 import { ExtractPipeline, type PagePipeline } from './extract.js';
-import type { EngineSettings } from './settings.js';
+import type { PageObserver } from './observe.js';
+import type { EngineSettings, PageSettings } from './settings.js';
 import type { EngineLogger, EngineMetrics, PageRenderer, TombstoneMirror } from './types.js';
 
 /**
@@ -69,28 +71,78 @@ export interface RoleTraits {
    * the difference is the job.
    */
   readonly space: 'refuse' | 'migrate';
+  /**
+   * The role fetches pages or sitemaps: its fetcher and engine are built (and `fetch.*`
+   * validated) at compose time. Another role builds them on first use only, so `status` or the
+   * dashboard does not pay for a fetcher it never calls.
+   */
+  readonly fetches: boolean;
 }
 
 export const ROLE_TRAITS: Readonly<Record<EngineRole, RoleTraits>> = Object.freeze({
-  refresh: { publishes: 'now', boilerplate: 'learn', sharedPoliteness: false, space: 'refuse' },
-  scheduler: { publishes: 'never', boilerplate: 'view', sharedPoliteness: true, space: 'refuse' },
+  refresh: {
+    publishes: 'now',
+    boilerplate: 'learn',
+    sharedPoliteness: false,
+    space: 'refuse',
+    fetches: true,
+  },
+  scheduler: {
+    publishes: 'never',
+    boilerplate: 'view',
+    sharedPoliteness: true,
+    space: 'refuse',
+    fetches: true,
+  },
   'page-worker': {
     publishes: 'never',
     boilerplate: 'view',
     sharedPoliteness: true,
     space: 'refuse',
+    fetches: true,
   },
   'publish-worker': {
     publishes: 'consumer',
     boilerplate: 'view',
     sharedPoliteness: true,
     space: 'refuse',
+    fetches: false,
   },
-  worker: { publishes: 'consumer', boilerplate: 'view', sharedPoliteness: true, space: 'refuse' },
-  import: { publishes: 'now', boilerplate: 'view', sharedPoliteness: false, space: 'refuse' },
-  repair: { publishes: 'now', boilerplate: 'view', sharedPoliteness: false, space: 'refuse' },
-  read: { publishes: 'never', boilerplate: 'view', sharedPoliteness: false, space: 'refuse' },
-  migrate: { publishes: 'never', boilerplate: 'view', sharedPoliteness: false, space: 'migrate' },
+  worker: {
+    publishes: 'consumer',
+    boilerplate: 'view',
+    sharedPoliteness: true,
+    space: 'refuse',
+    fetches: true,
+  },
+  import: {
+    publishes: 'now',
+    boilerplate: 'view',
+    sharedPoliteness: false,
+    space: 'refuse',
+    fetches: false,
+  },
+  repair: {
+    publishes: 'now',
+    boilerplate: 'view',
+    sharedPoliteness: false,
+    space: 'refuse',
+    fetches: true,
+  },
+  read: {
+    publishes: 'never',
+    boilerplate: 'view',
+    sharedPoliteness: false,
+    space: 'refuse',
+    fetches: false,
+  },
+  migrate: {
+    publishes: 'never',
+    boilerplate: 'view',
+    sharedPoliteness: false,
+    space: 'migrate',
+    fetches: false,
+  },
 });
 
 /** What the host owns and hands in: the stores, the embedder, and the outside world. */
@@ -141,6 +193,7 @@ export interface ComposedEngine {
    * and retires. The caller opens and closes it.
    */
   connectorFor(suffix: string | undefined): Connector;
+  /** Built at compose time for a role that fetches, on first use for another. */
   readonly fetcher: Fetcher;
   /** The options the fetcher was built with (what `fetch.*` became). */
   readonly fetcherOptions: Readonly<FetcherOptions>;
@@ -153,9 +206,12 @@ export interface ComposedEngine {
   readonly publisherOptions: PublisherDefaults;
   /** The engine's dependencies, publisher aside (the queue's page and publish stages take these). */
   readonly deps: Omit<EngineDeps, 'publisher'>;
+  /** Built with the fetcher (at compose time for a role that fetches, on first use for another). */
   readonly engine: RefreshEngine;
   /** A stage context over the same parts (imports and reconciles take one with their batch size). */
   context(overrides?: { readonly batchSize?: number }): EngineContext;
+  /** Which of the lazily built parts exist so far (see `RoleTraits.fetches`). */
+  built(): { readonly fetcher: boolean; readonly engine: boolean };
   /** Closes the publisher, the fetcher, the connector and the state store. */
   close(): Promise<void>;
 }
@@ -215,6 +271,48 @@ export function publisherDefaultsOf(
   };
 }
 
+/** A page observer's ports: how pages are fetched (and rendered), where learned models are read. */
+export interface PageObserverPorts {
+  readonly fetcher: AcquireDeps['fetcher'];
+  /** The state a refresh learns per-host boilerplate into; absent: pages are cut without models. */
+  readonly state?: LearnedModels;
+  readonly renderer?: () => Promise<PageRenderer>;
+  /** Replaces the `ExtractPipeline` built from `settings.chunking`. */
+  readonly pipeline?: PagePipeline;
+}
+
+/** The pipeline every role but a refresh cuts with: the base one under the learned models as stored. */
+function cutAsStored(
+  settings: PageSettings,
+  state: LearnedModels | undefined,
+  base: PagePipeline,
+): PagePipeline {
+  return settings.boilerplate === false || state === undefined
+    ? base
+    : learnedViewPipeline(state, base);
+}
+
+/**
+ * The page step of the root for hosts that observe pages without a store or publisher (the
+ * LangChain loader, live refresh): the same pipeline, learned models (as stored: only a refresh
+ * learns) and page limits a worker of `composeEngine` applies, for `observePage`.
+ */
+export function composePageObserver(
+  settings: PageSettings,
+  ports: PageObserverPorts,
+): PageObserver {
+  return {
+    fetcher: ports.fetcher,
+    pipeline: cutAsStored(
+      settings,
+      ports.state,
+      ports.pipeline ?? new ExtractPipeline(settings.chunking),
+    ),
+    pageLimits: settings.pageLimits,
+    ...(ports.renderer === undefined ? {} : { renderer: ports.renderer }),
+  };
+}
+
 /**
  * The composition root: the only code that turns resolved settings into a wired engine —
  * fetcher (allow-list, timeouts, circuit breaker, politeness), pipeline (chunking, boilerplate
@@ -258,11 +356,14 @@ export async function composeEngine(
           : space.dimensions,
     });
     const fetcherOptions = Object.freeze(fetcherOptionsOf(settings, ports));
-    fetcher = new Fetcher(fetcherOptions);
+    const fetcherOf = (): Fetcher => {
+      fetcher ??= new Fetcher(fetcherOptions);
+      return fetcher;
+    };
     const base = ports.pipeline ?? new ExtractPipeline(settings.chunking);
     // A refresh wraps the base pipeline in its learner itself; every other role cuts under the
     // models as stored, so a worker or an import publishes the version a refresh would.
-    const cutsAsStored = traits.boilerplate === 'view' && settings.boilerplate !== false;
+    const asStored = cutAsStored(settings, state, base);
     const publisherOptions = publisherDefaultsOf(settings, ports, space);
     if (traits.publishes === 'now')
       publisher = await Publisher.open({
@@ -274,12 +375,13 @@ export async function composeEngine(
     // Opening the publisher may have rolled a space migration forward: check again.
     if (publisher !== undefined && traits.space === 'refuse')
       await checkEmbeddingSpace(state, space, { adopt: true });
-    const deps: Omit<EngineDeps, 'publisher'> = {
+    const ownPublisher = publisher;
+    const depsOf = (): Omit<EngineDeps, 'publisher'> => ({
       sources: settings.sources,
       connector,
       state,
-      fetcher,
-      pipeline: cutsAsStored ? learnedViewPipeline(state, base) : base,
+      fetcher: fetcherOf(),
+      pipeline: traits.boilerplate === 'view' ? asStored : base,
       embeddings,
       space,
       deletion: settings.deletion,
@@ -295,11 +397,18 @@ export async function composeEngine(
       ...(ports.log === undefined ? {} : { log: ports.log }),
       ...(ports.metrics === undefined ? {} : { metrics: ports.metrics }),
       ...(ports.now === undefined ? {} : { now: ports.now }),
+    });
+    let deps: Omit<EngineDeps, 'publisher'> | undefined;
+    let engine: RefreshEngine | undefined;
+    const withPublisher = (): EngineDeps => {
+      deps ??= depsOf();
+      return ownPublisher === undefined ? deps : { ...deps, publisher: ownPublisher };
     };
-    const withPublisher: EngineDeps = publisher === undefined ? deps : { ...deps, publisher };
-    const engine = new RefreshEngine(withPublisher);
-    const ownFetcher = fetcher;
-    const ownPublisher = publisher;
+    const engineOf = (): RefreshEngine => {
+      engine ??= new RefreshEngine(withPublisher());
+      return engine;
+    };
+    if (traits.fetches) engineOf();
     return {
       role,
       settings,
@@ -310,23 +419,32 @@ export async function composeEngine(
       spaceRecord,
       connectorFor: (suffix) =>
         suffix === undefined ? ports.connector : ports.connector.forNamespace(suffix),
-      fetcher,
+      get fetcher() {
+        return fetcherOf();
+      },
       fetcherOptions,
       snapshots: ports.snapshots,
-      // Under the learned models, learning nothing: the same cut in every role.
-      pipeline: engine.snapshotPipeline,
+      // Under the learned models, learning nothing: the same cut in every role (what
+      // `RefreshEngine.snapshotPipeline` is).
+      pipeline: asStored,
       publisher,
       publisherOptions,
-      deps,
-      engine,
+      get deps() {
+        deps ??= depsOf();
+        return deps;
+      },
+      get engine() {
+        return engineOf();
+      },
       context: (overrides = {}) =>
         new EngineContext({
-          ...withPublisher,
+          ...withPublisher(),
           ...(overrides.batchSize === undefined ? {} : { batchSize: overrides.batchSize }),
         }),
+      built: () => ({ fetcher: fetcher !== undefined, engine: engine !== undefined }),
       async close() {
         await ownPublisher?.close();
-        await ownFetcher.close();
+        await fetcher?.close();
         await ports.snapshots?.close();
         await connector.close();
         if (connector !== ports.connector) await ports.connector.close();

@@ -1,4 +1,4 @@
-import type { Chunk } from '@ragfresh/core';
+import type { Chunk, Reason } from '@ragfresh/core';
 import {
   BoilerplateModel,
   boilerplateDigests,
@@ -7,6 +7,7 @@ import {
   type PageContext,
   type PageInput,
   type PagePreparation,
+  type PreparedDocument,
   type PreparedPage,
   prepareDocument,
   prepareDocumentWithSplitter,
@@ -32,13 +33,19 @@ export interface ExtractedDocument {
   readonly canonicalClaim?: string;
   /** Chunks without vectors; `provenance.contentChangedAt` is this observation's time. */
   readonly chunks: readonly Chunk[];
+  /**
+   * The prepared document this version is (text, chunks, fingerprint, pipeline versions), as
+   * `ExtractPipeline` cut it; a pipeline of your own may leave it out. The LangChain loader keeps
+   * it as its page copy.
+   */
+  readonly prepared?: PreparedDocument;
   /** What the page showed the per-host learner (set by `processLearned` only). */
   readonly learning?: PageLearning;
   /**
    * Status phrases the page shows without interstitial evidence on it (`soft_404: …`): the
    * classify stage looks for host evidence before it calls the page not the document.
    */
-  readonly suspected?: readonly string[];
+  readonly suspected?: readonly Reason[];
 }
 
 /** The learned model of one host in force for a page (see `boilerplate.ts`). */
@@ -77,8 +84,8 @@ export interface PageLearning {
 
 export interface NotTheDocument {
   readonly kind: 'not-the-document';
-  /** Stable reason codes with detail, e.g. `consent_wall: …`. */
-  readonly reasons: readonly string[];
+  /** Stable reason codes with detail, e.g. `{ code: 'consent_wall', detail: … }`. */
+  readonly reasons: readonly Reason[];
   /**
    * The page cut as a document all the same (the host's learned model not applied, the learner
    * not fed), for a source's `classify.ignore` or an accepted review item; absent without text.
@@ -141,6 +148,7 @@ export class ExtractPipeline implements PagePipeline {
       contentHash: recut.contentHash,
       versionId: recut.versionId,
       chunks: recut.chunks,
+      prepared: recut,
     };
   }
 
@@ -199,6 +207,7 @@ export class ExtractPipeline implements PagePipeline {
       contentHash: prepared.contentHash,
       versionId: prepared.versionId,
       chunks: prepared.chunks,
+      prepared,
       learning,
     };
   }
@@ -214,6 +223,7 @@ function documentOf(page: PreparedPage): ExtractedDocument {
     ...(page.canonicalUrl === undefined ? {} : { canonicalUrl: page.canonicalUrl }),
     ...(page.canonicalClaim === undefined ? {} : { canonicalClaim: page.canonicalClaim }),
     chunks: page.prepared.chunks,
+    prepared: page.prepared,
     ...(page.suspected === undefined ? {} : { suspected: page.suspected }),
   };
 }

@@ -10,8 +10,10 @@ export type { ChunkingOptions } from './chunk.js';
 export {
   type ComposedEngine,
   composeEngine,
+  composePageObserver,
   type EnginePorts,
   type EngineRole,
+  type PageObserverPorts,
   type PublisherDefaults,
   ROLE_TRAITS,
   type RoleTraits,
@@ -54,8 +56,10 @@ export {
   type EngineSettings,
   type EngineSettingsInput,
   type FetchSettings,
+  type PageSettings,
   type PublishSettings,
   resolveEngineSettings,
+  resolvePageSettings,
 } from './settings.js';
 export { extractSnapshot, type SnapshotSubject } from './snapshot.js';
 /** Sources, policies and the ports a host gives the engine. */

@@ -1,19 +1,22 @@
 import {
   DocumentLedger,
   type DocumentRecord,
+  type Reason,
+  reasonLine,
   sameContentVersion,
   type Tombstone,
 } from '@ragfresh/core';
 import type { FetchResult, OkResult } from '@ragfresh/fetch';
-import { type AcquireDeps, type Acquisition, acquirePage } from './acquire.js';
-import { oneLine, processBounded } from './bounds.js';
+import { type Acquisition, acquirePage } from './acquire.js';
+import { oneLine } from './bounds.js';
 import { judgePage } from './classify.js';
 import type { EngineContext, SourceRun } from './context.js';
 import { embedNewChunks } from './embed.js';
 import { recordDegraded, recordGone, recordGood, recordNotModified } from './evidence.js';
 import type { ExtractedDocument, PageOutcome } from './extract.js';
 import type { InventoryEntry } from './inventory.js';
-import type { PublishQueue } from './publish.js';
+import { observePage, type PageObserver } from './observe.js';
+import type { CandidateSink } from './publish.js';
 import { acceptedVersion, heldVersion, observeResurrection, proposePersistent } from './review.js';
 import { scopeChanged, sourceProvenance } from './snapshot.js';
 
@@ -25,9 +28,12 @@ export interface PageTask {
   readonly known: boolean;
 }
 
-function acquireDeps(ctx: EngineContext, run: SourceRun): AcquireDeps {
+/** The page observer of a source's run: the context's fetcher, pipeline, limits and renderer. */
+function observerOf(ctx: EngineContext, run: SourceRun): PageObserver {
   return {
     fetcher: ctx.deps.fetcher,
+    pipeline: ctx.deps.pipeline,
+    pageLimits: ctx.pageLimits,
     ...(ctx.renderer === undefined ? {} : { renderer: ctx.renderer }),
     onRender: () =>
       ctx.count('ragfresh_renders_total', 'Pages rendered in a headless browser.', {
@@ -36,35 +42,16 @@ function acquireDeps(ctx: EngineContext, run: SourceRun): AcquireDeps {
   };
 }
 
-function process(ctx: EngineContext, task: PageTask) {
-  const { source } = task.run;
-  return (input: Parameters<typeof ctx.deps.pipeline.process>[0], fetched: OkResult) =>
-    processBounded(
-      ctx.deps.pipeline,
-      input,
-      {
-        documentId: task.entry.documentId,
-        sourceId: source.id,
-        retrievedAt: fetched.fetchedAt,
-        ...(fetched.region === undefined ? {} : { region: fetched.region }),
-        ...sourceProvenance(source),
-        ...(fetched.lastModifiedAt === undefined
-          ? {}
-          : { sourceModifiedAt: fetched.lastModifiedAt }),
-      },
-      ctx.pageLimits,
-    );
-}
-
 /**
  * Observes one page: acquire (one conditional fetch; a 304 stops everything downstream),
  * classify and extract (one parse), then either record the observation (evidence) or embed
- * the new version and queue it for a shared publish batch. Returns whether the answer was
+ * the new version and hand it to the candidate sink (a shared publish batch, or a worker's
+ * publish job). Returns whether the answer was
  * definitive (counts toward complete coverage).
  */
 export async function refreshPage(
   ctx: EngineContext,
-  queue: PublishQueue,
+  sink: CandidateSink,
   page: { readonly run: SourceRun; readonly entry: InventoryEntry },
   signal?: AbortSignal,
 ): Promise<boolean> {
@@ -89,47 +76,44 @@ export async function refreshPage(
   const definitive =
     tombstone !== undefined
       ? await observeTombstoned(ctx, task, tombstone, signal)
-      : await observeLive(ctx, queue, task, signal);
+      : await observeLive(ctx, sink, task, signal);
   if (definitive) run.counts.definitive++;
   return definitive;
 }
 
 async function observeLive(
   ctx: EngineContext,
-  queue: PublishQueue,
+  sink: CandidateSink,
   task: PageTask,
   signal: AbortSignal | undefined,
 ): Promise<boolean> {
   const { run, entry } = task;
   const record = entry.record;
   const { source } = run;
-  const acquired = await acquirePage(
-    acquireDeps(ctx, run),
-    {
-      url: entry.url,
-      pipelineKey: ctx.deps.pipeline.pipelineKey,
-      sourceId: source.id,
-      // A scope change needs the body again (a 304 would keep the old scope's version).
-      ...(record?.validators === undefined || scopeChanged(record, source)
-        ? {}
-        : { validators: record.validators }),
-      ...(source.acquisition === undefined ? {} : { acquisition: source.acquisition }),
-      ...(source.markdownTwin === true ? { markdownTwin: true } : {}),
-      ...(source.proxy === undefined ? {} : { proxy: source.proxy }),
-      ...(signal === undefined ? {} : { signal }),
-    },
-    process(ctx, task),
-  );
+  const acquired = await observePage(observerOf(ctx, run), {
+    url: entry.url,
+    documentId: entry.documentId,
+    sourceId: source.id,
+    provenance: sourceProvenance(source),
+    // A scope change needs the body again (a 304 would keep the old scope's version).
+    ...(record?.validators === undefined || scopeChanged(record, source)
+      ? {}
+      : { validators: record.validators }),
+    ...(source.acquisition === undefined ? {} : { acquisition: source.acquisition }),
+    ...(source.markdownTwin === true ? { markdownTwin: true } : {}),
+    ...(source.proxy === undefined ? {} : { proxy: source.proxy }),
+    ...(signal === undefined ? {} : { signal }),
+  });
   ctx.count('ragfresh_fetches_total', 'Fetches by outcome.', {
     source: source.id,
     outcome: acquired.result.outcome,
   });
-  return settlePage(ctx, queue, task, acquired);
+  return settlePage(ctx, sink, task, acquired);
 }
 
 async function settlePage(
   ctx: EngineContext,
-  queue: PublishQueue,
+  sink: CandidateSink,
   task: PageTask,
   acquired: Acquisition<PageOutcome>,
 ): Promise<boolean> {
@@ -176,7 +160,7 @@ async function settlePage(
       else {
         if (verdict.labels.length > 0)
           run.event(entry.url, entry.documentId, 'indexed-despite', verdict.labels);
-        await onDocument(ctx, queue, task, verdict.doc, acquired.result);
+        await onDocument(ctx, sink, task, verdict.doc, acquired.result);
       }
       return true;
     }
@@ -236,17 +220,24 @@ async function onNotTheDocument(
   ctx: EngineContext,
   task: PageTask,
   verdict: {
-    readonly reasons: readonly string[];
+    readonly reasons: readonly Reason[];
     readonly alerts: readonly string[];
     readonly asDocument?: ExtractedDocument;
   },
   rawDigest?: string,
 ): Promise<void> {
   const { run, entry } = task;
-  const { reasons, asDocument } = verdict;
+  const { asDocument } = verdict;
   run.counts.extracted++;
   run.counts.notTheDocument++;
   run.alerts.push(...verdict.alerts);
+  for (const code of new Set(verdict.reasons.map((r) => r.code)))
+    ctx.count('ragfresh_not_the_document_total', 'Pages judged not the document, by reason code.', {
+      source: run.source.id,
+      code,
+    });
+  // Records, events and review items keep the printed line; the code was read above, as data.
+  const reasons = verdict.reasons.map(reasonLine);
   const record = await recordDegraded(
     ctx,
     { ...task.base, goneCount: 0 },
@@ -266,7 +257,7 @@ async function onNotTheDocument(
 
 async function onDocument(
   ctx: EngineContext,
-  queue: PublishQueue,
+  sink: CandidateSink,
   task: PageTask,
   doc: ExtractedDocument,
   result: OkResult,
@@ -290,7 +281,7 @@ async function onDocument(
     });
     const chunks = await embedNewChunks(ctx, doc, undefined, run.counts);
     run.counts.candidates++;
-    await queue.add({ run, mode: 'repair', candidate: candidateOf(task, doc, result, chunks) });
+    await sink.add({ run, mode: 'repair', candidate: candidateOf(task, doc, result, chunks) });
     return;
   }
   if (sameContentVersion(base.currentVersionId, doc.versionId)) {
@@ -343,7 +334,7 @@ async function onDocument(
     return;
   }
   run.counts.candidates++;
-  await queue.add({ run, candidate: candidateOf(task, doc, result, chunks) });
+  await sink.add({ run, candidate: candidateOf(task, doc, result, chunks) });
 }
 
 function candidateOf(

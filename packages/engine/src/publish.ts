@@ -21,11 +21,27 @@ export interface PendingCandidate {
 }
 
 /**
+ * Where the page stage hands a candidate it embedded: the refresh's `PublishQueue` (shared
+ * batches), or a queue worker that collects a batch's candidates into one publish job.
+ */
+export interface CandidateSink {
+  add(p: PendingCandidate): Promise<void>;
+}
+
+/** A sink that keeps what it is given (a page worker's batch, handed on in one publish job). */
+export class CandidateBatch implements CandidateSink {
+  readonly collected: PendingCandidate[] = [];
+  async add(p: PendingCandidate): Promise<void> {
+    this.collected.push(p);
+  }
+}
+
+/**
  * One publish queue for a whole refresh: candidates of every due source share batches (the
  * publisher's gates are per source; a batch may mix sources), so a 1 %-edit run over many
  * hosts still publishes full batches. Batches are flushed one at a time under the publish lock.
  */
-export class PublishQueue {
+export class PublishQueue implements CandidateSink {
   readonly #ctx: EngineContext;
   readonly #duplicates: DuplicateGrouper;
   #pending: PendingCandidate[] = [];
@@ -147,7 +163,7 @@ export class PublishQueue {
             },
             r.reasons,
           );
-        if (r.reasons.some((x) => x.startsWith('shrink')))
+        if (r.gates?.some((g) => g.code === 'shrink'))
           run.alerts.push(`sharp-shrink: ${c.url} (${r.reasons.join('; ')})`);
         run.event(c.url, c.documentId, 'quarantined', r.reasons);
     }

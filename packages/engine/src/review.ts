@@ -1,4 +1,9 @@
-import type { DocumentRecord, RemovalRequest, ReviewItem } from '@ragfresh/core';
+import {
+  type DocumentRecord,
+  type RemovalRequest,
+  type ReviewItem,
+  reasonLine,
+} from '@ragfresh/core';
 import type { EngineContext, SourceRun } from './context.js';
 import type { EvidenceContext } from './evidence.js';
 import type { ExtractedDocument, PageOutcome } from './extract.js';
@@ -50,25 +55,51 @@ export function holdsVersion(item: ReviewItem): boolean {
   return item.kind === 'ingestion' && HELD_PREFIX[item.reason] !== undefined;
 }
 
+/**
+ * Writes a pending review item about `subject` through the ledger and logs it: the one way every
+ * proposal (deletion, tombstone lift, quarantine, persistent verdict, import row) is created.
+ * Undefined when `stands` says the stored item still stands (default: one is pending).
+ */
+export async function proposeItem(
+  ctx: Pick<EvidenceContext, 'ledger' | 'log'>,
+  subject: ProposalSubject,
+  item: Pick<ReviewItem, 'id' | 'kind' | 'reason' | 'versionId' | 'rawDigest'> & {
+    readonly evidence: readonly string[];
+  },
+  stands?: (existing: ReviewItem) => boolean,
+): Promise<ReviewItem | undefined> {
+  const written = await ctx.ledger.proposed(
+    {
+      id: item.id,
+      kind: item.kind,
+      documentId: subject.documentId,
+      sourceId: subject.sourceId,
+      url: subject.url,
+      reason: item.reason,
+      evidence: [...item.evidence],
+      ...(item.versionId === undefined ? {} : { versionId: item.versionId }),
+      ...(item.rawDigest === undefined ? {} : { rawDigest: item.rawDigest }),
+    },
+    stands,
+  );
+  if (written !== undefined)
+    ctx.log.info('review-item', { id: item.id, reason: item.reason, url: subject.url });
+  return written;
+}
+
 /** Creates a pending deletion proposal; undefined when one is already pending. */
-export async function proposeDeletion(
+export function proposeDeletion(
   ctx: EvidenceContext,
   subject: ProposalSubject,
   reason: string,
   evidence: readonly string[],
 ): Promise<ReviewItem | undefined> {
-  const id = `delete:${subject.documentId}`;
-  const item = await ctx.ledger.proposed({
-    id,
+  return proposeItem(ctx, subject, {
+    id: `delete:${subject.documentId}`,
     kind: 'deletion',
-    documentId: subject.documentId,
-    sourceId: subject.sourceId,
-    url: subject.url,
     reason,
-    evidence: [...evidence],
+    evidence,
   });
-  if (item !== undefined) ctx.log.info('review-item', { id, reason, url: subject.url });
-  return item;
 }
 
 /**
@@ -83,12 +114,9 @@ export async function observeResurrection(
   const seen = (base.history ?? []).filter((h) => h.event === 'alive-after-tombstone').length + 1;
   await ctx.ledger.resurrectionSeen(base);
   if (seen < ctx.deletion.goneChecks) return;
-  const item = await ctx.ledger.proposed({
+  const item = await proposeItem(ctx, base, {
     id: `ingest:${base.documentId}`,
     kind: 'ingestion',
-    documentId: base.documentId,
-    sourceId: base.sourceId,
-    url: base.url,
     reason: INGESTION_REASONS.tombstoneLift,
     evidence: [`HTTP 200 observed ${seen} times after the tombstone`],
   });
@@ -366,24 +394,20 @@ async function proposeHeld(
   evidence: readonly string[],
   skipIf: ReadonlySet<ReviewItem['status']>,
 ): Promise<void> {
-  const id = `${HELD_PREFIX[reason]}:${held.documentId}`;
-  const item = await ctx.ledger.proposed(
+  const item = await proposeItem(
+    ctx,
+    held,
     {
-      id,
+      id: `${HELD_PREFIX[reason]}:${held.documentId}`,
       kind: 'ingestion',
-      documentId: held.documentId,
-      sourceId: held.sourceId,
-      url: held.url,
       reason,
-      evidence: [...evidence],
+      evidence,
       versionId: held.versionId,
       ...(held.rawDigest === undefined ? {} : { rawDigest: held.rawDigest }),
     },
     (existing) => existing.versionId === held.versionId && skipIf.has(existing.status),
   );
-  if (item === undefined) return;
-  run.counts.reviewCreated++;
-  ctx.log.info('review-item', { id, reason, url: held.url });
+  if (item !== undefined) run.counts.reviewCreated++;
 }
 
 /**
@@ -449,9 +473,11 @@ export async function proposePersistent(
  */
 export function heldDocument(item: ReviewItem, outcome: PageOutcome): ExtractedDocument | string {
   if (item.reason !== INGESTION_REASONS.persistentNotTheDocument)
-    return outcome.kind === 'document' ? outcome : `not extractable: ${outcome.reasons.join('; ')}`;
+    return outcome.kind === 'document'
+      ? outcome
+      : `not extractable: ${outcome.reasons.map(reasonLine).join('; ')}`;
   if (outcome.kind === 'not-the-document' && outcome.asDocument === undefined)
-    return `not extractable: ${outcome.reasons.join('; ')}`;
+    return `not extractable: ${outcome.reasons.map(reasonLine).join('; ')}`;
   const doc = outcome.kind === 'document' ? outcome : outcome.asDocument!;
   return doc.versionId === item.versionId
     ? doc

@@ -92,6 +92,20 @@ function positive(value: number, field: string, integer = true): number {
   return value;
 }
 
+/** How pages are cut and bounded: the part of the settings a host that only observes pages reads. */
+export type PageSettings = Pick<EngineSettings, 'chunking' | 'boilerplate' | 'pageLimits'>;
+
+/** `PageSettings` with the defaults `resolveEngineSettings` fills (the LangChain loader, live refresh). */
+export function resolvePageSettings(
+  input: Pick<EngineSettingsInput, 'chunking' | 'boilerplate' | 'pageLimits'> = {},
+): PageSettings {
+  return Object.freeze({
+    chunking: input.chunking ?? {},
+    boilerplate: input.boilerplate ?? {},
+    pageLimits: Object.freeze({ ...DEFAULT_PAGE_LIMITS, ...input.pageLimits }),
+  });
+}
+
 /** Fills the defaults and checks the ranges; the result is frozen. */
 export function resolveEngineSettings(input: EngineSettingsInput): EngineSettings {
   const { fetch } = input;
@@ -124,12 +138,10 @@ export function resolveEngineSettings(input: EngineSettingsInput): EngineSetting
         ? {}
         : { retentionMs: positive(input.publish.retentionMs, 'publish.retentionMs', false) }),
     }),
-    chunking: input.chunking ?? {},
+    ...resolvePageSettings(input),
     ...(input.embeddingsVersion === undefined
       ? {}
       : { embeddingsVersion: input.embeddingsVersion }),
-    boilerplate: input.boilerplate ?? {},
-    pageLimits: Object.freeze({ ...DEFAULT_PAGE_LIMITS, ...input.pageLimits }),
     concurrency: positive(input.concurrency ?? fetch.globalConcurrency ?? 8, 'concurrency'),
     batchSize: positive(input.batchSize ?? 25, 'batchSize'),
   });

@@ -19,8 +19,14 @@ export {
 } from './evidence.js';
 export { InFlightPages } from './heartbeat.js';
 export { type Inventory, type InventoryEntry, takeInventory } from './inventory.js';
+export { observePage, type PageObservation, type PageObserver } from './observe.js';
 export { type PageTask, refreshPage } from './page.js';
-export { type PendingCandidate, PublishQueue } from './publish.js';
+export {
+  CandidateBatch,
+  type CandidateSink,
+  type PendingCandidate,
+  PublishQueue,
+} from './publish.js';
 export {
   type ProposalSubject,
   proposeDeletion,

@@ -2,7 +2,10 @@ import type { FetchResult } from '@ragfresh/fetch';
 import { describe, expect, it } from 'vitest';
 import { type AcquireDeps, acquirePage, type PageRenderer } from './internals.js';
 
-const SHELL = { kind: 'not-the-document', reasons: ['empty_app_shell: no text, one root div'] };
+const SHELL = {
+  kind: 'not-the-document',
+  reasons: [{ code: 'empty_app_shell', detail: 'no text, one root div' }],
+};
 const DOC = { kind: 'document', reasons: [] };
 
 function fetcherAnswering(result: Partial<FetchResult>) {
@@ -124,7 +127,9 @@ describe('acquire: fetch or render, one decision', () => {
     );
     expect(none).toMatchObject({
       kind: 'unreadable',
-      reasons: [expect.stringMatching(/^render-unavailable/)],
+      reasons: [
+        { code: 'render-unavailable', detail: expect.stringMatching(/needs @ragfresh\/render/) },
+      ],
     });
     const failing = async (): Promise<PageRenderer> => ({
       render: async () => {
@@ -138,7 +143,7 @@ describe('acquire: fetch or render, one decision', () => {
     );
     expect(failed).toMatchObject({
       kind: 'unreadable',
-      reasons: ['render-failed: browser crashed'],
+      reasons: [{ code: 'render-failed', detail: 'browser crashed' }],
     });
   });
 

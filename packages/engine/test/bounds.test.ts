@@ -83,14 +83,18 @@ describe('per-page fault isolation and bounded work', () => {
       finalUrl: 'http://x/',
       acquisition: 'raw' as const,
     });
-    expect(screenPage(input(''))[0]).toMatch(/^empty-body/);
-    expect(screenPage(input('\0\0 \n'))[0]).toMatch(/^empty-body/);
-    expect(screenPage(input(`${'<div>'.repeat(300)}${'</div>'.repeat(300)}`))[0]).toMatch(
-      /^page-too-deep: elements nest 300 levels/,
-    );
+    expect(screenPage(input(''))[0]?.code).toBe('empty-body');
+    expect(screenPage(input('\0\0 \n'))[0]?.code).toBe('empty-body');
+    expect(screenPage(input(`${'<div>'.repeat(300)}${'</div>'.repeat(300)}`))[0]).toMatchObject({
+      code: 'page-too-deep',
+      detail: expect.stringMatching(/^elements nest 300 levels/),
+    });
     // Unclosed paragraphs and list items, void elements and self-closing tags do not nest.
     expect(screenPage(input(`<ul>${'<li><p>item<br><img src=x>'.repeat(5000)}</ul>`))).toEqual([]);
-    expect(screenPage(input(`<p>${'b'.repeat(1500)}</p>`))[0]).toMatch(/^text-run-too-long: 1500/);
+    expect(screenPage(input(`<p>${'b'.repeat(1500)}</p>`))[0]).toMatchObject({
+      code: 'text-run-too-long',
+      detail: expect.stringMatching(/^1500 chars/),
+    });
     // Long runs inside attributes and scripts are not page text.
     expect(
       screenPage(
@@ -163,7 +167,12 @@ describe('per-page fault isolation and bounded work', () => {
     expect((await processBounded(cutInto(3), page, ctx, limits)).kind).toBe('document');
     expect(await processBounded(cutInto(4), page, ctx, limits)).toEqual({
       kind: 'not-the-document',
-      reasons: ['too-many-chunks: the page cuts into 4 chunks, over the 3-chunk limit'],
+      reasons: [
+        {
+          code: 'too-many-chunks',
+          detail: 'the page cuts into 4 chunks, over the 3-chunk limit',
+        },
+      ],
     });
     expect(DEFAULT_PAGE_LIMITS.maxChunks).toBe(2_000);
   });
@@ -173,7 +182,10 @@ describe('per-page fault isolation and bounded work', () => {
       pipelineKey: 'throwing',
       async process(input: { url: string }) {
         if (input.url.endsWith('/good2')) throw new RangeError('Maximum call stack size exceeded');
-        return { kind: 'not-the-document' as const, reasons: ['soft_404: test'] };
+        return {
+          kind: 'not-the-document' as const,
+          reasons: [{ code: 'soft_404', detail: 'test' }],
+        };
       },
     };
     const urls = [`${base}/good1`, `${base}/good2`];

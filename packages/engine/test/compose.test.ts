@@ -55,7 +55,7 @@ class CountingGate implements PolitenessGate {
 }
 
 const ROLES = Object.keys(ROLE_TRAITS) as EngineRole[];
-const FETCHING: readonly EngineRole[] = ['refresh', 'scheduler', 'page-worker', 'worker', 'repair'];
+const FETCHING = ROLES.filter((r) => ROLE_TRAITS[r].fetches);
 const PUBLISHING = ROLES.filter((r) => ROLE_TRAITS[r].publishes !== 'never');
 
 let allowed: Awaited<ReturnType<typeof site>>;
@@ -294,6 +294,29 @@ describe('composeEngine: every setting reaches every role that uses it', () => {
         'page-worker',
       ),
     ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  it('the roles that fetch are the ones a fetch setting is checked on', () => {
+    expect(FETCHING).toEqual(['refresh', 'scheduler', 'page-worker', 'worker', 'repair']);
+  });
+
+  it('a role that does not fetch builds no fetcher or engine until one is used', async () => {
+    for (const role of ROLES) {
+      const e = await compose(role);
+      try {
+        const fetches = ROLE_TRAITS[role].fetches;
+        expect(e.built(), role).toEqual({ fetcher: fetches, engine: fetches });
+        // The cut as stored needs neither.
+        expect(e.pipeline.pipelineKey).toBe(new ExtractPipeline({ maxTokens: 77 }).pipelineKey);
+        expect(e.built(), role).toEqual({ fetcher: fetches, engine: fetches });
+        // Built on first use, once.
+        expect(e.engine).toBe(e.engine);
+        expect(e.built()).toEqual({ fetcher: true, engine: true });
+        expect(e.deps.fetcher).toBe(e.fetcher);
+      } finally {
+        await e.close();
+      }
+    }
   });
 
   it('a role that does not publish has no publisher, and a stage reaching for it is told so', async () => {

@@ -1,5 +1,5 @@
 import { createMemoryConnector } from '@ragfresh/connector-memory';
-import { documentId, InMemoryStateStore, Publisher } from '@ragfresh/core';
+import { documentId, InMemoryStateStore, Publisher, type Reason } from '@ragfresh/core';
 import { MemoryRawSnapshotStore, type Resolver } from '@ragfresh/fetch';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -172,7 +172,10 @@ describe('the streaming export reader', () => {
     items.push(...reader.end());
     expect(items.map((i) => i.kind)).toEqual(['refused', 'record']);
     expect(items[0]).toMatchObject({ line: 1, url: 'https://x.org/huge' });
-    expect((items[0] as { reason: string }).reason).toMatch(/^record-too-large: more than 8000000/);
+    expect((items[0] as { reason: Reason }).reason).toMatchObject({
+      code: 'record-too-large',
+      detail: expect.stringMatching(/^more than 8000000/),
+    });
   });
 
   it('truncated, broken and deeply nested records are unreadable or refused, and the records around them are read', () => {
@@ -194,7 +197,7 @@ describe('the streaming export reader', () => {
       ['record', 5],
       ['unreadable', 6],
     ]);
-    expect((items[3] as { reason: string }).reason).toMatch(/^record-too-deep/);
+    expect((items[3] as { reason: Reason }).reason.code).toBe('record-too-deep');
     expect((items[5] as { reason: string }).reason).toMatch(/^truncated/);
     // Control: the same lines without the broken ones are all records.
     expect(

@@ -1,4 +1,12 @@
-import type { DocumentPublishResult, PublishCandidate, Publisher } from '@ragfresh/core';
+import { createMemoryConnector } from '@ragfresh/connector-memory';
+import {
+  type DocumentPublishResult,
+  HashingEmbeddings,
+  InMemoryStateStore,
+  type PublishCandidate,
+  Publisher,
+} from '@ragfresh/core';
+import { prepareDocument } from '@ragfresh/extract';
 import { describe, expect, it } from 'vitest';
 import { source } from './harness.js';
 import { EngineContext, PublishQueue, SourceRun } from './internals.js';
@@ -99,5 +107,62 @@ describe('publish queue: shared batches across sources', () => {
     expect(calls).toEqual([['x'], ['x']]);
     expect(run.counts.held).toBe(1);
     expect(run.events.map((e) => e.event)).toEqual(['held']);
+  });
+});
+
+describe('publish queue: reading the publisher gates as data', () => {
+  it('a candidate the shrink gate rejects raises sharp-shrink; one the min-chars gate rejects does not (the control)', async () => {
+    const connector = createMemoryConnector();
+    await connector.open({ dimensions: 16 });
+    const state = new InMemoryStateStore();
+    const embeddings = new HashingEmbeddings({ dimensions: 16 });
+    const publisher = await Publisher.open({
+      connector,
+      state,
+      contracts: (sourceId) => (sourceId === 'shrinking' ? { maxShrink: 0.5 } : { minChars: 1000 }),
+    });
+    const ctx = new EngineContext({ batchSize: 1, publisher, sources: [], state } as never);
+    const version = async (sourceId: string, words: number): Promise<PublishCandidate> => {
+      const url = `https://a.example/${sourceId}`;
+      const doc = prepareDocument({
+        documentId: `${sourceId}:page`,
+        sourceId,
+        markdown: `# Page\n\n${'word '.repeat(words)}`,
+        provenance: {
+          url,
+          finalUrl: url,
+          title: 'Page',
+          retrievedAt: '2026-11-01T00:00:00Z',
+          contentChangedAt: '2026-11-01T00:00:00Z',
+          acquisition: 'raw',
+        },
+      });
+      const vectors = await embeddings.embedDocuments(doc.chunks.map((c) => c.text));
+      return {
+        ...doc,
+        url,
+        chunks: doc.chunks.map((c, i) => ({ ...c, embedding: vectors[i]! })),
+      };
+    };
+    try {
+      const shrinking = new SourceRun(source('shrinking', []), 't');
+      const queue = new PublishQueue(ctx);
+      await queue.add({ run: shrinking, candidate: await version('shrinking', 200) });
+      await queue.add({ run: shrinking, candidate: await version('shrinking', 20) });
+      expect(shrinking.counts).toMatchObject({ published: 1, rejected: 1 });
+      expect(shrinking.alerts).toEqual([
+        expect.stringMatching(
+          /^sharp-shrink: https:\/\/a\.example\/shrinking \(shrink: 8\d\.\d% > allowed 50\.0%\)$/,
+        ),
+      ]);
+      const small = new SourceRun(source('small', []), 't');
+      await queue.add({ run: small, candidate: await version('small', 20) });
+      expect(small.counts).toMatchObject({ published: 0, rejected: 1 });
+      expect(small.events.at(-1)?.reasons[0]).toMatch(/^too-small: /);
+      expect(small.alerts).toEqual([]);
+    } finally {
+      await publisher.close();
+      await connector.close();
+    }
   });
 });

@@ -13,6 +13,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { reasonLine } from '@ragfresh/core';
 import { decodeHtml, preparePage } from '@ragfresh/extract';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -63,8 +64,6 @@ function* pages(): Generator<{ id: string; html: string; url: string }> {
   }
 }
 
-const codeOf = (reason: string) => /^([a-z0-9_-]+):/i.exec(reason)?.[1] ?? reason;
-
 function main(): void {
   let total = 0;
   const blocked = new Map<string, string[]>();
@@ -79,16 +78,17 @@ function main(): void {
       { documentId: `bench:${total}`, sourceId: 'bench', retrievedAt: '2026-01-01T00:00:00.000Z' },
     );
     if (out.kind === 'not-the-document') {
-      const codes = new Set(out.reasons.map(codeOf));
-      for (const c of codes) bump(blocked, c, `${p.id}  ${out.reasons.join(' | ')}`);
+      const codes = new Set(out.reasons.map((r) => r.code));
+      const lines = out.reasons.map(reasonLine).join(' | ');
+      for (const c of codes) bump(blocked, c, `${p.id}  ${lines}`);
       bump(blocked, '(any)', p.id);
       continue;
     }
     // Reasons the page alone does not prove (field present only where the code has it).
-    const maybe = (out as { suspected?: readonly string[] }).suspected ?? [];
+    const maybe = out.suspected ?? [];
     if (maybe.length > 0) {
-      for (const c of new Set(maybe.map(codeOf)))
-        bump(suspected, c, `${p.id}  ${maybe.join(' | ')}`);
+      for (const c of new Set(maybe.map((r) => r.code)))
+        bump(suspected, c, `${p.id}  ${maybe.map(reasonLine).join(' | ')}`);
       bump(suspected, '(any)', p.id);
     }
   }

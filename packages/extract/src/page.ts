@@ -4,6 +4,7 @@ import {
   type CanonicalPolicy,
   judgeCanonical,
   normalizeAccess,
+  type Reason,
 } from '@ragfresh/core';
 import type { BoilerplateModel } from './boilerplate.js';
 import { type PreparedDocument, pipelineVersions, prepareDocument } from './document.js';
@@ -66,13 +67,13 @@ export interface PreparedPage {
    * title …`), see `DocumentCheck.unconfirmed`: the page is a document unless its host gives
    * the evidence. Absent when there are none.
    */
-  readonly suspected?: readonly string[];
+  readonly suspected?: readonly Reason[];
 }
 
 export interface NotTheDocumentPage {
   readonly kind: 'not-the-document';
-  /** Stable reason codes with detail, e.g. `consent_wall: …`. */
-  readonly reasons: readonly string[];
+  /** Stable reason codes (lower case, e.g. `consent_wall`) with detail. */
+  readonly reasons: readonly Reason[];
   /**
    * What the page gives if it is the document after all (a source's `classify.ignore`, an
    * accepted review item): extracted and chunked like any page. Absent when no text was
@@ -90,11 +91,9 @@ function firstHeading(markdown: string): string {
   return m?.[1]?.trim() ?? '';
 }
 
-/** A classification reason as pages and records carry it: `consent_wall: consent layer …`. */
-function reasonLines(
-  reasons: ReadonlyArray<{ readonly code: string; readonly detail: string }> | undefined,
-): string[] {
-  return (reasons ?? []).map((r) => `${r.code.toLowerCase()}: ${r.detail}`);
+/** A classification reason as pages carry it: the code lower case (`consent_wall`), as `classify.ignore` names it. */
+function pageReasons(reasons: readonly Reason[] | undefined): Reason[] {
+  return (reasons ?? []).map((r) => ({ code: r.code.toLowerCase(), detail: r.detail }));
 }
 
 /**
@@ -113,8 +112,8 @@ export function pagePipelineKey(options: PagePreparationOptions = {}): string {
  * document" detection, Readability-or-container extraction to Markdown (Markdown bodies are
  * taken as they are), then heading-aware token-budget chunking with deterministic ids. What the
  * refresh engine and the LangChain loader both run. The same page gives the same versionId on
- * both paths only under the same boilerplate model: the engine cuts under its hosts' learned
- * models (docs/extract.md § 3), which the loader does not apply yet.
+ * both paths only under the same boilerplate model: both cut under the hosts' learned models
+ * through the engine's page step (docs/extract.md § 3).
  */
 export function preparePage(
   input: PageInput,
@@ -128,8 +127,8 @@ export function preparePage(
   let rootTitle: string;
   let canonical: CanonicalJudgement = {};
   let normalized = false;
-  let reasons: string[] = [];
-  let suspected: string[] = [];
+  let reasons: Reason[] = [];
+  let suspected: Reason[] = [];
   if (input.acquisition === 'markdown-twin' || MARKDOWN_TYPES.includes(essence)) {
     markdown = unlinkUnsafeMarkdown(input.text);
     title = firstHeading(markdown);
@@ -146,8 +145,8 @@ export function preparePage(
     });
     // The signals that depend on what extraction kept (a login form beside a short text).
     const after = before.ok ? parsed.classify({ status: 200, markdown: page.markdown }) : before;
-    reasons = reasonLines(after.reasons);
-    suspected = reasonLines(after.unconfirmed);
+    reasons = pageReasons(after.reasons);
+    suspected = pageReasons(after.unconfirmed);
     markdown = page.markdown;
     title = page.title;
     rootTitle = page.rootTitle;
@@ -157,7 +156,7 @@ export function preparePage(
   if (markdown.trim() === '')
     return {
       kind: 'not-the-document',
-      reasons: reasons.length > 0 ? reasons : ['empty: no text extracted'],
+      reasons: reasons.length > 0 ? reasons : [{ code: 'empty', detail: 'no text extracted' }],
     };
   const resolvedTitle = title || input.url;
   const prepared = prepareDocument({

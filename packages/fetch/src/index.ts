@@ -6,6 +6,7 @@ export {
   detectCharset,
   encodingForLabel,
   metaCharset,
+  seededRandom,
 } from '@ragfresh/core';
 export { type BodyReadResult, parseContentEncoding, readBody } from './body.js';
 export {
@@ -43,7 +44,6 @@ export {
   backoffDelay,
   type CircuitBreakerOptions,
   parseRetryAfter,
-  seededRandom,
 } from './politeness.js';
 export {
   DEFAULT_TURN_TTL_MS,

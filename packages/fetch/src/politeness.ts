@@ -97,18 +97,6 @@ export function backoffDelay(retry: number, policy: BackoffPolicy, random: () =>
   }
 }
 
-/** A seedable PRNG (mulberry32) returning [0, 1); for reproducible jitter in tests. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Retry-After as a delay in ms: delta-seconds or an HTTP-date (relative to `now`).
  * Undefined when absent or unparseable; 0 for a date in the past.

@@ -1,3 +1,4 @@
+import type { PageLimits } from '@ragfresh/engine';
 import type { TiktokenEncodingName } from '@ragfresh/extract';
 import type { Fetcher } from '@ragfresh/fetch';
 
@@ -39,6 +40,8 @@ export interface LiveFetchOptions {
   /** Chunking of the re-extraction (match the engine's). Default 512 tokens, cl100k_base. */
   readonly maxTokens?: number;
   readonly encoding?: TiktokenEncodingName;
+  /** Page limits of the re-extraction (match the engine's). Default `DEFAULT_PAGE_LIMITS`. */
+  readonly pageLimits?: Partial<PageLimits>;
   /** Live fetches at once. Default 4. */
   readonly concurrency?: number;
   readonly now?: () => Date;

@@ -1,7 +1,7 @@
 import { Document } from '@langchain/core/documents';
-import { type Chunk, FIELDS, type StateStore } from '@ragfresh/core';
-import { acquirePage, chunkingFor } from '@ragfresh/engine/stages';
-import { preparePage } from '@ragfresh/extract';
+import { type Chunk, FIELDS, reasonLine, type StateStore } from '@ragfresh/core';
+import { composePageObserver, resolvePageSettings } from '@ragfresh/engine';
+import { observePage } from '@ragfresh/engine/stages';
 import { mapOrdered } from './concurrency.js';
 import { type LiveFetchOptions, READER_FIELDS } from './fields.js';
 
@@ -40,14 +40,21 @@ function overlap(a: Set<string>, b: Set<string>): number {
 export async function liveRefresh(
   docs: Document[],
   options: LiveFetchOptions,
-  state: Pick<StateStore, 'getDocument'> | undefined,
+  state: Pick<StateStore, 'getDocument' | 'getLearned'> | undefined,
 ): Promise<Document[]> {
   const now = (options.now ?? (() => new Date()))();
-  const { counter, maxTokens, pipelineKey } = chunkingFor({
-    ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
-    ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
-  });
-  const chunking = { counter, ...(maxTokens === undefined ? {} : { maxTokens }) };
+  // The engine's page step: the page limits, and the hosts' learned boilerplate as the state
+  // holds it, so a live section is cut as the refresh cut the stored one.
+  const observer = composePageObserver(
+    resolvePageSettings({
+      chunking: {
+        ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
+        ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
+      },
+      ...(options.pageLimits === undefined ? {} : { pageLimits: options.pageLimits }),
+    }),
+    { fetcher: options.fetcher, ...(state === undefined ? {} : { state }) },
+  );
   const byDoc = new Map<string, Document[]>();
   for (const d of docs) {
     const id = d.metadata[FIELDS.documentId];
@@ -81,29 +88,14 @@ export async function liveRefresh(
     try {
       const validators = record?.validators;
       const sourceId = String(m[FIELDS.sourceId] ?? record?.sourceId ?? docId.split(':')[0]);
-      // The engine's acquire step; validators are used under the pipeline key they were
-      // recorded with (the engine's), so a 304 confirms the stored copy without a parse.
-      const acquired = await acquirePage(
-        { fetcher: options.fetcher },
-        {
-          url,
-          ...(validators === undefined
-            ? { pipelineKey }
-            : {
-                validators,
-                ...(validators.pipelineKey === undefined
-                  ? {}
-                  : { pipelineKey: validators.pipelineKey }),
-              }),
-          ...(record?.sourceId === undefined ? {} : { sourceId: record.sourceId }),
-        },
-        (input, fetched) =>
-          preparePage(
-            input,
-            { documentId: docId, sourceId, retrievedAt: fetched.fetchedAt },
-            chunking,
-          ),
-      );
+      // Validators are used under the pipeline key they were recorded with (the engine's), so
+      // a 304 confirms the stored copy without a parse.
+      const acquired = await observePage(observer, {
+        url,
+        documentId: docId,
+        sourceId,
+        ...(validators === undefined ? {} : { validators, pipelineKey: validators.pipelineKey }),
+      });
       if (acquired.kind === 'not-modified') {
         outcomes.set(docId, { kind: 'revalidated', at: acquired.result.fetchedAt });
         return;
@@ -122,15 +114,15 @@ export async function liveRefresh(
         outcomes.set(docId, {
           kind: 'failed',
           at: result.fetchedAt,
-          reason: `not the document: ${page.reasons.join('; ')}`,
+          reason: `not the document: ${page.reasons.map(reasonLine).join('; ')}`,
         });
         return;
       }
       outcomes.set(docId, {
         kind: 'live',
         at: result.fetchedAt,
-        versionId: page.prepared.versionId,
-        chunks: page.prepared.chunks,
+        versionId: page.versionId,
+        chunks: page.chunks,
       });
     } catch (err) {
       outcomes.set(docId, {

@@ -19,22 +19,26 @@ import {
   type UrlIdentityPolicy,
 } from '@ragfresh/core';
 import {
+  composePageObserver,
   DEFAULT_DELETION_POLICY,
   type DeletionPolicy,
   type EngineLogger,
+  type ExtractedDocument,
+  type PageLimits,
+  type PageSettings,
+  resolvePageSettings,
   silentLogger,
 } from '@ragfresh/engine';
 import {
-  acquirePage,
   type Chunking,
   chunkingFor,
   type EvidenceContext,
+  observePage,
+  type PageObserver,
   splitterPipelineKey,
 } from '@ragfresh/engine/stages';
 import {
   asSplitterPreparation,
-  type PreparedPage,
-  preparePage,
   type SectionSplitter,
   type TiktokenEncodingName,
 } from '@ragfresh/extract';
@@ -56,7 +60,6 @@ import {
   type LoadedPage,
   type LoaderSplitter,
   pageDocument,
-  recut,
   type VolatileMetadata,
 } from './pages.js';
 
@@ -101,6 +104,12 @@ export interface RagfreshLoaderOptions {
   readonly maxTokens?: number;
   /** Tokenizer the budget is counted in. Default cl100k_base. */
   readonly encoding?: TiktokenEncodingName;
+  /**
+   * Limits a page must stay within to be parsed (size, nesting depth, text runs, chunk count);
+   * a page over one is degraded with the limit's reason, as in a refresh. Default the engine's
+   * (`DEFAULT_PAGE_LIMITS`).
+   */
+  readonly pageLimits?: Partial<PageLimits>;
   /** See {@link VolatileMetadata}. Default false. */
   readonly volatileMetadata?: VolatileMetadata;
   /** Authority label carried into metadata (e.g. `official`). */
@@ -160,7 +169,8 @@ interface Run {
   readonly ctx: EvidenceContext;
   readonly copies: PageCopyStore;
   readonly hosts: HostDeferrals;
-  readonly splitter: LoaderSplitter | undefined;
+  /** The engine's page step: page limits, and the hosts' learned boilerplate as the state holds it. */
+  readonly observer: PageObserver;
   readonly pipelineKey: string;
 }
 
@@ -191,6 +201,7 @@ export class RagfreshLoader extends BaseDocumentLoader {
   /** What the last run did (undefined before the first). */
   lastReport: LoadReport | undefined;
   readonly #chunking: Chunking;
+  readonly #settings: PageSettings;
   readonly #splitter: LoaderSplitter | undefined;
   #state: Promise<StateStore> | undefined;
   #ownsState = false;
@@ -228,10 +239,14 @@ export class RagfreshLoader extends BaseDocumentLoader {
       });
     }
     this.options = options;
-    this.#chunking = chunkingFor({
-      ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
-      ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
+    this.#settings = resolvePageSettings({
+      chunking: {
+        ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
+        ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
+      },
+      ...(options.pageLimits === undefined ? {} : { pageLimits: options.pageLimits }),
     });
+    this.#chunking = chunkingFor(this.#settings.chunking);
     this.#splitter = asLoaderSplitter(options.splitter);
   }
 
@@ -300,11 +315,21 @@ export class RagfreshLoader extends BaseDocumentLoader {
   async *#pages(splitter: LoaderSplitter | undefined): AsyncGenerator<LoadedPage> {
     const startedAt = this.#now().toISOString();
     const state = await this.state();
+    const hosts = new HostDeferrals(this.options.fetcher, this.options.maxRetryWaitMs ?? 10_000);
+    // Pages are cut as a refresh's workers cut them: under the learned models a refresh wrote
+    // to this state (the loader learns none), inside the same page limits.
+    const observer = composePageObserver(
+      {
+        ...this.#settings,
+        chunking: { ...this.#settings.chunking, ...(splitter === undefined ? {} : { splitter }) },
+      },
+      { fetcher: hosts, state },
+    );
     const run: Run = {
       ctx: this.#evidenceContext(state),
       copies: this.options.copies ?? pageCopiesFor(state),
-      hosts: new HostDeferrals(this.options.fetcher, this.options.maxRetryWaitMs ?? 10_000),
-      splitter,
+      hosts,
+      observer,
       pipelineKey: this.#pipelineKey(splitter),
     };
     const reports: PageReport[] = [];
@@ -444,57 +469,34 @@ export class RagfreshLoader extends BaseDocumentLoader {
     };
     if (run.hosts.isDeferred(url)) return settleDeferred(task, new URL(url).host);
     try {
-      const acquired = await acquirePage(
-        { fetcher: run.hosts },
-        {
-          url,
-          pipelineKey: run.pipelineKey,
-          sourceId,
-          ...(validators === undefined ? {} : { validators }),
-          ...(this.options.markdownTwin === true ? { markdownTwin: true } : {}),
-          ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
+      const acquired = await observePage(run.observer, {
+        url,
+        documentId: docId,
+        sourceId,
+        pipelineKey: run.pipelineKey,
+        provenance: {
+          ...(this.options.authority === undefined ? {} : { authority: this.options.authority }),
+          ...(this.options.canonical === undefined ? {} : { canonical: this.options.canonical }),
         },
-        (input, fetched) =>
-          preparePage(
-            input,
-            {
-              documentId: docId,
-              sourceId,
-              retrievedAt: fetched.fetchedAt,
-              ...(fetched.region === undefined ? {} : { region: fetched.region }),
-              ...(this.options.authority === undefined
-                ? {}
-                : { authority: this.options.authority }),
-              ...(this.options.canonical === undefined
-                ? {}
-                : { canonical: this.options.canonical }),
-              ...(fetched.lastModifiedAt === undefined
-                ? {}
-                : { sourceModifiedAt: fetched.lastModifiedAt }),
-            },
-            {
-              counter: this.#chunking.counter,
-              ...(this.#chunking.maxTokens === undefined
-                ? {}
-                : { maxTokens: this.#chunking.maxTokens }),
-            },
-          ),
-      );
-      const toPage = async (prep: PreparedPage, result: OkResult): Promise<LoadedPage> => {
-        const prepared =
-          run.splitter === undefined
-            ? prep.prepared
-            : await recut(prep.prepared, run.splitter, this.#chunking.counter, prep.rootTitle);
+        ...(validators === undefined ? {} : { validators }),
+        ...(this.options.markdownTwin === true ? { markdownTwin: true } : {}),
+        ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
+      });
+      const toPage = async (doc: ExtractedDocument, result: OkResult): Promise<LoadedPage> => {
+        if (doc.prepared === undefined)
+          throw new RagfreshError('INTERNAL', `no prepared document for ${url}.`, {
+            scope: 'langchain',
+          });
         const v = result.validators;
         return {
           url,
           identityUrl,
           documentId: docId,
           sourceId,
-          title: prep.title,
-          ...(prep.canonicalUrl === undefined ? {} : { canonicalUrl: prep.canonicalUrl }),
-          ...(prep.canonicalClaim === undefined ? {} : { canonicalClaim: prep.canonicalClaim }),
-          prepared,
+          title: doc.title,
+          ...(doc.canonicalUrl === undefined ? {} : { canonicalUrl: doc.canonicalUrl }),
+          ...(doc.canonicalClaim === undefined ? {} : { canonicalClaim: doc.canonicalClaim }),
+          prepared: doc.prepared,
           origin: 'fetched',
           fetch: {
             retrievedAt: result.fetchedAt,

@@ -1,4 +1,5 @@
-import type { DocumentRecord } from '@ragfresh/core';
+import { type DocumentRecord, reasonLine } from '@ragfresh/core';
+import type { ExtractedDocument, PageOutcome as PageVerdict } from '@ragfresh/engine';
 import {
   type Acquisition,
   type EvidenceContext,
@@ -7,7 +8,6 @@ import {
   recordGone,
   recordGood,
 } from '@ragfresh/engine/stages';
-import type { PagePreparation, PreparedPage } from '@ragfresh/extract';
 import type { OkResult } from '@ragfresh/fetch';
 import type { PageCopyStore } from './copies.js';
 import type { LoadedPage, PageOrigin } from './pages.js';
@@ -109,8 +109,8 @@ export function settleDeferred(task: PageTask, host: string): Settled {
  */
 export async function settle(
   task: PageTask,
-  acquired: Acquisition<PagePreparation>,
-  toPage: (prepared: PreparedPage, result: OkResult) => Promise<LoadedPage>,
+  acquired: Acquisition<PageVerdict>,
+  toPage: (doc: ExtractedDocument, result: OkResult) => Promise<LoadedPage>,
   autoApprove: boolean,
 ): Promise<Settled> {
   const { ctx, base } = task;
@@ -147,14 +147,17 @@ export async function settle(
     case 'failed':
       await recordDegraded(ctx, base, [acquired.reason]);
       return report(task, 'degraded', emitCopy(task, 'last-good'), [acquired.reason]);
-    case 'unreadable':
-      await recordDegraded(ctx, { ...base, goneCount: 0 }, acquired.reasons);
-      return report(task, 'degraded', emitCopy(task, 'last-good'), acquired.reasons);
+    case 'unreadable': {
+      const reasons = acquired.reasons.map(reasonLine);
+      await recordDegraded(ctx, { ...base, goneCount: 0 }, reasons);
+      return report(task, 'degraded', emitCopy(task, 'last-good'), reasons);
+    }
     case 'page': {
       const prep = acquired.outcome;
       if (prep.kind === 'not-the-document') {
-        await recordDegraded(ctx, { ...base, goneCount: 0 }, prep.reasons);
-        return report(task, 'degraded', emitCopy(task, 'last-good'), prep.reasons);
+        const reasons = prep.reasons.map(reasonLine);
+        await recordDegraded(ctx, { ...base, goneCount: 0 }, reasons);
+        return report(task, 'degraded', emitCopy(task, 'last-good'), reasons);
       }
       const page = await toPage(prep, acquired.result);
       const { result } = acquired;

@@ -3,7 +3,6 @@ import { FIELDS, HEADING_SEPARATOR } from '@ragfresh/core';
 import {
   splitterName as extractSplitterName,
   type PreparedDocument,
-  recutWithSplitter,
   type SplitterPreparation,
 } from '@ragfresh/extract';
 
@@ -74,12 +73,6 @@ export type LoaderSplitter = SplitterPreparation;
 
 /** A stable name for a LangChain TextSplitter: class plus a hash of its serialisable settings. */
 export const splitterName = extractSplitterName;
-
-/**
- * Re-cuts a prepared page with a user's splitter (per ragfresh section, heading paths kept, ids
- * deterministic, the splitter's name in the versionId). Markdown only: nothing is parsed again.
- */
-export const recut = recutWithSplitter;
 
 type Flat = Record<string, string | number | boolean>;
 

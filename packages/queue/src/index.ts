@@ -28,4 +28,4 @@ export {
 export { PublishConsumer, type PublishConsumerOptions } from './publish-consumer.js';
 export { assertQueueRedis } from './redis-policy.js';
 export { type ScheduleOptions, type ScheduleReport, scheduleDueSources } from './scheduler.js';
-export { obliterateQueues, type QueueStatus, queueStatus } from './status.js';
+export { obliterateQueues, type QueueDepth, type QueueStatus, queueStatus } from './status.js';

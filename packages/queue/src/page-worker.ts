@@ -1,11 +1,10 @@
 import type { DocumentRecord } from '@ragfresh/core';
 import {
+  CandidateBatch,
   EngineContext,
   type EngineDeps,
   InFlightPages,
   mapLimit,
-  type PendingCandidate,
-  PublishQueue,
   refreshPage,
   SourceRun,
 } from '@ragfresh/engine/stages';
@@ -20,18 +19,6 @@ import {
   type PublishJob,
   publishJobId,
 } from './payloads.js';
-
-/**
- * The page stages end at a publish candidate: instead of publishing, candidates are collected
- * and handed to the publish queue together, once the whole batch is through.
- */
-class CandidateCollector extends PublishQueue {
-  readonly collected: PendingCandidate[] = [];
-  override async add(p: PendingCandidate): Promise<void> {
-    this.collected.push(p);
-  }
-  override async drain(): Promise<void> {}
-}
 
 export interface PageWorkerOptions {
   readonly connection: QueueRedis;
@@ -159,7 +146,9 @@ export class PageWorker {
     if (source === undefined)
       throw new UnrecoverableError(`source ${sourceId} is not configured on this worker`);
     const run = new SourceRun(source, ctx.nowIso());
-    const collector = new CandidateCollector(ctx);
+    // The page stages end at a publish candidate: instead of publishing, the batch's candidates
+    // are collected and handed to the publish queue together, once the whole batch is through.
+    const collector = new CandidateBatch();
     const records = new Map<string, DocumentRecord | undefined>();
     for (const p of pages)
       records.set(p.documentId, await ctx.deps.state.getDocument(p.documentId));

@@ -2,17 +2,20 @@ import { Queue } from 'bullmq';
 import type { QueueRedis } from './config.js';
 import { FINISH_QUEUE, PAGES_QUEUE, PUBLISH_QUEUE } from './config.js';
 
+/** One BullMQ queue: depth by job state and the workers connected to it. */
+export interface QueueDepth {
+  readonly name: string;
+  readonly waiting: number;
+  readonly active: number;
+  readonly delayed: number;
+  readonly failed: number;
+  readonly completed: number;
+  /** Connected BullMQ workers of this queue (client names). */
+  readonly workers: readonly string[];
+}
+
 export interface QueueStatus {
-  readonly queues: readonly {
-    readonly name: string;
-    readonly waiting: number;
-    readonly active: number;
-    readonly delayed: number;
-    readonly failed: number;
-    readonly completed: number;
-    /** Connected BullMQ workers of this queue (client names). */
-    readonly workers: readonly string[];
-  }[];
+  readonly queues: readonly QueueDepth[];
 }
 
 /**

@@ -1,3 +1,4 @@
+import { reasonLine } from '@ragfresh/core';
 import { extractSnapshot, type PagePipeline, type SnapshotSubject } from '@ragfresh/engine';
 import type { RawSnapshotStore } from '@ragfresh/fetch';
 
@@ -54,7 +55,7 @@ export class VersionTexts {
         : {
             digest,
             fetchedAt: raw.meta.fetchedAt,
-            problem: `not extractable: ${outcome.reasons.join('; ')}`,
+            problem: `not extractable: ${outcome.reasons.map(reasonLine).join('; ')}`,
           };
     this.#extracted.set(digest, result);
     return result;

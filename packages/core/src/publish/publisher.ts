@@ -5,12 +5,14 @@ import { errorMessage, isRagfreshError, RagfreshError } from '../errors.js';
 import { chunkId } from '../identity.js';
 import { DocumentLedger } from '../ledger.js';
 import { FIELDS, OPEN_EPOCH, toStoredChunk } from '../metadata.js';
-import type {
-  DocumentPublishResult,
-  DocumentVersion,
-  IsoTime,
-  PublishContract,
-  PublishReport,
+import {
+  type DocumentPublishResult,
+  type DocumentVersion,
+  type IsoTime,
+  type PublishContract,
+  type PublishReport,
+  type Reason,
+  reasonLine,
 } from '../model.js';
 import { finishSpaceMigration, sameContentVersion } from '../space.js';
 import {
@@ -142,6 +144,50 @@ interface PlannedDocument {
 /** The validity of a version withdrawn from every view: `[rf_from, 0)` is empty, flag off. */
 const WITHDRAWN = Object.freeze({ to: 0, current: false });
 
+export interface PublishOptions {
+  readonly removals?: readonly RemovalRequest[];
+  /**
+   * Documents whose current version is to be written again although the state already calls
+   * it current (the store lost it: reconciliation repair). Without this, such a candidate is
+   * `unchanged` and nothing is written.
+   */
+  readonly repair?: ReadonlySet<string>;
+  /**
+   * Documents a reviewer accepted although their source's publish contract rejected them
+   * (a quarantined candidate approved through review): the contract is not applied to them.
+   */
+  readonly accept?: ReadonlySet<string>;
+  /**
+   * A space migration: every candidate is its document's current content re-embedded into
+   * the publisher's space (its versionId carries the space suffix). Contracts do not apply,
+   * the version replaces the current one and the document's lifecycle stays.
+   */
+  readonly respace?: boolean;
+}
+
+/** One batch on its way through the steps: its epochs, the results so far, the step timings. */
+interface Batch {
+  readonly batchId: string;
+  readonly baseEpoch: number;
+  readonly targetEpoch: number;
+  readonly results: DocumentPublishResult[];
+  readonly timings: Record<string, number>;
+  /** Canary results of the staged view (step 4). */
+  canaries?: CanaryResult[];
+}
+
+/** A promoted document's result. */
+function publishedResult(d: JournalDocument): DocumentPublishResult {
+  return {
+    documentId: d.documentId,
+    versionId: d.versionId,
+    ...(d.previousVersionId === undefined ? {} : { previousVersionId: d.previousVersionId }),
+    outcome: d.action === 'publish' ? 'published' : 'removed',
+    reasons: d.reason === undefined ? [] : [d.reason],
+    chunks: d.chunkIds.length,
+  };
+}
+
 function elapsed(start: number): number {
   return Math.round((performance.now() - start) * 100) / 100;
 }
@@ -247,19 +293,22 @@ export class Publisher {
   }
 
   /** Checks a candidate against its source's contract; returns reasons it must not replace the current version. */
-  #gate(candidate: PublishCandidate, record: DocumentRecord | undefined): string[] {
+  #gate(candidate: PublishCandidate, record: DocumentRecord | undefined): Reason[] {
     const contract = this.#options.contracts?.(candidate.sourceId);
-    const reasons: string[] = [];
-    if (candidate.chunks.length === 0) reasons.push('empty: no chunks');
+    const reasons: Reason[] = [];
+    if (candidate.chunks.length === 0) reasons.push({ code: 'empty', detail: 'no chunks' });
     if (contract === undefined) return reasons;
     if (contract.minChars !== undefined && candidate.textChars < contract.minChars) {
-      reasons.push(`too-small: ${candidate.textChars} chars < minimum ${contract.minChars}`);
+      reasons.push({
+        code: 'too-small',
+        detail: `${candidate.textChars} chars < minimum ${contract.minChars}`,
+      });
     }
     if (contract.requiredPhrases !== undefined && contract.requiredPhrases.length > 0) {
       const text = (candidate.text ?? candidate.chunks.map((c) => c.text).join('\n')).toLowerCase();
       for (const phrase of contract.requiredPhrases) {
         if (!text.includes(phrase.toLowerCase()))
-          reasons.push(`missing-phrase: ${JSON.stringify(phrase)}`);
+          reasons.push({ code: 'missing-phrase', detail: JSON.stringify(phrase) });
       }
     }
     if (
@@ -269,9 +318,10 @@ export class Publisher {
     ) {
       const shrink = 1 - candidate.textChars / record.textChars;
       if (shrink > contract.maxShrink) {
-        reasons.push(
-          `shrink: ${(shrink * 100).toFixed(1)}% > allowed ${(contract.maxShrink * 100).toFixed(1)}%`,
-        );
+        reasons.push({
+          code: 'shrink',
+          detail: `${(shrink * 100).toFixed(1)}% > allowed ${(contract.maxShrink * 100).toFixed(1)}%`,
+        });
       }
     }
     if (
@@ -282,9 +332,10 @@ export class Publisher {
       const before = record.currentChunkIds.length;
       const change = Math.abs(candidate.chunks.length - before) / before;
       if (change > contract.maxChunkCountChange) {
-        reasons.push(
-          `chunk-count: ${before} -> ${candidate.chunks.length} exceeds allowed change ${contract.maxChunkCountChange}`,
-        );
+        reasons.push({
+          code: 'chunk-count',
+          detail: `${before} -> ${candidate.chunks.length} exceeds allowed change ${contract.maxChunkCountChange}`,
+        });
       }
     }
     return reasons;
@@ -333,38 +384,65 @@ export class Publisher {
    */
   async publish(
     candidates: readonly PublishCandidate[],
-    options: {
-      readonly removals?: readonly RemovalRequest[];
-      /**
-       * Documents whose current version is to be written again although the state already calls
-       * it current (the store lost it: reconciliation repair). Without this, such a candidate is
-       * `unchanged` and nothing is written.
-       */
-      readonly repair?: ReadonlySet<string>;
-      /**
-       * Documents a reviewer accepted although their source's publish contract rejected them
-       * (a quarantined candidate approved through review): the contract is not applied to them.
-       */
-      readonly accept?: ReadonlySet<string>;
-      /**
-       * A space migration: every candidate is its document's current content re-embedded into
-       * the publisher's space (its versionId carries the space suffix). Contracts do not apply,
-       * the version replaces the current one and the document's lifecycle stays.
-       */
-      readonly respace?: boolean;
-    } = {},
+    options: PublishOptions = {},
   ): Promise<PublishReport> {
     await this.#renew();
     const t0 = performance.now();
-    const timings: Record<string, number> = {};
-    const batchId = randomUUID();
     const baseEpoch = await this.connector.readEpoch();
-    const targetEpoch = baseEpoch + 1;
-    const results: DocumentPublishResult[] = [];
+    const batch: Batch = {
+      batchId: randomUUID(),
+      baseEpoch,
+      targetEpoch: baseEpoch + 1,
+      results: [],
+      timings: {},
+    };
+    const planned = await this.#validate(batch, candidates, options);
+    batch.timings.validate = elapsed(t0);
+    if (planned.length === 0) return this.#report(batch, baseEpoch, 0, 0);
+    let entry = await this.#manifest(batch, planned, options);
+    const staged = await this.#stage(batch, planned, entry);
+    entry = staged.entry;
+    const held = await this.#verify(batch, planned, staged.chunks);
+    if (held !== undefined) return held;
+    entry = await this.#step(entry, 'verified');
+    entry = await this.#promote(batch, entry);
+    const retiredChunks = await this.#rollForward(entry, 'promoted', batch.timings);
+    for (const d of entry.documents) batch.results.push(publishedResult(d));
+    const canaries = [
+      ...(batch.canaries ?? []),
+      ...(await this.#currentCanaries(entry, batch.targetEpoch)),
+    ];
+    batch.timings.total = elapsed(t0);
+    return {
+      ...this.#report(batch, batch.targetEpoch, staged.chunks, retiredChunks),
+      ...(canaries.length === 0 ? {} : { canaries }),
+    };
+  }
+
+  #report(batch: Batch, epoch: number, stagedChunks: number, retiredChunks: number): PublishReport {
+    return {
+      batchId: batch.batchId,
+      targetEpoch: batch.targetEpoch,
+      epoch,
+      documents: batch.results,
+      stagedChunks,
+      retiredChunks,
+      timingsMs: batch.timings,
+    };
+  }
+
+  /**
+   * Step 1, validate: each candidate well formed and once in the batch; tombstoned, unchanged
+   * and contract-rejected ones get their result here (a rejection is quarantined); the rest, and
+   * the removals, are planned.
+   */
+  async #validate(
+    batch: Batch,
+    candidates: readonly PublishCandidate[],
+    options: PublishOptions,
+  ): Promise<PlannedDocument[]> {
     const planned: PlannedDocument[] = [];
     const seen = new Set<string>();
-
-    // 1. Validate.
     for (const c of candidates) {
       if (seen.has(c.documentId)) {
         throw new RagfreshError(
@@ -374,134 +452,137 @@ export class Publisher {
       }
       seen.add(c.documentId);
       this.#assertWellFormed(c);
-      const record = await this.state.getDocument(c.documentId);
-      const tomb = await this.state.getTombstone(c.documentId);
-      if (tomb !== undefined) {
-        results.push({
-          documentId: c.documentId,
-          versionId: c.versionId,
-          outcome: 'skipped',
-          reasons: [`tombstoned: ${tomb.reason}`],
-          chunks: 0,
-        });
-        continue;
-      }
-      const repairing =
-        options.repair?.has(c.documentId) === true &&
-        sameContentVersion(record?.currentVersionId, c.versionId);
-      // The same content re-embedded by a space migration (`v…~es_…`) is still unchanged.
-      const respacing = options.respace === true && record?.currentVersionId !== c.versionId;
-      if (sameContentVersion(record?.currentVersionId, c.versionId) && !repairing && !respacing) {
-        results.push({
-          documentId: c.documentId,
-          versionId: c.versionId,
-          outcome: 'unchanged',
-          reasons: [],
-          chunks: c.chunks.length,
-        });
-        continue;
-      }
-      // A repair restores what was already accepted: the contract compared it once.
-      const reasons =
-        repairing || respacing || options.accept?.has(c.documentId) === true
-          ? []
-          : this.#gate(c, record);
-      if (reasons.length > 0) {
-        await this.#markRejected(c, record, reasons);
-        results.push({
-          documentId: c.documentId,
-          versionId: c.versionId,
-          ...(record?.currentVersionId === undefined
-            ? {}
-            : { previousVersionId: record.currentVersionId }),
-          outcome: 'rejected-by-gate',
-          reasons,
-          chunks: c.chunks.length,
-        });
-        continue;
-      }
-      const access = normalizeAccess(c.chunks[0]?.provenance.access);
-      const narrows =
-        record?.currentVersionId !== undefined &&
-        !repairing &&
-        accessNarrows(record.access, access);
-      planned.push({
-        candidate: c,
-        journal: {
-          documentId: c.documentId,
-          sourceId: c.sourceId,
-          versionId: c.versionId,
-          chunkIds: c.chunks.map((ch) => ch.chunkId),
-          // A repaired version replaces nothing: its own ids are overwritten in place.
-          ...(record?.currentVersionId === undefined || repairing
-            ? {}
-            : { previousVersionId: record.currentVersionId }),
-          action: 'publish',
-          ...(repairing ? { repair: true } : {}),
-          ...(respacing ? { respace: true } : {}),
-          url: c.url,
-          contentHash: c.contentHash,
-          textChars: c.textChars,
-          chunkHashes: c.chunks.map((ch) => ch.contentHash),
-          ...(c.fingerprint === undefined ? {} : { fingerprint: c.fingerprint }),
-          ...(c.duplicateGroup === undefined ? {} : { duplicateGroup: c.duplicateGroup }),
-          ...(c.retrievedAt === undefined ? {} : { retrievedAt: c.retrievedAt }),
-          ...(c.sourceModifiedAt === undefined ? {} : { sourceModifiedAt: c.sourceModifiedAt }),
-          ...(c.validators === undefined ? {} : { validators: c.validators }),
-          ...(c.rawDigest === undefined ? {} : { rawDigest: c.rawDigest }),
-          ...(access.length === 0 ? {} : { access }),
-          ...(narrows ? { narrows: true } : {}),
-        },
-      });
+      const plan = await this.#planCandidate(c, options);
+      if ('journal' in plan) planned.push(plan);
+      else batch.results.push(plan);
     }
-    for (const planRemoval of await this.#planRemovals(options.removals ?? [], seen, results))
-      planned.push(planRemoval);
-    timings.validate = elapsed(t0);
+    for (const removal of await this.#planRemovals(options.removals ?? [], seen, batch.results))
+      planned.push(removal);
+    return planned;
+  }
 
-    if (planned.length === 0) {
+  /** One candidate's validation: its result when it is not to be published, else its plan. */
+  async #planCandidate(
+    c: PublishCandidate,
+    options: PublishOptions,
+  ): Promise<PlannedDocument | DocumentPublishResult> {
+    const record = await this.state.getDocument(c.documentId);
+    const tomb = await this.state.getTombstone(c.documentId);
+    const ids = { documentId: c.documentId, versionId: c.versionId };
+    if (tomb !== undefined)
+      return { ...ids, outcome: 'skipped', reasons: [`tombstoned: ${tomb.reason}`], chunks: 0 };
+    const repairing =
+      options.repair?.has(c.documentId) === true &&
+      sameContentVersion(record?.currentVersionId, c.versionId);
+    // The same content re-embedded by a space migration (`v…~es_…`) is still unchanged.
+    const respacing = options.respace === true && record?.currentVersionId !== c.versionId;
+    if (sameContentVersion(record?.currentVersionId, c.versionId) && !repairing && !respacing)
+      return { ...ids, outcome: 'unchanged', reasons: [], chunks: c.chunks.length };
+    // A repair restores what was already accepted: the contract compared it once.
+    const gates =
+      repairing || respacing || options.accept?.has(c.documentId) === true
+        ? []
+        : this.#gate(c, record);
+    const previous =
+      record?.currentVersionId === undefined ? {} : { previousVersionId: record.currentVersionId };
+    if (gates.length > 0) {
+      const reasons = gates.map(reasonLine);
+      await this.#markRejected(c, record, reasons);
       return {
-        batchId,
-        targetEpoch,
-        epoch: baseEpoch,
-        documents: results,
-        stagedChunks: 0,
-        retiredChunks: 0,
-        timingsMs: timings,
+        ...ids,
+        ...previous,
+        outcome: 'rejected-by-gate',
+        reasons,
+        gates,
+        chunks: c.chunks.length,
       };
     }
-
-    // 2. Manifest.
-    let entry: JournalEntry = {
-      batchId,
-      step: 'manifest',
-      baseEpoch,
-      targetEpoch,
-      startedAt: this.#now().toISOString(),
-      fence: this.#lease.fence,
-      documents: planned.map((p) => p.journal),
-      ...(this.#options.namespace === undefined ? {} : { namespace: this.#options.namespace }),
-      ...(options.respace === true && this.#options.spaceId !== undefined
-        ? { space: this.#options.spaceId }
-        : {}),
+    const access = normalizeAccess(c.chunks[0]?.provenance.access);
+    const narrows =
+      record?.currentVersionId !== undefined && !repairing && accessNarrows(record.access, access);
+    return {
+      candidate: c,
+      journal: {
+        ...ids,
+        sourceId: c.sourceId,
+        chunkIds: c.chunks.map((ch) => ch.chunkId),
+        // A repaired version replaces nothing: its own ids are overwritten in place.
+        ...(repairing ? {} : previous),
+        action: 'publish',
+        ...(repairing ? { repair: true } : {}),
+        ...(respacing ? { respace: true } : {}),
+        url: c.url,
+        contentHash: c.contentHash,
+        textChars: c.textChars,
+        chunkHashes: c.chunks.map((ch) => ch.contentHash),
+        ...(c.fingerprint === undefined ? {} : { fingerprint: c.fingerprint }),
+        ...(c.duplicateGroup === undefined ? {} : { duplicateGroup: c.duplicateGroup }),
+        ...(c.retrievedAt === undefined ? {} : { retrievedAt: c.retrievedAt }),
+        ...(c.sourceModifiedAt === undefined ? {} : { sourceModifiedAt: c.sourceModifiedAt }),
+        ...(c.validators === undefined ? {} : { validators: c.validators }),
+        ...(c.rawDigest === undefined ? {} : { rawDigest: c.rawDigest }),
+        ...(access.length === 0 ? {} : { access }),
+        ...(narrows ? { narrows: true } : {}),
+      },
     };
-    entry = await this.#step(entry, 'manifest');
+  }
 
-    // 3. Stage, invisible to the current view (rf_from = T > E).
-    let t = performance.now();
-    entry = await this.#step(entry, 'staging');
-    // One write for the whole batch (the connector splits it by its maxWriteBatch).
+  /** Step 2, manifest: the batch's documents journalled (fenced) before anything is written. */
+  #manifest(
+    batch: Batch,
+    planned: readonly PlannedDocument[],
+    options: PublishOptions,
+  ): Promise<JournalEntry> {
+    return this.#step(
+      {
+        batchId: batch.batchId,
+        step: 'manifest',
+        baseEpoch: batch.baseEpoch,
+        targetEpoch: batch.targetEpoch,
+        startedAt: this.#now().toISOString(),
+        fence: this.#lease.fence,
+        documents: planned.map((p) => p.journal),
+        ...(this.#options.namespace === undefined ? {} : { namespace: this.#options.namespace }),
+        ...(options.respace === true && this.#options.spaceId !== undefined
+          ? { space: this.#options.spaceId }
+          : {}),
+      },
+      'manifest',
+    );
+  }
+
+  /** Step 3, stage: every new chunk in one write, invisible to the current view (rf_from = T > E). */
+  async #stage(
+    batch: Batch,
+    planned: readonly PlannedDocument[],
+    manifest: JournalEntry,
+  ): Promise<{ readonly entry: JournalEntry; readonly chunks: number }> {
+    const t = performance.now();
+    const entry = await this.#step(manifest, 'staging');
+    // The connector splits the write by its maxWriteBatch.
     const staged = planned.flatMap((p) =>
       p.candidate === undefined
         ? []
-        : p.candidate.chunks.map((ch) => toStoredChunk(ch, targetEpoch, this.#options.spaceId)),
+        : p.candidate.chunks.map((ch) =>
+            toStoredChunk(ch, batch.targetEpoch, this.#options.spaceId),
+          ),
     );
     await this.connector.upsert(staged, this.#write);
-    const stagedChunks = staged.length;
-    entry = await this.#step(entry, 'staged');
-    timings.stage = elapsed(t);
+    const next = await this.#step(entry, 'staged');
+    batch.timings.stage = elapsed(t);
+    return { entry: next, chunks: staged.length };
+  }
 
-    // 4. Verify queryable.
-    t = performance.now();
+  /**
+   * Step 4, verify queryable, then the canaries against the view the batch would publish
+   * (replaced versions left out). The held batch's report when either fails, else undefined.
+   */
+  async #verify(
+    batch: Batch,
+    planned: readonly PlannedDocument[],
+    stagedChunks: number,
+  ): Promise<PublishReport | undefined> {
+    const t = performance.now();
     const verifyTimeoutMs = this.#options.verifyTimeoutMs ?? defaultVerifyTimeoutMs(this.connector);
     const toVerify = planned.flatMap((p) => (p.candidate === undefined ? [] : [p.candidate]));
     const verdict = await verifyQueryableBatch(
@@ -514,86 +595,55 @@ export class Publisher {
           : { smokeSample: this.#options.smokeSample }),
       },
     );
-    timings.verify = elapsed(t);
+    batch.timings.verify = elapsed(t);
+    const hold = {
+      batchId: batch.batchId,
+      baseEpoch: batch.baseEpoch,
+      targetEpoch: batch.targetEpoch,
+      planned,
+      results: batch.results,
+      stagedChunks,
+      timings: batch.timings,
+    };
     if (!verdict.ok) {
       const failures = new Map(
         [...verdict.failures].map(([id, why]) => [id, why.map((f) => `verify-failed: ${f}`)]),
       );
-      return this.#holdBatch({
-        batchId,
-        baseEpoch,
-        targetEpoch,
-        planned,
-        failures,
-        outcome: 'verify-failed',
-        results,
-        stagedChunks,
-        timings,
-      });
+      return this.#holdBatch({ ...hold, failures, outcome: 'verify-failed' });
     }
+    const canaryCheck = await this.#stagedCanaries(planned, batch.targetEpoch);
+    batch.canaries = canaryCheck.results;
+    if (canaryCheck.failures.size === 0) return undefined;
+    const report = await this.#holdBatch({
+      ...hold,
+      failures: canaryCheck.failures,
+      outcome: 'canary-failed',
+    });
+    return { ...report, canaries: canaryCheck.results };
+  }
 
-    // 4b. Canaries against the view the batch would publish (replaced versions left out).
-    const canaryResults: CanaryResult[] = [];
-    const canaryCheck = await this.#stagedCanaries(planned, targetEpoch);
-    canaryResults.push(...canaryCheck.results);
-    if (canaryCheck.failures.size > 0) {
-      const report = await this.#holdBatch({
-        batchId,
-        baseEpoch,
-        targetEpoch,
-        planned,
-        failures: canaryCheck.failures,
-        outcome: 'canary-failed',
-        results,
-        stagedChunks,
-        timings,
-      });
-      return { ...report, canaries: canaryResults };
-    }
-    entry = await this.#step(entry, 'verified');
-
-    // 5. Promote: close the replaced versions at T, then advance the epoch (compare-and-set).
-    // A version whose successor narrows its access scope is withdrawn instead (rf_to = 0, not
-    // current): closed at T, it would stay readable to every reader still holding epoch E, and
-    // so to a group that just lost access. Its document shows nothing until the move (a gap,
-    // for narrowing documents only), never the wider scope.
-    t = performance.now();
-    entry = await this.#step(entry, 'promoting');
+  /**
+   * Step 5, promote: close the replaced versions at T, then advance the epoch (compare-and-set).
+   * A version whose successor narrows its access scope is withdrawn instead (rf_to = 0, not
+   * current): closed at T, it would stay readable to every reader still holding epoch E, and
+   * so to a group that just lost access. Its document shows nothing until the move (a gap, for
+   * narrowing documents only), never the wider scope.
+   */
+  async #promote(batch: Batch, verified: JournalEntry): Promise<JournalEntry> {
+    const t = performance.now();
+    const entry = await this.#step(verified, 'promoting');
     await this.connector.patchValidityMany(
       entry.documents.flatMap((d) => {
         const closing = d.action === 'publish' ? d.previousVersionId : d.versionId;
         if (closing === undefined) return [];
-        const patch = d.narrows === true ? WITHDRAWN : { to: targetEpoch };
+        const patch = d.narrows === true ? WITHDRAWN : { to: batch.targetEpoch };
         return [{ documentId: d.documentId, versionId: closing, patch }];
       }),
       this.#write,
     );
-    await this.connector.advanceEpoch(baseEpoch, targetEpoch, this.#write);
-    timings.promote = elapsed(t);
-
-    const retiredChunks = await this.#rollForward(entry, 'promoted', timings);
-    for (const d of entry.documents) {
-      results.push({
-        documentId: d.documentId,
-        versionId: d.versionId,
-        ...(d.previousVersionId === undefined ? {} : { previousVersionId: d.previousVersionId }),
-        outcome: d.action === 'publish' ? 'published' : 'removed',
-        reasons: d.reason === undefined ? [] : [d.reason],
-        chunks: d.chunkIds.length,
-      });
-    }
-    canaryResults.push(...(await this.#currentCanaries(entry, targetEpoch)));
-    timings.total = elapsed(t0);
-    return {
-      batchId,
-      targetEpoch,
-      epoch: targetEpoch,
-      documents: results,
-      stagedChunks,
-      retiredChunks,
-      timingsMs: timings,
-      ...(canaryResults.length === 0 ? {} : { canaries: canaryResults }),
-    };
+    await this.connector.advanceEpoch(batch.baseEpoch, batch.targetEpoch, this.#write);
+    batch.timings.promote = elapsed(t);
+    return entry;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { RagfreshError } from '@ragfresh/core';
+import { RagfreshError, reasonLine } from '@ragfresh/core';
 import { DEFAULT_PAGE_LIMITS, type PageLimits } from '../bounds.js';
 import { type ExportItem, ExportReader, type ReaderLimits } from './reader.js';
 import {
@@ -334,7 +334,7 @@ export function parseExport(text: string, options: ParseExportOptions): ParsedEx
     else
       refused.push({
         line: item.line,
-        reason: item.reason,
+        reason: reasonLine(item.reason),
         ...(item.url === undefined ? {} : { url: item.url }),
       });
   }

@@ -1,6 +1,6 @@
-import { isRagfreshError } from '@ragfresh/core';
+import { isRagfreshError, type Reason } from '@ragfresh/core';
 import { classifyAddress, type NetworkPolicy, type Resolver, SsrfGuard } from '@ragfresh/fetch';
-import { chunkCountRefusal, type PageLimits, screenPage } from '../bounds.js';
+import { chunkCountRefusal, EMPTY_BODY, type PageLimits, screenPage } from '../bounds.js';
 import type { EngineSource } from '../types.js';
 import type { ImportRow } from './row.js';
 import { rowBody } from './version.js';
@@ -21,9 +21,6 @@ export const ROW_REFUSALS = Object.freeze({
   future: 'future-fetch-time',
 });
 
-/** The code of a refusal reason (`page-too-large: …` → `page-too-large`). */
-export const refusalCode = (reason: string): string => reason.split(':', 1)[0] ?? reason;
-
 /**
  * Cloud metadata services reached by name (their addresses are `classifyAddress`'s `metadata`):
  * GCP's `metadata.google.internal`, `metadata.goog` and the bare `metadata`, AWS's
@@ -36,6 +33,12 @@ const METADATA_HOSTS: ReadonlySet<string> = new Set([
   'instance-data',
   'instance-data.ec2.internal',
 ]);
+
+/** The network policy's verdict on a host: metadata addresses carry their own code. */
+interface NetworkRefusal {
+  readonly code?: string;
+  readonly detail: string;
+}
 
 // A DNS answer an import waits for at most; an unresolved host is judged by its name only.
 const RESOLVE_TIMEOUT_MS = 5_000;
@@ -78,7 +81,7 @@ export class RowHostPolicy {
   readonly #sourceId: string;
   readonly #hosts: Set<string>;
   readonly #guard: SsrfGuard;
-  readonly #verdicts = new Map<string, Promise<string | undefined>>();
+  readonly #verdicts = new Map<string, Promise<NetworkRefusal | undefined>>();
 
   constructor(source: EngineSource, network: NetworkPolicy = {}, resolver?: Resolver) {
     this.#sourceId = source.id;
@@ -87,41 +90,51 @@ export class RowHostPolicy {
   }
 
   /** Why the row is refused, or undefined. A URL that is not http(s) is left to the identity rules. */
-  async refusal(row: ImportRow): Promise<string | undefined> {
+  async refusal(row: ImportRow): Promise<Reason | undefined> {
     const url = httpUrl(row.url);
     if (url === undefined) return undefined;
     const own = await this.#urlRefusal(url, 'url');
     if (own !== undefined || row.loadedUrl === undefined) return own;
     const loaded = httpUrl(row.loadedUrl);
     if (loaded === undefined)
-      return `${ROW_REFUSALS.offSource}: loadedUrl ${JSON.stringify(row.loadedUrl.slice(0, 200))} is not an http(s) URL`;
+      return {
+        code: ROW_REFUSALS.offSource,
+        detail: `loadedUrl ${JSON.stringify(row.loadedUrl.slice(0, 200))} is not an http(s) URL`,
+      };
     return this.#urlRefusal(loaded, 'loadedUrl');
   }
 
-  async #urlRefusal(url: URL, field: string): Promise<string | undefined> {
+  async #urlRefusal(url: URL, field: string): Promise<Reason | undefined> {
     const host = bare(url.hostname);
     const kind = classifyAddress(host);
     const literal = kind !== 'not-an-ip';
     if (METADATA_HOSTS.has(host) || /metadata/.test(kind ?? ''))
-      return `${ROW_REFUSALS.metadata}: ${field} ${url.host} is a cloud metadata address; rows for it are never imported, whatever fetch.allow says`;
+      return {
+        code: ROW_REFUSALS.metadata,
+        detail: `${field} ${url.host} is a cloud metadata address; rows for it are never imported, whatever fetch.allow says`,
+      };
     // An address is judged by the network policy first; a name only once it is the source's own,
     // so a row never makes the import look up a name it chose.
     if (literal) {
       const refused = await this.#networkRefusal(url);
-      if (refused !== undefined) return `${ROW_REFUSALS.ssrf}: ${field} ${refused}`;
+      if (refused !== undefined)
+        return { code: refused.code ?? ROW_REFUSALS.ssrf, detail: `${field} ${refused.detail}` };
     }
     if (this.#hosts.size > 0 && !this.#hosts.has(sameHostKey(url)))
-      return `${ROW_REFUSALS.offSource}: ${field} host ${url.host} is not a host of source ${this.#sourceId} (${[...this.#hosts].join(', ')}); rows are imported only for their source's own hosts`;
+      return {
+        code: ROW_REFUSALS.offSource,
+        detail: `${field} host ${url.host} is not a host of source ${this.#sourceId} (${[...this.#hosts].join(', ')}); rows are imported only for their source's own hosts`,
+      };
     if (!literal) {
       const refused = await this.#networkRefusal(url);
       if (refused !== undefined)
-        return `${/metadata/.test(refused) ? ROW_REFUSALS.metadata : ROW_REFUSALS.ssrf}: ${field} ${refused}`;
+        return { code: refused.code ?? ROW_REFUSALS.ssrf, detail: `${field} ${refused.detail}` };
     }
     return undefined;
   }
 
   /** The guard's verdict on a host (one DNS lookup per host and port per import). */
-  #networkRefusal(url: URL): Promise<string | undefined> {
+  #networkRefusal(url: URL): Promise<NetworkRefusal | undefined> {
     const key = url.host;
     let verdict = this.#verdicts.get(key);
     if (verdict === undefined) {
@@ -131,7 +144,7 @@ export class RowHostPolicy {
     return verdict;
   }
 
-  async #judge(url: URL): Promise<string | undefined> {
+  async #judge(url: URL): Promise<NetworkRefusal | undefined> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), RESOLVE_TIMEOUT_MS);
@@ -144,10 +157,19 @@ export class RowHostPolicy {
       const metadata = addresses.find((a) => /metadata/.test(classifyAddress(a.address) ?? ''));
       return metadata === undefined
         ? undefined
-        : `${url.host} resolves to the cloud metadata address ${metadata.address}`;
+        : {
+            code: ROW_REFUSALS.metadata,
+            detail: `${url.host} resolves to the cloud metadata address ${metadata.address}`,
+          };
     } catch (err) {
-      if (isRagfreshError(err, 'SSRF_REFUSED'))
-        return err.message.replace(/^\[ragfresh\] (\[\w+\] )?/, '');
+      if (isRagfreshError(err, 'SSRF_REFUSED')) {
+        const address = err.details.address;
+        const metadata = typeof address === 'string' && classifyAddress(address) === 'metadata';
+        return {
+          ...(metadata ? { code: ROW_REFUSALS.metadata } : {}),
+          detail: err.message.replace(/^\[ragfresh\] (\[\w+\] )?/, ''),
+        };
+      }
       // No address (offline, unknown name): nothing for the network policy to refuse.
       return undefined;
     } finally {
@@ -157,10 +179,13 @@ export class RowHostPolicy {
 }
 
 /** `future-fetch-time` when `at` lies beyond the allowed skew after `now`. */
-export function futureRefusal(at: string, now: Date): string | undefined {
+export function futureRefusal(at: string, now: Date): Reason | undefined {
   const ahead = Date.parse(at) - now.getTime();
   return ahead > MAX_FUTURE_SKEW_MS
-    ? `${ROW_REFUSALS.future}: fetched ${at}, ${Math.round(ahead / 60_000)} minutes after this machine's clock (${now.toISOString()}); more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead is refused`
+    ? {
+        code: ROW_REFUSALS.future,
+        detail: `fetched ${at}, ${Math.round(ahead / 60_000)} minutes after this machine's clock (${now.toISOString()}); more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead is refused`,
+      }
     : undefined;
 }
 
@@ -175,7 +200,7 @@ export function isFutureMark(at: string | undefined, now: Date): boolean {
  * too, and the number of provided chunks. Rows the export did not chunk meet the chunk limit
  * in `processBounded`, after the engine's chunker cut them.
  */
-export function rowLimitRefusals(row: ImportRow, limits: PageLimits): string[] {
+export function rowLimitRefusals(row: ImportRow, limits: PageLimits): Reason[] {
   const body = rowBody(row);
   const input = {
     text: body,
@@ -184,7 +209,7 @@ export function rowLimitRefusals(row: ImportRow, limits: PageLimits): string[] {
     finalUrl: row.url,
     acquisition: 'export' as const,
   };
-  const refused = screenPage(input, limits).filter((r) => !r.startsWith('empty-body'));
+  const refused = screenPage(input, limits).filter((r) => r.code !== EMPTY_BODY);
   if (refused.length > 0) return refused;
   const chunks = row.chunks ?? [];
   const tooMany = chunkCountRefusal(chunks.length, limits);
@@ -194,13 +219,14 @@ export function rowLimitRefusals(row: ImportRow, limits: PageLimits): string[] {
     total += c.text.length;
     if (total > limits.maxChars)
       return [
-        `page-too-large: the provided chunks hold more than ${limits.maxChars} chars, over the page limit`,
+        {
+          code: 'page-too-large',
+          detail: `the provided chunks hold more than ${limits.maxChars} chars, over the page limit`,
+        },
       ];
   }
   for (const c of chunks) {
-    const r = screenPage({ ...input, text: c.text }, limits).filter(
-      (x) => !x.startsWith('empty-body'),
-    );
+    const r = screenPage({ ...input, text: c.text }, limits).filter((x) => x.code !== EMPTY_BODY);
     if (r.length > 0) return r;
   }
   return [];

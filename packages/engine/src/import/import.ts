@@ -1,5 +1,4 @@
-import type { DocumentRecord } from '@ragfresh/core';
-import { sameContentVersion } from '@ragfresh/core';
+import { type DocumentRecord, type Reason, reasonLine, sameContentVersion } from '@ragfresh/core';
 import type { NetworkPolicy, Resolver } from '@ragfresh/fetch';
 import { PAGE_LIMIT_CODES } from '../bounds.js';
 import { type EngineContext, SourceRun } from '../context.js';
@@ -10,13 +9,7 @@ import { PublishQueue } from '../publish.js';
 import { proposeDeletion } from '../review.js';
 import { sourceProvenance } from '../snapshot.js';
 import type { EngineSource } from '../types.js';
-import {
-  futureRefusal,
-  isFutureMark,
-  RowHostPolicy,
-  refusalCode,
-  rowLimitRefusals,
-} from './guards.js';
+import { futureRefusal, isFutureMark, RowHostPolicy, rowLimitRefusals } from './guards.js';
 import type { ExportCoverage, ImportItem, ImportRow } from './row.js';
 import { fetchTimeOf, IMPORT_REVIEW, identityOf, reviewRow } from './rules.js';
 import { type ImportChunking, type RowVersion, rowBody, rowUrls, versionOfRow } from './version.js';
@@ -166,16 +159,22 @@ class ImportRun {
     return [...lines, `row ${row.line} of ${this.options.label ?? 'the export'}`];
   }
 
-  /** A row a guard refused: counted by its reason code, reported with its line. */
+  /** A row a guard refused: counted by its (first) reason's code, reported with its line. */
   refuse(
     row: { readonly line: number; readonly url?: string },
-    reason: string,
+    reasons: Reason | readonly [Reason, ...Reason[]],
     documentId = '',
   ): void {
+    const all: readonly Reason[] = 'code' in reasons ? [reasons] : reasons;
     this.counts.refused++;
-    const code = refusalCode(reason);
+    const code = all[0]!.code;
     this.refusedBy[code] = (this.refusedBy[code] ?? 0) + 1;
-    this.run.event(row.url ?? '', documentId, 'refused', this.evidence(row, reason));
+    this.run.event(
+      row.url ?? '',
+      documentId,
+      'refused',
+      this.evidence(row, all.map(reasonLine).join('; ')),
+    );
   }
 
   unreadableRecord(line: number, reason: string): void {
@@ -279,9 +278,9 @@ async function screen(ir: ImportRun, row: ImportRow): Promise<Accepted | undefin
     );
     return undefined;
   }
-  const limits = rowLimitRefusals(row, ir.ctx.pageLimits);
-  if (limits.length > 0) {
-    ir.refuse(row, limits.join('; '), id);
+  const [limit, ...limits] = rowLimitRefusals(row, ir.ctx.pageLimits);
+  if (limit !== undefined) {
+    ir.refuse(row, [limit, ...limits], id);
     return undefined;
   }
   return { row, documentId: id, at: time.at };
@@ -317,15 +316,16 @@ async function newestOf(ir: ImportRun, rows: Accepted[]): Promise<Decided | unde
     );
     if (version.kind === 'not-the-document') {
       // Over a limit, or the pipeline threw on it: refused with that reason, not "empty content".
-      if (version.reasons.some((r) => REFUSED_OUTCOMES.has(refusalCode(r)))) {
-        ir.refuse(accepted.row, version.reasons.join('; '), accepted.documentId);
+      const [first, ...rest] = version.reasons;
+      if (first !== undefined && version.reasons.some((r) => REFUSED_OUTCOMES.has(r.code))) {
+        ir.refuse(accepted.row, [first, ...rest], accepted.documentId);
         continue;
       }
       await ir.review(
         accepted.row,
         IMPORT_REVIEW.empty,
         accepted.at,
-        [...version.reasons],
+        version.reasons.map(reasonLine),
         accepted.documentId,
       );
       continue;

@@ -1,3 +1,4 @@
+import type { Reason } from '@ragfresh/core';
 /**
  * An export read as a stream: text goes in chunk by chunk, records come out as soon as they end,
  * so a multi-GB export never sits in memory whole. The reader only finds record boundaries
@@ -24,7 +25,7 @@ export type ExportItem =
   | {
       readonly kind: 'refused';
       readonly line: number;
-      readonly reason: string;
+      readonly reason: Reason;
       /** The record's URL when one could be seen before the cap (for the report only). */
       readonly url?: string;
     };
@@ -46,8 +47,11 @@ export interface ExportReaderOptions {
 const PREFIX_CHARS = 8192;
 const URL_SNIFF = /"(?:url|sourceURL)"\s*:\s*"([^"\\\s]{1,2048})"/;
 
-function tooLarge(limits: ReaderLimits): string {
-  return `record-too-large: more than ${limits.maxRecordChars} chars, over the per-record limit; its text was not kept`;
+function tooLarge(limits: ReaderLimits): Reason {
+  return {
+    code: 'record-too-large',
+    detail: `more than ${limits.maxRecordChars} chars, over the per-record limit; its text was not kept`,
+  };
 }
 
 /** A record being collected: its text in parts, or, past a cap, only why it is refused. */
@@ -58,7 +62,7 @@ class Collected {
   #parts: string[] = [];
   #chars = 0;
   #prefix = '';
-  refused: string | undefined;
+  refused: Reason | undefined;
 
   constructor(line: number, base: number) {
     this.line = line;
@@ -74,13 +78,14 @@ class Collected {
 
   tooDeep(depth: number, limits: ReaderLimits): void {
     if (this.refused !== undefined) return;
-    this.#refuse(
-      `record-too-deep: nested ${depth} levels, over the ${limits.maxDepth}-level limit`,
-    );
+    this.#refuse({
+      code: 'record-too-deep',
+      detail: `nested ${depth} levels, over the ${limits.maxDepth}-level limit`,
+    });
   }
 
   /** Drops the text, keeping only its start (where the record's URL usually is). */
-  #refuse(reason: string, more = ''): void {
+  #refuse(reason: Reason, more = ''): void {
     this.refused = reason;
     this.#prefix = `${this.#parts.join('')}${more.slice(0, PREFIX_CHARS)}`.slice(0, PREFIX_CHARS);
     this.#parts = [];
@@ -453,7 +458,7 @@ class CsvScanner {
   #row: string[] = [];
   #field = '';
   #chars = 0;
-  #refused: string | undefined;
+  #refused: Reason | undefined;
   #quoted = false;
   #line = 1;
   #rowLine = 1;

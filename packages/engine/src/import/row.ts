@@ -1,3 +1,5 @@
+import type { Reason } from '@ragfresh/core';
+
 /** A chunk an export already cut: its boundaries and heading path are part of the version. */
 export interface ProvidedChunk {
   readonly text: string;
@@ -38,7 +40,7 @@ export type ImportItem =
   | {
       readonly kind: 'refused';
       readonly line: number;
-      readonly reason: string;
+      readonly reason: Reason;
       readonly url?: string;
     };
 

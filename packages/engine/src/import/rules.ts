@@ -1,5 +1,6 @@
 import { documentId, errorMessage, type ReviewItem, sha256Hex } from '@ragfresh/core';
 import type { EngineContext } from '../context.js';
+import { proposeItem } from '../review.js';
 import type { EngineSource } from '../types.js';
 import type { ImportRow } from './row.js';
 
@@ -61,19 +62,10 @@ export async function reviewRow(
   const docId = subject.documentId ?? `${subject.sourceId}:unidentified-${hash(subject.url)}`;
   const id = `import:${hash(`${reason}\n${docId}\n${key}`)}`;
   // One item per (reason, document, key), whatever became of it: a decided conflict stays decided.
-  const item = await ctx.ledger.proposed(
-    {
-      id,
-      kind: 'ingestion',
-      documentId: docId,
-      sourceId: subject.sourceId,
-      url: subject.url,
-      reason,
-      evidence: [...evidence],
-    },
+  return proposeItem(
+    ctx,
+    { sourceId: subject.sourceId, documentId: docId, url: subject.url },
+    { id, kind: 'ingestion', reason, evidence },
     () => true,
   );
-  if (item === undefined) return undefined;
-  ctx.log.info('review-item', { id, reason, url: subject.url });
-  return item;
 }

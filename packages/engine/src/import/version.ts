@@ -5,6 +5,7 @@ import {
   chunkId,
   httpUrl,
   judgeCanonical,
+  type Reason,
   SCHEMA_VERSION,
   sameSite,
   versionId,
@@ -63,7 +64,7 @@ export function rowUrls(
 
 export type RowVersion =
   | { readonly kind: 'document'; readonly doc: ExtractedDocument; readonly body: string }
-  | { readonly kind: 'not-the-document'; readonly reasons: readonly string[] };
+  | { readonly kind: 'not-the-document'; readonly reasons: readonly Reason[] };
 
 /** The body of a row: its Markdown, else its text, else its chunks' texts. */
 export function rowBody(row: ImportRow): string {
@@ -169,7 +170,8 @@ export async function versionOfRow(
   const verdict = classifyOutcome(row.url, outcome);
   if (verdict.kind === 'not-the-document')
     return { kind: 'not-the-document', reasons: verdict.reasons };
-  const doc = verdict.doc;
+  // The chunks get the row's provenance below: the prepared document they came from would not match.
+  const { prepared: _cut, ...doc } = verdict.doc;
   // Canonical and loaded URLs are provenance: they ride on the chunks, never on the id.
   const title = row.title ?? doc.title;
   return {
