@@ -12,7 +12,7 @@ const DURATIONS = JSON.parse(
 ) as Record<string, number>;
 
 /**
- * Longest file first, so the two workers finish together instead of one running a long file
+ * Longest file first, so the workers finish together instead of one running a long file
  * alone at the end. vitest's own order needs the results cache of an earlier run; a fresh clone
  * (CI) has none and would start the largest files by bytes, which are not the slow ones. The
  * cache still wins where it exists (a failed file first, then its last duration); a file in
@@ -74,7 +74,10 @@ export default defineConfig({
     hookTimeout: 600_000,
     pool: 'forks',
     fileParallelism: true,
-    maxWorkers: 2,
+    // Three forks on two cores: a third of the suite's time is spent waiting (emulated store
+    // lags, claim expiries, child processes), so a third worker fills those waits. No test
+    // asserts a wall-clock bound (DEVELOPERS.md), so the extra load only stretches waits.
+    maxWorkers: 3,
     sequence: { sequencer: LongestFirst },
   },
 });
