@@ -46,7 +46,13 @@ export {
   removeDocuments,
   undoRemoval,
 } from './governance.js';
-export * from './migrate-space.js';
+export {
+  migrateEmbeddingSpace,
+  retryAfterMs,
+  type SpaceMigrationOptions,
+  type SpaceMigrationProgress,
+  type SpaceMigrationReport,
+} from './migrate-space.js';
 export type { RecoverReport, VerifyReport } from './reconcile.js';
 export { type ApprovalReport, DELETION_REASONS, INGESTION_REASONS } from './review.js';
 /** Settings resolved once, with their defaults. */
