@@ -1,4 +1,10 @@
-import { decodeChunkMetadata, RagfreshError } from '@ragfresh/core';
+import {
+  accessAdmits,
+  decodeChunkMetadata,
+  FIELDS,
+  normalizeAccess,
+  RagfreshError,
+} from '@ragfresh/core';
 import type {
   FreshnessOutput,
   GetDocumentOutput,
@@ -22,18 +28,12 @@ export interface OpenedReader extends RagfreshReader {
 }
 
 /**
- * Access groups are refused until the query path enforces them in the store filter (issue 35):
- * a server that took `--access` and answered unscoped would show a group's readers what it must
- * not. ACCESS HOOK: once `queryCurrentView` takes the reader's groups, drop this check and pass
- * `identity.access` in `search` below (the one call into the query path).
+ * The server's access groups, checked once (a bad name is INVALID_ARGUMENT at start). Every
+ * search passes them to the store's filter: public chunks plus these groups', never chosen by a
+ * tool call (the tools' input schemas have no such argument).
  */
-function checkIdentity(identity: ReaderIdentity): void {
-  if ((identity.access ?? []).length > 0)
-    throw new RagfreshError(
-      'INVALID_CONFIG',
-      'access groups (--access) need access scopes in the query path, which this build does not enforce yet; start the reader without them.',
-      { scope: 'mcp' },
-    );
+function readerGroups(identity: ReaderIdentity): string[] {
+  return normalizeAccess(identity.access, '--access');
 }
 
 async function throwIfStoreBehind(rt: Runtime, stateEpoch: number): Promise<void> {
@@ -48,18 +48,26 @@ async function throwIfStoreBehind(rt: Runtime, stateEpoch: number): Promise<void
  * role `read`, so it never takes the publish lease.
  */
 export function readerOver(rt: Runtime, identity: ReaderIdentity = {}): RagfreshReader {
-  checkIdentity(identity);
+  const access = readerGroups(identity);
+  // A scoped source is invisible to a reader outside its groups: not searched (the store's
+  // filter), not listed, not explained, its documents unknown.
+  const readable = new Set(
+    rt.config.sources
+      .filter((s) => s.access.length === 0 || s.access.some((g) => access.includes(g)))
+      .map((s) => s.id),
+  );
+  const unknown = (url: string) =>
+    new RagfreshError('NOT_FOUND', `${unknownDocument(url)} The explain tool says why.`, {
+      scope: 'mcp',
+    });
   return {
-    sourceIds: rt.config.sources.map((s) => s.id),
+    sourceIds: [...readable],
     identity,
     async search({ query, k, source }): Promise<ReadonlyDeep<SearchOutput>> {
-      // ACCESS HOOK (issue 35): the reader's `identity.access` goes into this scope.
-      const { hits, storeEpoch } = await searchCurrentView(
-        rt,
-        query,
-        k,
-        source === undefined ? {} : { sourceId: source },
-      );
+      const { hits, storeEpoch } = await searchCurrentView(rt, query, k, {
+        access,
+        ...(source === undefined ? {} : { sourceId: source }),
+      });
       return {
         query,
         storeEpoch,
@@ -85,11 +93,10 @@ export function readerOver(rt: Runtime, identity: ReaderIdentity = {}): Ragfresh
     },
 
     async getDocument({ url, source, maxChunks }): Promise<ReadonlyDeep<GetDocumentOutput>> {
-      const found = await knownDocuments(rt, url, source);
-      if (found.length === 0)
-        throw new RagfreshError('NOT_FOUND', `${unknownDocument(url)} The explain tool says why.`, {
-          scope: 'mcp',
-        });
+      const found = (await knownDocuments(rt, url, source)).filter((f) =>
+        readable.has(f.record.sourceId),
+      );
+      if (found.length === 0) throw unknown(url);
       if (found.length > 1)
         throw new RagfreshError(
           'INVALID_ARGUMENT',
@@ -101,7 +108,9 @@ export function readerOver(rt: Runtime, identity: ReaderIdentity = {}): Ragfresh
       const chunks =
         record.currentVersionId === undefined
           ? []
-          : await rt.connector.listChunks(record.documentId, record.currentVersionId);
+          : (await rt.connector.listChunks(record.documentId, record.currentVersionId)).filter(
+              (c) => accessAdmits(c.metadata[FIELDS.access], access),
+            );
       return {
         ...record,
         chunkCount: chunks.length,
@@ -127,12 +136,15 @@ export function readerOver(rt: Runtime, identity: ReaderIdentity = {}): Ragfresh
       return {
         storeEpoch,
         sources: statuses
+          .filter((s) => readable.has(s.sourceId))
           .filter((s) => source === undefined || s.sourceId === source)
           .map((s) => ({ ...s, reviewPending: s.review })),
       };
     },
 
     async explain({ url, source }) {
+      const held = await knownDocuments(rt, url, source);
+      if (held.length > 0 && !held.some((f) => readable.has(f.record.sourceId))) throw unknown(url);
       const { explanation, stateEpoch } = await explainUrl(rt, url, source);
       await throwIfStoreBehind(rt, stateEpoch);
       return explanation;
@@ -149,7 +161,7 @@ export async function openReader(
   config: ResolvedConfig,
   options: { readonly identity?: ReaderIdentity; readonly log?: Logger } = {},
 ): Promise<OpenedReader> {
-  checkIdentity(options.identity ?? {});
+  readerGroups(options.identity ?? {});
   const rt = await openRuntime(config, {
     role: 'read',
     ...(options.log === undefined ? {} : { log: options.log }),

@@ -6,6 +6,7 @@ import { FIELDS, HashingEmbeddings } from '@ragfresh/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { QueryHitView } from '../src/commands.js';
 import { loadConfig } from '../src/config.js';
+import { openReader } from '../src/reader.js';
 import { type ReturnsSite, startReturnsSite } from '../src/returns-site.js';
 import { openConnector } from '../src/runtime.js';
 import type { RegisterEntry } from '../src/sources.js';
@@ -90,6 +91,38 @@ describe('access scope through the CLI', () => {
     const support = await query(['--access', 'support']);
     expect(support.map(sourceOf)).toContain('returns');
     expect(support[0]?.text).toContain('30 days');
+  });
+
+  it("the MCP reader: the server's groups reach the store filter; a scoped source is invisible to others", async () => {
+    const config = await loadConfig(configFile);
+    const outsider = await openReader(config);
+    try {
+      const hits = await outsider.search({ query: 'return window days refund', k: 5 });
+      expect(hits.results.length).toBeGreaterThan(0);
+      expect(new Set(hits.results.map((h) => h.documentId.split(':')[0]))).toEqual(
+        new Set(['shipping']),
+      );
+      expect(outsider.sourceIds).toEqual(['shipping']);
+      const fresh = await outsider.freshness({});
+      expect(fresh.sources.map((s) => s.sourceId)).toEqual(['shipping']);
+      await expect(outsider.getDocument({ url: site.returnsUrl, maxChunks: 5 })).rejects.toThrow(
+        /is not a known document/,
+      );
+      await expect(outsider.explain({ url: site.returnsUrl })).rejects.toThrow(
+        /is not a known document/,
+      );
+    } finally {
+      await outsider.close();
+    }
+    const support = await openReader(config, { identity: { access: ['support'] } });
+    try {
+      const hits = await support.search({ query: 'return window days refund', k: 5 });
+      expect(hits.results.map((h) => h.documentId.split(':')[0])).toContain('returns');
+      const doc = await support.getDocument({ url: site.returnsUrl, maxChunks: 5 });
+      expect(doc.chunkCount).toBeGreaterThan(0);
+    } finally {
+      await support.close();
+    }
   });
 
   it('a bad --access is one usage line, exit 2', async () => {
