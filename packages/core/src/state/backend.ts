@@ -73,6 +73,23 @@ export interface StateGuard {
   readonly value: string | undefined;
 }
 
+/**
+ * A transaction op as the server-side commit scripts read it (Postgres function, Redis Lua):
+ * `[op, key, ...operands]`, numbers as strings.
+ */
+export function encodeStateOp(x: StateOp): string[] {
+  switch (x.op) {
+    case 'set':
+      return [x.op, x.key, x.value];
+    case 'del':
+      return [x.op, x.key];
+    case 'zrem':
+      return [x.op, x.key, x.member];
+    default:
+      return [x.op, x.key, x.member, String(x.op === 'zadd' ? x.score : x.by)];
+  }
+}
+
 export interface IndexEntry {
   readonly member: string;
   readonly score: number;

@@ -3,6 +3,7 @@ import { RagfreshError } from '../errors.js';
 import {
   corrupt,
   describeError,
+  encodeStateOp,
   type IndexEntry,
   parseLease,
   redactUrl,
@@ -302,15 +303,7 @@ $fn$`)
 
   async commit(guards: readonly StateGuard[], ops: readonly StateOp[]): Promise<boolean> {
     const g = guards.map((x) => [x.key, x.value ?? null]);
-    const o = ops.map((x) =>
-      x.op === 'set'
-        ? [x.op, x.key, x.value]
-        : x.op === 'del'
-          ? [x.op, x.key]
-          : x.op === 'zrem'
-            ? [x.op, x.key, x.member]
-            : [x.op, x.key, x.member, String(x.op === 'zadd' ? x.score : x.by)],
-    );
+    const o = ops.map(encodeStateOp);
     const rows = await this.query(`SELECT ${this.commitFn}($1::jsonb, $2::jsonb) AS ok`, [
       JSON.stringify(g),
       JSON.stringify(o),

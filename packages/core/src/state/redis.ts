@@ -3,6 +3,7 @@ import { RagfreshError } from '../errors.js';
 import {
   corrupt,
   describeError,
+  encodeStateOp,
   type IndexEntry,
   redactUrl,
   type StateBackend,
@@ -276,15 +277,7 @@ export class RedisStateBackend implements StateBackend {
 
   async commit(guards: readonly StateGuard[], ops: readonly StateOp[]): Promise<boolean> {
     const g = guards.map((x) => (x.value === undefined ? [x.key, 0] : [x.key, 1, x.value]));
-    const o = ops.map((x) =>
-      x.op === 'set'
-        ? [x.op, x.key, x.value]
-        : x.op === 'del'
-          ? [x.op, x.key]
-          : x.op === 'zrem'
-            ? [x.op, x.key, x.member]
-            : [x.op, x.key, x.member, String(x.op === 'zadd' ? x.score : x.by)],
-    );
+    const o = ops.map(encodeStateOp);
     return Number(await this.eval(COMMIT, [], [JSON.stringify(g), JSON.stringify(o)])) === 1;
   }
 
