@@ -52,7 +52,7 @@ export class PostgresStateBackend implements StateBackend {
     this.adapter = adapter;
     this.table = `${schema}.${table}`;
     this.zTable = `${schema}.${table}_z`;
-    this.commitFn = `${schema}.${table}_commit_v1`;
+    this.commitFn = `${schema}.${table}_commit_v2`;
   }
 
   /**
@@ -93,7 +93,12 @@ BEGIN
     ELSIF v IS DISTINCT FROM g->>1 THEN RETURN false;
     END IF;
   END LOOP;
-  FOR o IN SELECT e FROM jsonb_array_elements(ops) AS e LOOP
+  -- Rows are written in one global order (table, key, member; a key's own ops keep their
+  -- order), so two commits that touch the same aggregate rows lock them in the same order
+  -- and cannot deadlock each other.
+  FOR o IN SELECT x.e FROM jsonb_array_elements(ops) WITH ORDINALITY AS x(e, n)
+    ORDER BY (x.e->>0 LIKE 'z%'), (x.e->>1) COLLATE "C",
+      CASE WHEN x.e->>0 LIKE 'z%' THEN (x.e->>2) COLLATE "C" END, x.n LOOP
     CASE o->>0
       WHEN 'set' THEN INSERT INTO ${this.table} (key, value) VALUES (o->>1, o->>2)
         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
@@ -304,11 +309,20 @@ $fn$`)
   async commit(guards: readonly StateGuard[], ops: readonly StateOp[]): Promise<boolean> {
     const g = guards.map((x) => [x.key, x.value ?? null]);
     const o = ops.map(encodeStateOp);
-    const rows = await this.query(`SELECT ${this.commitFn}($1::jsonb, $2::jsonb) AS ok`, [
-      JSON.stringify(g),
-      JSON.stringify(o),
-    ]);
-    return rows[0]?.ok === true;
+    const args = [JSON.stringify(g), JSON.stringify(o)];
+    // One call is one transaction: a deadlock or serialization failure aborted all of it, so
+    // running it again is safe. The fixed write order makes these rare (other statements on
+    // the same rows can still interleave).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const rows = await this.query(`SELECT ${this.commitFn}($1::jsonb, $2::jsonb) AS ok`, args);
+        return rows[0]?.ok === true;
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if ((code !== '40P01' && code !== '40001') || attempt >= 4) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
+      }
+    }
   }
 
   async zrange(key: string, end: 'low' | 'high', limit: number): Promise<IndexEntry[]> {
