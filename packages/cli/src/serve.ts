@@ -3,12 +3,18 @@ import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { errorMessage } from '@ragfresh/core';
-import { type ExportCoverage, importRows, parseExport } from '@ragfresh/engine/import';
+import {
+  type ExportCoverage,
+  type ImportReport,
+  importRows,
+  readExport,
+} from '@ragfresh/engine/import';
 import type { ResolvedConfig, ResolvedSource } from './config.js';
 import { EXIT } from './exit.js';
 import { type ImportArgs, ImportUsageError, mappingOf, sourceOf } from './import-args.js';
 import type { Logger } from './log.js';
 import type { Runtime } from './runtime.js';
+import { apifyItemsPage, getStreamed } from './vendor-pages.js';
 
 type Print = (s: string) => void;
 
@@ -223,39 +229,56 @@ class Importer {
   }
 
   async #apify(event: HookEvent): Promise<void> {
-    const { ApifyClient } = await import('apify-client');
-    const client = new ApifyClient({
-      ...(this.settings.apifyBaseUrl === undefined ? {} : { baseUrl: this.settings.apifyBaseUrl }),
-      ...(this.settings.apifyToken === undefined ? {} : { token: this.settings.apifyToken }),
-      maxRetries: 2,
-      minDelayBetweenRetriesMillis: 50,
-    });
     const ctx = this.rt.context({ batchSize: 25 });
-    const dataset = client.dataset(event.resource);
     for (;;) {
-      const page = await dataset.listItems({ offset: event.offset, limit: this.settings.pageSize });
-      if (page.items.length === 0) break;
-      const parsed = parseExport(JSON.stringify(page.items), { format: 'apify-wcc' });
+      const page = await apifyItemsPage({
+        baseUrl: this.settings.apifyBaseUrl ?? 'https://api.apify.com',
+        ...(this.settings.apifyToken === undefined ? {} : { token: this.settings.apifyToken }),
+        datasetId: event.resource,
+        offset: event.offset,
+        limit: this.settings.pageSize,
+      });
+      const offset = page.offset ?? event.offset;
+      const stream = readExport(page.body, { format: 'apify-wcc' });
       const report = await importRows(ctx, {
         source: this.settings.source,
-        rows: parsed.rows,
-        label: `Apify dataset ${event.resource} items ${page.offset}-${page.offset + page.items.length - 1}`,
+        rows: stream.items,
+        label: `Apify dataset ${event.resource} items from ${offset}`,
         // A succeeded run may still have stopped at maxCrawlPages: the dataset cannot prove coverage.
         coverage: this.#coverage(true, [
           'an Apify dataset does not prove the crawl covered every page',
         ]),
       });
+      // Items of the page: the vendor's count, else the records read (rows, unreadable, refused).
+      const count = page.count ?? report.counts.rows;
+      if (count === 0) break;
       // The rows of this page are published (journalled) before the offset moves: a crash re-imports them, a no-op.
-      event.offset = page.offset + page.items.length;
+      event.offset = offset + count;
       await this.events.put(event);
-      this.log.info('hook-import-page', {
-        key: event.key,
-        offset: event.offset,
-        total: page.total,
-        published: report.counts.published,
-      });
-      if (event.offset >= page.total) break;
+      this.#pageReport(event, report, page.total);
+      if (page.total !== undefined && event.offset >= page.total) break;
     }
+  }
+
+  /** One line per imported page, naming what was not imported (refused or unreadable records). */
+  #pageReport(event: HookEvent, report: ImportReport, total: number | undefined): void {
+    this.log.info('hook-import-page', {
+      key: event.key,
+      offset: event.offset,
+      ...(total === undefined ? {} : { total }),
+      published: report.counts.published,
+      refused: report.counts.refused,
+      unreadable: report.counts.unreadable,
+      ...(report.counts.refused === 0
+        ? {}
+        : {
+            refusedBy: Object.entries(report.refusedBy)
+              .map(([code, n]) => `${code} ${n}`)
+              .join(', '),
+          }),
+    });
+    for (const u of report.unreadable.slice(0, 20))
+      this.log.warn('hook-import-unreadable', { key: event.key, line: u.line, reason: u.reason });
   }
 
   async #webscraper(event: HookEvent): Promise<void> {
@@ -267,27 +290,27 @@ class Importer {
       throw new Error(`Web Scraper API answered ${meta.status} for scraping job ${event.resource}`);
     const info =
       ((await meta.json()) as { data?: { time_created?: number; status?: string } }).data ?? {};
-    const data = await fetch(`${base}/scraping-job/${job}/json?api_token=${token}`);
-    if (!data.ok)
-      throw new Error(
-        `Web Scraper API answered ${data.status} for the data of scraping job ${event.resource}`,
-      );
+    const data = await getStreamed({
+      url: `${base}/scraping-job/${job}/json?api_token=${token}`,
+      what: `the data of Web Scraper job ${event.resource}`,
+    });
     const status = info.status ?? event.resourceStatus;
-    const parsed = parseExport(await data.text(), {
+    const stream = readExport(data.body, {
       format: 'webscraper',
       webscraper: mappingOf(this.settings.args.map),
       ...(status === undefined ? {} : { jobStatus: status }),
     });
-    await importRows(this.rt.context({ batchSize: 25 }), {
+    const report = await importRows(this.rt.context({ batchSize: 25 }), {
       source: this.settings.source,
-      rows: parsed.rows,
+      rows: stream.items,
       label: `Web Scraper job ${event.resource}`,
-      coverage: parsed.coverage,
+      coverage: () => stream.coverage(),
       // Rows carry no fetch time; the job's creation time is a safe lower bound.
       ...(info.time_created === undefined
         ? {}
         : { fetchedAt: new Date(info.time_created * 1000).toISOString() }),
     });
+    this.#pageReport(event, report, undefined);
   }
 }
 

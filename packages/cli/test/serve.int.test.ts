@@ -27,6 +27,8 @@ function standIn() {
   const datasets = new Map<string, object[]>();
   const requests: string[] = [];
   const gates = new Map<string, Promise<void>>();
+  /** `dataset@offset` → how many 503 answers to give before the page. */
+  const unavailable = new Map<string, number>();
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     requests.push(`${url.pathname}?${url.searchParams.get('offset') ?? ''}`);
@@ -34,6 +36,13 @@ function standIn() {
     if (items !== null) {
       const gate = gates.get(`${items[1]}@${url.searchParams.get('offset') ?? '0'}`);
       if (gate !== undefined) await gate;
+      const at = `${items[1]}@${url.searchParams.get('offset') ?? '0'}`;
+      const failures = unavailable.get(at) ?? 0;
+      if (failures > 0) {
+        unavailable.set(at, failures - 1);
+        res.writeHead(503, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ error: { type: 'server-error', message: 'try again' } }));
+      }
       const all = datasets.get(items[1]!);
       if (all === undefined) {
         res.writeHead(404, { 'content-type': 'application/json' });
@@ -52,7 +61,10 @@ function standIn() {
         'x-apify-pagination-total': String(all.length),
         'x-apify-pagination-desc': 'false',
       });
-      return res.end(JSON.stringify(page));
+      // Written in 64 KiB pieces, as a large page arrives: the reader sees a stream.
+      const body = JSON.stringify(page);
+      for (let i = 0; i < body.length; i += 65_536) res.write(body.slice(i, i + 65_536));
+      return res.end();
     }
     const job = /^\/api\/v1\/scraping-job\/([^/]+)(\/json)?$/.exec(url.pathname);
     if (job !== null) {
@@ -72,7 +84,7 @@ function standIn() {
     }
     res.writeHead(404).end();
   });
-  return { server, datasets, requests, gates };
+  return { server, datasets, requests, gates, unavailable };
 }
 
 const item = (path: string, n: number) => ({
@@ -261,6 +273,25 @@ describe('ragfresh serve: webhook receiver against loopback vendor stand-ins (La
     await until(async () => (await health()).done === 2, 'the Web Scraper import');
   });
 
+  it('a vendor page streams through the row guards: a 503 is retried, an oversized item is refused alone', async () => {
+    // One item of 9 MB Markdown (over the 2M-character page limit) between two ordinary ones.
+    const huge = { ...item('/big/2', 2), markdown: `# Huge\n\n${'word '.repeat(1_800_000)}` };
+    vendor.datasets.set('big', [item('/big/1', 1), huge, item('/big/3', 3)]);
+    vendor.unavailable.set('big@0', 1);
+    const before = (await health()).done;
+    expect((await post('/hooks/apify', runSucceeded('run-big', 'big'))).status).toBe(202);
+    await until(async () => (await health()).done === before + 1, 'the import of run-big');
+    // The 503 was asked again; each page once after it.
+    expect(vendor.requests.filter((r) => r.startsWith('/v2/datasets/big/'))).toEqual([
+      '/v2/datasets/big/items?0',
+      '/v2/datasets/big/items?0',
+      '/v2/datasets/big/items?2',
+    ]);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toMatch(/ragfresh_import_rows_total\{source="docs",outcome="refused"\} 1/);
+    expect(serve.out.stdout + serve.out.stderr).toMatch(/hook-import-page.*refused.*1/);
+  });
+
   it('the importer killed mid-dataset resumes from its persisted offset after a restart', async () => {
     vendor.datasets.set(
       'ds2',
@@ -285,7 +316,7 @@ describe('ragfresh serve: webhook receiver against loopback vendor stand-ins (La
     vendor.requests.length = 0;
     await launch();
     await until(async () => (await health()).pending === 0, 'the resumed import');
-    expect((await health()).done).toBe(3);
+    expect((await health()).done).toBe(4);
     // Resumed at the persisted offset, not from the start of the dataset.
     expect(vendor.requests.filter((r) => r.startsWith('/v2/datasets/ds2/'))[0]).toBe(
       '/v2/datasets/ds2/items?2',
@@ -298,6 +329,8 @@ describe('ragfresh serve: webhook receiver against loopback vendor stand-ins (La
       ...[1, 2, 3, 4, 5].map((n) => `/a/${n}`),
       ...[1, 2, 3, 4, 5, 6].map((n) => `/b/${n}`),
       '/ws/1',
+      '/big/1',
+      '/big/3',
     ];
     for (const p of paths) {
       const id = documentId('docs', `${ORIGIN}${p}`);
