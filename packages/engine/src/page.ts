@@ -132,16 +132,15 @@ async function settlePage(
     case 'gone':
       await onGone(ctx, task, acquired.result);
       return true;
-    case 'failed':
+    case 'failed': {
       run.counts.fetchErrors++;
       if (acquired.result.outcome === 'off-host-redirect')
         run.alerts.push(`off-host-redirect: ${entry.url} -> ${acquired.result.location}`);
-      {
-        const reasons = [fetchFailureReason(acquired.result)];
-        await recordDegraded(ctx, base, reasons);
-        run.event(entry.url, entry.documentId, 'degraded', reasons);
-      }
+      const reasons = [fetchFailureReason(acquired.result)];
+      await recordDegraded(ctx, base, reasons);
+      run.event(entry.url, entry.documentId, 'degraded', reasons);
       return false;
+    }
     case 'unreadable':
       run.counts.fetched200++;
       await onNotTheDocument(ctx, task, { reasons: acquired.reasons, alerts: [] });
