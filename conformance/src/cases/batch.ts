@@ -6,6 +6,7 @@ import {
   MAX_BATCH_REFS,
   OPEN_EPOCH,
   type PublishCandidate,
+  reasonLine,
   toStoredChunk,
   type VersionPatch,
   type VersionRef,
@@ -465,7 +466,7 @@ export const identicalChunkTexts: ConformanceCase = {
     const outcomes = report.documents.map((d) => d.outcome);
     ctx.check(
       outcomes.every((o) => o === 'published'),
-      `publishing identical texts gave ${report.documents.map((d) => `${d.outcome}${d.reasons.length > 0 ? ` (${d.reasons.join('; ')})` : ''}`).join(', ')}`,
+      `publishing identical texts gave ${report.documents.map((d) => `${d.outcome}${d.reasons.length > 0 ? ` (${d.reasons.map(reasonLine).join('; ')})` : ''}`).join(', ')}`,
     );
     const check = async (label: string, expected: readonly PublishCandidate[]) => {
       for (const kind of ['epoch', 'flag'] as ViewKind[]) {

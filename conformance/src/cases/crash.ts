@@ -9,6 +9,7 @@ import {
   type JournalStep,
   type PublishCandidate,
   Publisher,
+  reasonLine,
   type StateStore,
 } from '@ragfresh/core';
 import { type CrashJob, describeKillPoint, type KillPoint } from '../crash-job.js';
@@ -280,7 +281,7 @@ async function crashAt(ctx: CaseContext, killAt: KillPoint, prefix = ''): Promis
     const bad = next.documents.filter((d) => d.outcome !== 'published');
     ctx.check(
       bad.length === 0,
-      `publishing after recovery: ${bad.map((d) => `${d.documentId} ${d.outcome} ${d.reasons.join('; ')}`).join(', ')}`,
+      `publishing after recovery: ${bad.map((d) => `${d.documentId} ${d.outcome} ${d.reasons.map(reasonLine).join('; ')}`).join(', ')}`,
     );
     const expectAfter: Record<string, string | undefined> = {
       a: after.a.versionId,

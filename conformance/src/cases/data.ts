@@ -4,6 +4,7 @@ import {
   FIELDS,
   type FlatMetadata,
   type ListedChunk,
+  reasonLine,
   toStoredChunk,
 } from '@ragfresh/core';
 import type { ConformanceCase } from '../types.js';
@@ -168,7 +169,7 @@ export const batchBeyondLimit: ConformanceCase = {
     const report = await ctx.time('publish', () => publisher.publish([big]));
     ctx.check(
       report.documents[0]?.outcome === 'published',
-      `publication outcome ${report.documents[0]?.outcome}: ${report.documents[0]?.reasons.join('; ')}`,
+      `publication outcome ${report.documents[0]?.outcome}: ${report.documents[0]?.reasons.map(reasonLine).join('; ')}`,
     );
     let count = -1;
     let listed: ListedChunk[] = [];
@@ -278,12 +279,12 @@ export const largeDocument: ConformanceCase = {
     const first = await ctx.time('publish', () => publisher.publish([v1]));
     ctx.check(
       first.documents[0]?.outcome === 'published',
-      `first publication: ${first.documents[0]?.outcome} ${first.documents[0]?.reasons.join('; ')}`,
+      `first publication: ${first.documents[0]?.outcome} ${first.documents[0]?.reasons.map(reasonLine).join('; ')}`,
     );
     const second = await ctx.time('replace', () => publisher.publish([v2]));
     ctx.check(
       second.documents[0]?.outcome === 'published',
-      `replacement: ${second.documents[0]?.outcome} ${second.documents[0]?.reasons.join('; ')}`,
+      `replacement: ${second.documents[0]?.outcome} ${second.documents[0]?.reasons.map(reasonLine).join('; ')}`,
     );
     let inView: string[] = [];
     await ctx.eventually('replaced', async () => {

@@ -1,4 +1,4 @@
-import { FIELDS } from '@ragfresh/core';
+import { FIELDS, reasonLine } from '@ragfresh/core';
 import type { ConformanceCase } from '../types.js';
 import {
   byVersion,
@@ -268,7 +268,7 @@ export const revertToEarlierVersion: ConformanceCase = {
     const report = await ctx.time('revert', () => publisher.publish([a]));
     ctx.check(
       report.documents[0]?.outcome === 'published',
-      `republishing the earlier version: ${report.documents[0]?.outcome} ${report.documents[0]?.reasons.join('; ')}`,
+      `republishing the earlier version: ${report.documents[0]?.outcome} ${report.documents[0]?.reasons.map(reasonLine).join('; ')}`,
     );
     const expected = a.chunks.map((c) => c.chunkId);
     const names = new Map([

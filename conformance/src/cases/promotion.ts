@@ -1,4 +1,4 @@
-import { FIELDS, type PromotionGuarantee, type PublishCandidate } from '@ragfresh/core';
+import { FIELDS, type PromotionGuarantee, type PublishCandidate, reasonLine } from '@ragfresh/core';
 import type { CaseContext, ConformanceCase } from '../types.js';
 import { readDocument, round, type ViewKind } from './helpers.js';
 
@@ -126,7 +126,7 @@ async function runPromotion(
         const bad = report.documents.filter((d) => d.outcome !== 'published');
         ctx.check(
           bad.length === 0,
-          `round ${r}: ${bad.length} document(s) not published (${bad[0]?.outcome}: ${bad[0]?.reasons.join('; ')})`,
+          `round ${r}: ${bad.length} document(s) not published (${bad[0]?.outcome}: ${bad[0]?.reasons.map(reasonLine).join('; ')})`,
         );
       }
     } finally {

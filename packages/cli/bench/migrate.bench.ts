@@ -20,7 +20,8 @@ import {
   sha256Hex,
   versionId,
 } from '@ragfresh/core';
-import { composeEngine, migrateEmbeddingSpace, resolveEngineSettings } from '@ragfresh/engine';
+import { composeEngine, resolveEngineSettings } from '@ragfresh/engine';
+import { migrateEmbeddingSpace } from '@ragfresh/engine/migrate';
 
 const CHUNKS = Number(process.env.CHUNKS ?? 10_000);
 const DOCS = Number(process.env.DOCS ?? 500);

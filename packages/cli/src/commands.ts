@@ -8,6 +8,7 @@ import {
   FIELDS,
   provenanceHeader,
   provenanceOf,
+  reasonLine,
   type Tombstone,
 } from '@ragfresh/core';
 import { type Citation, collapseDuplicateHits, type RefreshReport } from '@ragfresh/engine';
@@ -101,7 +102,7 @@ export function renderRefresh(report: RefreshReport): string {
     for (const e of s.events) {
       if (['not-modified', 'unchanged'].includes(e.event)) continue;
       notes.push(
-        `  ${s.sourceId}  ${e.event.padEnd(16)} ${e.url}${e.reasons.length > 0 ? `  (${e.reasons.join('; ')})` : ''}`,
+        `  ${s.sourceId}  ${e.event.padEnd(16)} ${e.url}${e.reasons.length > 0 ? `  (${e.reasons.map(reasonLine).join('; ')})` : ''}`,
       );
     }
     for (const a of s.alerts) notes.push(`  ${s.sourceId}  alert            ${a}`);

@@ -410,7 +410,22 @@ const EXPECTED: Record<string, readonly [string, string]> = {
   object: ['an object', 'write { … }'],
 };
 
-function lines(issue: z.core.$ZodIssue, raw: unknown, base: readonly PropertyKey[]): string[] {
+/** One config problem: the field it is about, and its line (`config <field>: <problem>; <fix>.`). */
+interface ConfigProblem {
+  readonly field: string;
+  readonly line: string;
+}
+
+const problem = (field: string, text: string): ConfigProblem => ({
+  field,
+  line: `config ${field}: ${text}`,
+});
+
+function lines(
+  issue: z.core.$ZodIssue,
+  raw: unknown,
+  base: readonly PropertyKey[],
+): ConfigProblem[] {
   const path = [...base, ...issue.path];
   const field = fieldOf(path);
   const input = valueAt(raw, path);
@@ -426,8 +441,8 @@ function lines(issue: z.core.$ZodIssue, raw: unknown, base: readonly PropertyKey
         hint = Object.keys(nested).find((k) => known.includes(k));
       const where = fieldOf(hint === undefined ? path : [...path, hint]);
       return hint !== undefined
-        ? `config ${at}: is not a known key; did you mean ${where}?`
-        : `config ${at}: is not a known key; remove it (known here: ${known.join(', ')}).`;
+        ? problem(at, `is not a known key; did you mean ${where}?`)
+        : problem(at, `is not a known key; remove it (known here: ${known.join(', ')}).`);
     });
   }
   if (issue.code === 'invalid_union' && !issue.message.includes('; ')) {
@@ -438,13 +453,13 @@ function lines(issue: z.core.$ZodIssue, raw: unknown, base: readonly PropertyKey
   if (issue.message.includes('; ')) {
     const shown =
       input === undefined || issue.message.startsWith('is missing') ? '' : `${show(input)} `;
-    return [`config ${field}: ${shown}${issue.message.replace(/\.$/, '')}.`];
+    return [problem(field, `${shown}${issue.message.replace(/\.$/, '')}.`)];
   }
   switch (issue.code) {
     case 'invalid_type': {
-      if (input === undefined) return [`config ${field}: is missing; set it.`];
+      if (input === undefined) return [problem(field, `is missing; set it.`)];
       const [want, fix] = EXPECTED[issue.expected] ?? [issue.expected, 'fix the value'];
-      return [`config ${field}: expected ${want}, got ${typeName(input)}; ${fix}.`];
+      return [problem(field, `expected ${want}, got ${typeName(input)}; ${fix}.`)];
     }
     case 'too_small':
     case 'too_big': {
@@ -453,37 +468,47 @@ function lines(issue: z.core.$ZodIssue, raw: unknown, base: readonly PropertyKey
       const inclusive = issue.inclusive !== false;
       if (issue.origin === 'array')
         return [
-          `config ${field}: has ${(input as unknown[]).length} entries; list ${small ? 'at least' : 'at most'} ${String(limit)}.`,
+          problem(
+            field,
+            `has ${(input as unknown[]).length} entries; list ${small ? 'at least' : 'at most'} ${String(limit)}.`,
+          ),
         ];
       if (issue.origin === 'string')
         return [
-          `config ${field}: ${show(input)} is too ${small ? 'short' : 'long'}; use ${small ? 'at least' : 'at most'} ${String(limit)} characters.`,
+          problem(
+            field,
+            `${show(input)} is too ${small ? 'short' : 'long'}; use ${small ? 'at least' : 'at most'} ${String(limit)} characters.`,
+          ),
         ];
       const op = small ? (inclusive ? '>=' : '>') : inclusive ? '<=' : '<';
       return [
-        `config ${field}: ${show(input)} is out of range; use a number ${op} ${String(limit)}.`,
+        problem(field, `${show(input)} is out of range; use a number ${op} ${String(limit)}.`),
       ];
     }
     case 'invalid_value':
       return [
-        `config ${field}: ${show(input)} is not allowed; use ${issue.values.map((v) => show(v)).join(' or ')}.`,
+        problem(
+          field,
+          `${show(input)} is not allowed; use ${issue.values.map((v) => show(v)).join(' or ')}.`,
+        ),
       ];
     case 'invalid_format':
-      return [`config ${field}: ${show(input)} is malformed; fix the value.`];
+      return [problem(field, `${show(input)} is malformed; fix the value.`)];
     default:
       return [
-        `config ${field}: ${show(input)} is not valid here (${issue.message}); fix the value.`,
+        problem(field, `${show(input)} is not valid here (${issue.message}); fix the value.`),
       ];
   }
 }
 
 /** Every problem of a config, one line each (`config <field>: <problem>; <fix>.`). */
 export function configProblems(raw: unknown): string[] {
+  return [...new Set(problemsOf(raw).map((p) => p.line))];
+}
+
+function problemsOf(raw: unknown): ConfigProblem[] {
   const r = configSchema.safeParse(raw);
-  if (r.success) return [];
-  const out: string[] = [];
-  for (const issue of r.error.issues) for (const l of lines(issue, raw, [])) out.push(l);
-  return [...new Set(out)];
+  return r.success ? [] : r.error.issues.flatMap((issue) => lines(issue, raw, []));
 }
 
 /** Throws one INVALID_CONFIG error whose message has one line per problem. */
@@ -494,12 +519,12 @@ export function assertConfigShape(raw: unknown): asserts raw is RagfreshConfig {
       'config (root): the config is not an object; export default defineConfig({ ... }).',
       { scope: 'config', details: { field: '(root)' } },
     );
-  const problems = configProblems(raw);
-  if (problems.length === 0) return;
-  const first = /^config ([^:]+):/.exec(problems[0]!)?.[1];
+  const found = problemsOf(raw);
+  if (found.length === 0) return;
+  const problems = [...new Set(found.map((p) => p.line))];
   throw new RagfreshError('INVALID_CONFIG', problems.join('\nragfresh: '), {
     scope: 'config',
-    details: { field: first, problems },
+    details: { field: found[0]!.field, problems },
   });
 }
 

@@ -9,9 +9,9 @@ import {
   epochAsOf,
   type RemovalSelector,
   removeDocuments,
-  retentionOf,
   undoRemoval,
-} from '@ragfresh/engine';
+} from '@ragfresh/engine/governance';
+import { retentionOf } from '@ragfresh/engine/stages';
 import { auditLogPath, type ResolvedConfig } from './config.js';
 import { EXIT } from './exit.js';
 import type { Runtime } from './runtime.js';

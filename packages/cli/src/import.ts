@@ -1,6 +1,6 @@
 import { open, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { isRagfreshError } from '@ragfresh/core';
+import { isRagfreshError, reasonLine } from '@ragfresh/core';
 import {
   type CheckpointPolicy,
   decideCheckpoint,
@@ -76,7 +76,7 @@ export function renderImport(r: ImportReport): string {
     lines.push(`duplicate group ${g.id}: ${g.documents.map((d) => d.url).join(', ')}`);
   for (const e of r.events)
     lines.push(
-      `  ${e.event.padEnd(18)} ${e.url}${e.reasons.length > 0 ? `  (${e.reasons.join('; ')})` : ''}`,
+      `  ${e.event.padEnd(18)} ${e.url}${e.reasons.length > 0 ? `  (${e.reasons.map(reasonLine).join('; ')})` : ''}`,
     );
   if (r.eventsOmitted > 0) lines.push(`  ... ${r.eventsOmitted} more row events not listed`);
   for (const u of r.unreadable) lines.push(`  unreadable         row ${u.line}  (${u.reason})`);

@@ -1,6 +1,13 @@
 // The engine is @ragfresh/engine; these names stay importable from `ragfresh`.
 export {
   type DocumentEvent,
+  type PageRenderer,
+  type RefreshCounts,
+  RefreshEngine,
+  type RefreshReport,
+  type SourceReport,
+} from '@ragfresh/engine';
+export {
   type ExtractedDocument,
   ExtractPipeline,
   type ExtractPipelineOptions,
@@ -9,12 +16,7 @@ export {
   type PageInput,
   type PageOutcome,
   type PagePipeline,
-  type PageRenderer,
-  type RefreshCounts,
-  RefreshEngine,
-  type RefreshReport,
-  type SourceReport,
-} from '@ragfresh/engine';
+} from '@ragfresh/engine/pipeline';
 export * from './commands.js';
 export * from './config.js';
 export * from './duration.js';

@@ -1,5 +1,5 @@
 import { spaceLabel } from '@ragfresh/core';
-import { migrateEmbeddingSpace, type SpaceMigrationProgress } from '@ragfresh/engine';
+import { migrateEmbeddingSpace, type SpaceMigrationProgress } from '@ragfresh/engine/migrate';
 import type { ParsedArgs } from './args.js';
 import type { ResolvedConfig } from './config.js';
 import { formatDuration } from './duration.js';

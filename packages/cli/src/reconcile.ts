@@ -56,7 +56,7 @@ export async function recoverCommand(
     `recovered ${r.documents} documents from the ${rt.connector.store} store at epoch ${r.storeEpoch} (read by ${r.readBy}); ${r.skipped} already in the state; ${r.retiredVersions} stale versions scheduled for retirement; ${r.tombstones} tombstones read back from the mirror.`,
   );
   print('not recovered:');
-  for (const line of r.notRecovered) print(`  - ${line}`);
+  for (const n of r.notRecovered) print(`  - ${n.line}`);
   print('next: `ragfresh refresh --all` fetches each page in full once and rebuilds the rest.');
   return EXIT.ok;
 }

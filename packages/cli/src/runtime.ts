@@ -16,10 +16,10 @@ import {
   type ComposedEngine,
   composeEngine,
   type EngineRole,
-  type PagePipeline,
   type PageRenderer,
   type TombstoneMirror,
 } from '@ragfresh/engine';
+import type { PagePipeline } from '@ragfresh/engine/pipeline';
 import { FileRawSnapshotStore, type PolitenessGate } from '@ragfresh/fetch';
 import { auditLogPath, LEASE_TTL_MS, type ResolvedConfig } from './config.js';
 import { createConnector } from './connectors.js';

@@ -169,7 +169,8 @@ export async function sourceStatuses(
       reasons,
       review,
       goneEvidence: gone.map((r) => goneWaitLine(r, config.settings.deletion, nextRunAt)),
-      removalHeld: alerts.some((a) => /^(mass-removal-held|auto-approval-held)/.test(a)),
+      // Counted where the gate held them (with the `mass-removal-held` or `auto-approval-held` alert).
+      removalHeld: (lastRun?.counts.removalsHeld ?? 0) > 0,
       ...(canaries.length === 0 ? {} : { canaries }),
       publishedEpoch,
     });

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
-import { collectGarbage, retentionOf as engineRetentionOf } from '@ragfresh/engine';
+import { collectGarbage } from '@ragfresh/engine/governance';
+import { retentionOf as engineRetentionOf } from '@ragfresh/engine/stages';
 import { renderRefresh } from './commands.js';
 import { coverageShortfall } from './coverage-gate.js';
 import { WATCH_GC_EVERY_MS } from './governance.js';

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { reasonLine } from '@ragfresh/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReturnsSite, startReturnsSite } from '../src/returns-site.js';
 
@@ -103,7 +104,7 @@ describe('publication canaries through the CLI', () => {
       (e: { event: string }) => e.event === 'quarantined',
     );
     expect(event.url).toBe(site.returnsUrl);
-    expect(event.reasons[0]).toBe(
+    expect(reasonLine(event.reasons[0])).toBe(
       `canary-failed: "${QUESTION}" did not retrieve phrase "14 days", from ${site.returnsUrl}, under "Returns policy" in the top 5`,
     );
     const canaries = report.sources[0].canaries as StatusJson['canaries'];

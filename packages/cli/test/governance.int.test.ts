@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { documentId } from '@ragfresh/core';
-import type { GcReport } from '@ragfresh/engine';
+import type { GcReport } from '@ragfresh/engine/governance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, resolveConfig } from '../src/config.js';
 import { gcCommand } from '../src/governance.js';

@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Reason, reasonLine } from '@ragfresh/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../src/exit.js';
 import { BIN, cli, writeConfig } from './import-harness.js';
@@ -20,7 +21,7 @@ const page = (path: string, extra: Record<string, unknown> = {}) => ({
 interface Report {
   counts: Record<string, number>;
   refusedBy: Record<string, number>;
-  events: { url: string; event: string; reasons: string[] }[];
+  events: { url: string; event: string; reasons: Reason[] }[];
 }
 
 describe('ragfresh import: hostile rows through the real CLI (LanceDB)', () => {
@@ -72,12 +73,15 @@ describe('ragfresh import: hostile rows through the real CLI (LanceDB)', () => {
       'record-too-deep': 1,
     });
     const refused = report.events.filter((e) => e.event === 'refused');
-    expect(refused.find((e) => e.url === `${ORIGIN}/huge`)?.reasons.join(' ')).toMatch(
-      /row 1 of hostile\.jsonl/,
-    );
-    expect(refused.find((e) => e.url === 'http://10.0.0.1/internal')?.reasons[0]).toMatch(
-      /fetch\.allow/,
-    );
+    expect(
+      refused
+        .find((e) => e.url === `${ORIGIN}/huge`)
+        ?.reasons.map(reasonLine)
+        .join(' '),
+    ).toMatch(/row 1 of hostile\.jsonl/);
+    expect(
+      refused.find((e) => e.url === 'http://10.0.0.1/internal')?.reasons.map(reasonLine)[0],
+    ).toMatch(/fetch\.allow/);
 
     // At once: the lease was released by the run that refused the rows.
     writeFileSync(join(dir, 'good.jsonl'), jsonl([page('/b')]));

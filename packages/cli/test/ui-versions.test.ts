@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { documentId, sha256Hex } from '@ragfresh/core';
-import { ExtractPipeline } from '@ragfresh/engine';
+import { ExtractPipeline } from '@ragfresh/engine/pipeline';
 import { FileRawSnapshotStore } from '@ragfresh/fetch';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { VersionTexts } from '../src/ui/versions.js';

@@ -1,5 +1,5 @@
 import type { AuditLog } from './audit.js';
-import type { IsoTime, ReviewItem, Tombstone } from './model.js';
+import { type IsoTime, type Reason, type ReviewItem, reasonLine, type Tombstone } from './model.js';
 import type {
   DocumentRecord,
   FetchValidators,
@@ -31,6 +31,9 @@ export interface GoodObservation {
 
 export interface GoneEvidence {
   readonly record: DocumentRecord;
+  /** Why, typed: `gone`, the status, the checks so far and what the evidence still waits for. */
+  readonly why: Reason;
+  /** `reasonLine(why)`, as the record's status reason and history keep it. */
   readonly reason: string;
   readonly goneCount: number;
   readonly goneSince: string;
@@ -281,7 +284,11 @@ export class DocumentLedger {
       ...(goneCount < goneChecks ? [`${goneChecks - goneCount} more check(s)`] : []),
       ...(Date.parse(at) < Date.parse(ageAt) ? [`minGoneAge until ${ageAt}`] : []),
     ];
-    const reason = `gone: HTTP ${status} (${goneCount} of ${goneChecks} checks since ${goneSince}; ${waits.length === 0 ? 'enough evidence for a deletion proposal' : `waits for ${waits.join(' and ')}`})`;
+    const why: Reason = {
+      code: 'gone',
+      detail: `HTTP ${status} (${goneCount} of ${goneChecks} checks since ${goneSince}; ${waits.length === 0 ? 'enough evidence for a deletion proposal' : `waits for ${waits.join(' and ')}`})`,
+    };
+    const reason = reasonLine(why);
     const record = await this.#put(
       withEvent(
         {
@@ -297,7 +304,7 @@ export class DocumentLedger {
     );
     const ageOk = Date.parse(at) - Date.parse(goneSince) >= minGoneAgeMs;
     const proposable = base.currentVersionId !== undefined && goneCount >= goneChecks && ageOk;
-    return { record, reason, goneCount, goneSince, proposable };
+    return { record, why, reason, goneCount, goneSince, proposable };
   }
 
   /** A tombstoned URL answered 200: observed, never published. */

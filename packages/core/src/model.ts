@@ -174,13 +174,13 @@ export interface DocumentPublishResult {
   readonly versionId: string;
   readonly previousVersionId?: string;
   readonly outcome: DocumentOutcome;
-  /** Why, as printed and recorded (`shrink: 62.0% > allowed 50.0%`). */
-  readonly reasons: readonly string[];
   /**
-   * The contract gates that rejected it (`rejected-by-gate` only), typed: `empty`, `too-small`,
-   * `missing-phrase`, `shrink`, `chunk-count`. `reasons` holds their lines.
+   * Why, typed; `reasonLine` prints one (`shrink: 62.0% > allowed 50.0%`). Codes: the contract
+   * gates of a `rejected-by-gate` (`empty`, `too-small`, `missing-phrase`, `shrink`,
+   * `chunk-count`) or the retire gate (`retire-share`), `verify-failed`, `canary-failed`,
+   * `batch-held`, `tombstoned`, `not-current`, and `removed` (the removal's reason as detail).
    */
-  readonly gates?: readonly Reason[];
+  readonly reasons: readonly Reason[];
   readonly chunks: number;
 }
 

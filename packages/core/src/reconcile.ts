@@ -263,7 +263,19 @@ export interface StateRecoveryReport {
   /** Stored versions that are not current, scheduled for retirement. */
   readonly retiredVersions: number;
   /** What the store cannot tell, so it was not recovered. */
-  readonly notRecovered: readonly string[];
+  readonly notRecovered: readonly NotRecovered[];
+}
+
+/** One kind of state a recovery could not rebuild: `what` to decide on, `line` to print. */
+export interface NotRecovered {
+  readonly what:
+    | 'review-queue'
+    | 'tombstones'
+    | 'run-history'
+    | 'validators'
+    | 'status'
+    | 'unlisted-documents';
+  readonly line: string;
 }
 
 /**
@@ -355,11 +367,17 @@ export async function recoverStateFromStore(options: {
     skipped,
     retiredVersions,
     notRecovered: [
-      'review queue (pending proposals and decisions)',
-      'tombstones (removed pages have no chunks left to read)',
-      'run history and shape baselines',
-      'HTTP validators and raw snapshot links (each page is fetched in full once)',
-      'quarantine and degraded status (recovered documents start healthy)',
+      { what: 'review-queue', line: 'review queue (pending proposals and decisions)' },
+      { what: 'tombstones', line: 'tombstones (removed pages have no chunks left to read)' },
+      { what: 'run-history', line: 'run history and shape baselines' },
+      {
+        what: 'validators',
+        line: 'HTTP validators and raw snapshot links (each page is fetched in full once)',
+      },
+      {
+        what: 'status',
+        line: 'quarantine and degraded status (recovered documents start healthy)',
+      },
     ],
   };
 }

@@ -9,6 +9,7 @@ import {
   InMemoryStateStore,
   type PublishCandidate,
   Publisher,
+  reasonLine,
   sha256Hex,
   versionId,
 } from '../src/index.js';
@@ -129,7 +130,7 @@ describe('publication canaries', () => {
     const report = await publisher.publish([next, otherNext]);
     const byId = new Map(report.documents.map((d) => [d.documentId, d]));
     expect(byId.get(next.documentId)?.outcome).toBe('canary-failed');
-    expect(byId.get(next.documentId)?.reasons[0]).toMatch(
+    expect(byId.get(next.documentId)?.reasons.map(reasonLine)[0]).toMatch(
       /^canary-failed: "how many days do I have to return an item" did not retrieve phrase "30 days", from https:\/\/shop\.example\/policies\/returns in the top 5/,
     );
     // The batch is the unit: the unrelated document is held, not promoted.

@@ -12,6 +12,7 @@ import {
   type PublisherOptions,
   type QueryFilter,
   type QueryHit,
+  reasonLine,
   type StoredChunk,
   type ValidityPatch,
   type VersionPatch,
@@ -234,8 +235,10 @@ describe('Publisher: a batch with a document failing verification is held', () =
       'verify-failed',
       'held',
     ]);
-    expect(report.documents[2]?.reasons[0]).toMatch(/^verify-failed: count 2, expected 3/);
-    expect(report.documents[0]?.reasons[0]).toMatch(/^batch-held: 1 document/);
+    expect(report.documents[2]?.reasons.map(reasonLine)[0]).toMatch(
+      /^verify-failed: count 2, expected 3/,
+    );
+    expect(report.documents[0]?.reasons.map(reasonLine)[0]).toMatch(/^batch-held: 1 document/);
     // Verify polled the failing document only after the first attempt; then one delete of the batch.
     expect(perStep.verify?.deleteVersions).toBe(1);
     expect(connector.sizes.get('deleteVersions')?.at(-1)).toBe(4);

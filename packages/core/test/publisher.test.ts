@@ -8,6 +8,7 @@ import {
   type PublishContract,
   Publisher,
   type PublisherOptions,
+  reasonLine,
 } from '../src/index.js';
 import { candidate, DIMS, embed, stored } from './support.js';
 
@@ -100,8 +101,8 @@ describe('Publisher', () => {
     const shrunk = candidate('docs', 'https://e.com/pricing', ['Accept all cookies']);
     const report = await publisher.publish([shrunk]);
     expect(report.documents[0]?.outcome).toBe('rejected-by-gate');
-    expect(report.documents[0]?.reasons.join(' ')).toMatch(/shrink/);
-    expect(report.documents[0]?.reasons.join(' ')).toMatch(/missing-phrase/);
+    expect(report.documents[0]?.reasons.map(reasonLine).join(' ')).toMatch(/shrink/);
+    expect(report.documents[0]?.reasons.map(reasonLine).join(' ')).toMatch(/missing-phrase/);
     expect(report.epoch).toBe(1);
     expect(await currentVersions(connector, a.documentId)).toEqual([a.versionId]);
     const record = await state.getDocument(a.documentId);

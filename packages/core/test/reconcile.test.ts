@@ -105,8 +105,8 @@ describe('recoverStateFromStore', () => {
     const lost = new InMemoryStateStore();
     const report = await recoverStateFromStore({ connector, state: lost });
     expect(report.documents).toBe(4);
-    expect(report.notRecovered.join(' ')).toMatch(/review queue/);
-    expect(report.notRecovered.join(' ')).toMatch(/tombstones/);
+    expect(report.notRecovered.map((n) => n.line).join(' ')).toMatch(/review queue/);
+    expect(report.notRecovered.map((n) => n.line).join(' ')).toMatch(/tombstones/);
     for (const d of docs) {
       const before = await state.getDocument(d.documentId);
       const after = await lost.getDocument(d.documentId);

@@ -7,7 +7,8 @@
 // calls, publications and extractions. Runs built code (tsc -b first); Node strips the types.
 import { createMemoryConnector } from '@ragfresh/connector-memory';
 import { CountingEmbeddings, InMemoryStateStore, Publisher } from '@ragfresh/core';
-import { ExtractPipeline, type RefreshCounts, RefreshEngine } from '@ragfresh/engine';
+import { type RefreshCounts, RefreshEngine } from '@ragfresh/engine';
+import { ExtractPipeline } from '@ragfresh/engine/pipeline';
 import { type HostSampleJson, learnedModelOf } from '@ragfresh/engine/stages';
 import { boilerplateDigests } from '@ragfresh/extract';
 import { Fetcher, MemoryRawSnapshotStore } from '@ragfresh/fetch';

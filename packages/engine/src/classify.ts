@@ -27,10 +27,11 @@ export type Verdict =
       readonly kind: 'document';
       readonly doc: ExtractedDocument;
       /**
-       * Verdicts that did not block it, labelled (`ignored by classify.ignore: soft_404: …`,
-       * `unconfirmed: …`, `accepted: …`): the run's event for the page carries them.
+       * Verdicts that did not block it, labelled by how: `unconfirmed` (a status phrase the page
+       * alone does not prove), `ignored` (by `classify.ignore`), `accepted` (by a reviewer); the
+       * detail is the verdict's line. The run's event for the page carries them.
        */
-      readonly labels: readonly string[];
+      readonly labels: readonly Reason[];
     }
   | {
       readonly kind: 'not-the-document';
@@ -58,7 +59,9 @@ export function classifyOutcome(
   source?: Pick<EngineSource, 'classify'>,
 ): Verdict {
   if (outcome.kind === 'document') {
-    const labels = (outcome.suspected ?? []).map((r) => `unconfirmed: ${reasonLine(r)}`);
+    const labels = (outcome.suspected ?? []).map(
+      (r): Reason => ({ code: 'unconfirmed', detail: reasonLine(r) }),
+    );
     return { kind: 'document', doc: withoutSuspicion(outcome), labels };
   }
   const ignore = new Set(source?.classify?.ignore ?? []);
@@ -67,7 +70,9 @@ export function classifyOutcome(
     return {
       kind: 'document',
       doc: withoutSuspicion(outcome.asDocument),
-      labels: outcome.reasons.map((r) => `ignored by classify.ignore: ${reasonLine(r)}`),
+      labels: outcome.reasons.map(
+        (r): Reason => ({ code: 'ignored', detail: `by classify.ignore: ${reasonLine(r)}` }),
+      ),
     };
   }
   const empty = outcome.reasons.some((r) => EMPTY_CODES.has(r.code));
@@ -137,6 +142,8 @@ export async function judgePage(
   return {
     kind: 'document',
     doc: verdict.asDocument,
-    labels: verdict.reasons.map((r) => `accepted by ${accepted.by}: ${reasonLine(r)}`),
+    labels: verdict.reasons.map(
+      (r): Reason => ({ code: 'accepted', detail: `by ${accepted.by}: ${reasonLine(r)}` }),
+    ),
   };
 }

@@ -6,13 +6,20 @@ import {
   type EmbeddingSpace,
   type Publisher,
   RagfreshError,
+  type Reason,
   type StateStore,
 } from '@ragfresh/core';
 import type { Fetcher, RawSnapshotStore } from '@ragfresh/fetch';
 import type { BoilerplateLearningOptions } from './boilerplate-sample.js';
 import { DEFAULT_PAGE_LIMITS, type PageLimits } from './bounds.js';
 import { Mutex } from './concurrency.js';
-import { coverageOf, emptyCounts, type RefreshCounts, type SourceReport } from './counts.js';
+import {
+  coverageOf,
+  type DocumentEvent,
+  emptyCounts,
+  type RefreshCounts,
+  type SourceReport,
+} from './counts.js';
 import type { PagePipeline } from './extract.js';
 import { HostEvidence } from './interstitial-evidence.js';
 import { RecordSnapshot } from './records.js';
@@ -167,7 +174,7 @@ export class SourceRun {
   readonly startedAt: string;
   readonly counts: RefreshCounts = emptyCounts();
   readonly alerts: string[] = [];
-  readonly events: { url: string; documentId: string; event: string; reasons: string[] }[] = [];
+  readonly events: DocumentEvent[] = [];
   /** Coverage: stays true only while every listing was read and every page answered definitively. */
   complete = true;
   /** Every listing (sitemap, llms.txt) was read whole: what coverage means when no page is due. */
@@ -184,7 +191,7 @@ export class SourceRun {
     this.startedAt = startedAt;
   }
 
-  event(url: string, documentId: string, event: string, reasons: readonly string[] = []): void {
+  event(url: string, documentId: string, event: string, reasons: readonly Reason[] = []): void {
     this.events.push({ url, documentId, event, reasons: [...reasons] });
   }
 

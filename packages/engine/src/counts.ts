@@ -1,4 +1,4 @@
-import type { StoreCheck } from '@ragfresh/core';
+import type { Reason, StoreCheck } from '@ragfresh/core';
 /** Counts of one refresh, per source and in total. Every number is counted, never estimated. */
 export interface RefreshCounts {
   /** Pages due this run (the inventory's entries). */
@@ -83,11 +83,13 @@ export function coverageOf(counts: Readonly<RefreshCounts>, listingsComplete: bo
   return Math.min(1, counts.definitive / counts.urls);
 }
 
+/** What one page did in a run (`published`, `quarantined`, `degraded`, ...) and why, typed. */
 export interface DocumentEvent {
   readonly url: string;
   readonly documentId: string;
   readonly event: string;
-  readonly reasons: readonly string[];
+  /** Printed with `reasonLine` by whoever shows the event (the CLI, a log line). */
+  readonly reasons: readonly Reason[];
 }
 
 export interface SourceReport {

@@ -1,5 +1,5 @@
 import type { ReviewItem, RunSummary } from '@ragfresh/core';
-import { sameContentVersion } from '@ragfresh/core';
+import { reasonLine, sameContentVersion } from '@ragfresh/core';
 import {
   type BoilerplateLearner,
   learnedViewPipeline,
@@ -379,7 +379,7 @@ export class RefreshEngine {
     await queue.drain();
     if (run.counts.published === 1) return undefined;
     const e = run.events.at(-1);
-    return `not published: ${e?.event ?? 'unknown'} ${e?.reasons.join('; ') ?? ''}`.trim();
+    return `not published: ${e?.event ?? 'unknown'} ${e?.reasons.map(reasonLine).join('; ') ?? ''}`.trim();
   }
 
   /**

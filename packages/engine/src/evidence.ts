@@ -1,9 +1,11 @@
-import type {
-  DocumentLedger,
-  DocumentRecord,
-  GoneEvidence,
-  GoodObservation,
-  StateStore,
+import {
+  type DocumentLedger,
+  type DocumentRecord,
+  type GoneEvidence,
+  type GoodObservation,
+  type Reason,
+  reasonLine,
+  type StateStore,
 } from '@ragfresh/core';
 import type { DeletionPolicy, EngineLogger } from './types.js';
 
@@ -52,15 +54,18 @@ export async function recordNotModified(
 /**
  * Never overwrite: the last good version stays current; readers are told it is stale. A page
  * judged not the document carries the version it would have been (`wouldBe`) in its history
- * entry, so runs with the same verdict on unchanged content can be counted.
+ * entry, so runs with the same verdict on unchanged content can be counted. The record keeps
+ * the reasons' printed lines. Lines are still accepted from the LangChain loader, which has not
+ * moved to `Reason` yet; the engine passes `Reason`s.
  */
 export async function recordDegraded(
   ctx: EvidenceContext,
   base: DocumentRecord,
-  reasons: readonly string[],
+  reasons: readonly Reason[] | readonly string[],
   wouldBe?: string,
 ): Promise<DocumentRecord> {
-  return ctx.ledger.degraded(base, reasons, wouldBe);
+  const lines = reasons.map((r) => (typeof r === 'string' ? r : reasonLine(r)));
+  return ctx.ledger.degraded(base, lines, wouldBe);
 }
 
 /** Records one 404/410 observation and says whether the evidence now suffices for a proposal. */

@@ -1,84 +1,82 @@
-// The engine's public surface: the composition root and its settings, the engine and its
-// reports, the ports a host implements, the page-pipeline port and the reading-side helpers.
-// Stage functions for hosts that run stages themselves (the queue workers, the LangChain
-// loader) are on `@ragfresh/engine/stages`; the export importer is on `@ragfresh/engine/import`.
+// The engine's root: what every host needs to build and run an engine, and no more. Each name
+// below is documented; `test/root-exports.test.ts` pins the list, so growth is a visible decision.
+// The rest is on documented subpaths:
+//   `@ragfresh/engine/pipeline`   the page-pipeline port, its default and limits, snapshot re-extraction
+//   `@ragfresh/engine/stages`     stage functions for hosts that run stages themselves (queue, LangChain)
+//   `@ragfresh/engine/settings`   every setting type and default, resolvable without the engine
+//   `@ragfresh/engine/governance` removal, undo, garbage collection, as-of epochs
+//   `@ragfresh/engine/migrate`    the embedding-space migration
+//   `@ragfresh/engine/import`     the export importer
 
-export type { BoilerplateLearningOptions } from './boilerplate-sample.js';
-export { DEFAULT_PAGE_LIMITS, type PageLimits } from './bounds.js';
-export type { ChunkingOptions } from './chunk.js';
-/** The composition root: every role is wired here, from one `EngineSettings`. */
 export {
+  /** What `composeEngine` returns: the engine, connector, state, publisher, pipeline, `close`. */
   type ComposedEngine,
+  /** The composition root: every role is wired here, from one `EngineSettings`. */
   composeEngine,
-  composePageObserver,
+  /** What a host hands `composeEngine` beside the settings: connector, state, embeddings, logger. */
   type EnginePorts,
+  /** The role an engine is composed for (refresh, page-worker, publisher, serve, ui, ...). */
   type EngineRole,
-  type PageObserverPorts,
-  type PublisherDefaults,
-  ROLE_TRAITS,
-  type RoleTraits,
-  retentionOf,
 } from './compose.js';
-export type { DocumentEvent, RefreshCounts, RefreshReport, SourceReport } from './counts.js';
-/** The reading side: duplicate collapsing and a stored snapshot's text as it was published. */
-export { type Citation, type CollapsedHit, collapseDuplicateHits } from './duplicates.js';
-/** The refresh engine and what it reports. */
-export { RefreshEngine, type RefreshOptions } from './engine.js';
-/** The page pipeline port (fetched page in, document version or "not the document" out). */
+export type {
+  /** One page's event in a run (`published`, `quarantined`, ...) with typed reasons. */
+  DocumentEvent,
+  /** Counts of one refresh, per source and in total. */
+  RefreshCounts,
+  /** What `RefreshEngine.refresh` returns: per-source reports, totals, coverage, store check. */
+  RefreshReport,
+  /** One source's share of a refresh: counts, alerts, events, coverage. */
+  SourceReport,
+} from './counts.js';
 export {
-  type ExtractedDocument,
-  ExtractPipeline,
-  type ExtractPipelineOptions,
-  type NotTheDocument,
-  type PageContext,
-  type PageInput,
-  type PageOutcome,
-  type PagePipeline,
-} from './extract.js';
+  /** One URL a collapsed result is found at (title, heading, document). */
+  type Citation,
+  /** A result standing for every hit of one duplicate group, with every citation. */
+  type CollapsedHit,
+  /** Collapses the hits of one duplicate group into one result that cites every copy. */
+  collapseDuplicateHits,
+} from './duplicates.js';
 export {
-  collectGarbage,
-  epochAsOf,
-  type GcReport,
-  type PrunedSnapshot,
-  type RemovalAct,
-  type RemovalReport,
-  type RemovalSelector,
-  removeDocuments,
-  undoRemoval,
-} from './governance.js';
+  /** The refresh engine: `refresh`, `verify`, `recover`, `approve` / `reject`, `reextract`. */
+  RefreshEngine,
+  /** Which sources `refresh` runs (`all`, `sourceIds`) and its abort signal. */
+  type RefreshOptions,
+} from './engine.js';
+export type {
+  /** What `RefreshEngine.recover` rebuilt from the store, and what it could not. */
+  RecoverReport,
+  /** What `RefreshEngine.verify` found comparing state and store, and what it repaired. */
+  VerifyReport,
+} from './reconcile.js';
 export {
-  migrateEmbeddingSpace,
-  retryAfterMs,
-  type SpaceMigrationOptions,
-  type SpaceMigrationProgress,
-  type SpaceMigrationReport,
-} from './migrate-space.js';
-export type { RecoverReport, VerifyReport } from './reconcile.js';
-export { type ApprovalReport, DELETION_REASONS, INGESTION_REASONS } from './review.js';
-/** Settings resolved once, with their defaults. */
-export {
-  DEFAULT_LEASE_TTL_MS,
-  DEFAULT_MAX_RETIRE_SHARE,
+  /** Settings as resolved once, with their defaults (every role reads these). */
   type EngineSettings,
+  /** Settings as a host writes them (every field optional). */
   type EngineSettingsInput,
-  type FetchSettings,
-  type PageSettings,
-  type PublishSettings,
+  /** Resolves `EngineSettingsInput` into `EngineSettings`, defaults filled in. */
   resolveEngineSettings,
-  resolvePageSettings,
 } from './settings.js';
-export { extractSnapshot, type SnapshotSubject } from './snapshot.js';
-/** Sources, policies and the ports a host gives the engine. */
 export {
+  /** How a source's pages are read: `raw`, `rendered`, or `auto` (render an empty app shell). */
   type AcquisitionSetting,
+  /** A source's classify settings (`ignore`: verdict codes that do not block a page). */
   type ClassifySettings,
+  /** The deletion policy used when a host gives none (nothing auto-approved). */
   DEFAULT_DELETION_POLICY,
+  /** How much gone evidence a deletion proposal needs, and whether one is auto-approved. */
   type DeletionPolicy,
+  /** The logger port: `info`, `warn`, progress and the optional heartbeat. */
   type EngineLogger,
+  /** The metrics port: counters and gauges with labels. */
   type EngineMetrics,
+  /** A source as the engine reads it: URLs, sitemaps, contract, schedule, acquisition. */
   type EngineSource,
+  /** The page pool's pulse while pages are in flight (`EngineLogger.heartbeat`). */
   type Heartbeat,
+  /** The headless-rendering port (`@ragfresh/render` implements it). */
   type PageRenderer,
+  /** A logger that says nothing. */
   silentLogger,
+  /** Where approved tombstones are mirrored outside the state store (read back by `recover`). */
   type TombstoneMirror,
 } from './types.js';

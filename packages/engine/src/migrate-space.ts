@@ -7,6 +7,7 @@ import {
   Publisher,
   RagfreshError,
   readSpaceRecord,
+  reasonLine,
   respaceCandidates,
   type SpaceRecord,
   spaceLabel,
@@ -178,7 +179,7 @@ export async function migrateEmbeddingSpace(
       if (failed.length > 0)
         throw new RagfreshError(
           'VERIFY_FAILED',
-          `${failed.length} of ${candidates.length} documents were not published in the new space (${failed[0]!.documentId}: ${failed[0]!.outcome} ${failed[0]!.reasons.join('; ')}); readers stay in ${spaceLabel(from)}. Run the migration again.`,
+          `${failed.length} of ${candidates.length} documents were not published in the new space (${failed[0]!.documentId}: ${failed[0]!.outcome} ${failed[0]!.reasons.map(reasonLine).join('; ')}); readers stay in ${spaceLabel(from)}. Run the migration again.`,
           { scope: 'embeddings' },
         );
       const after = await readSpaceRecord(state);

@@ -2,11 +2,10 @@ import {
   DocumentLedger,
   type DocumentRecord,
   type Reason,
-  reasonLine,
   sameContentVersion,
   type Tombstone,
 } from '@ragfresh/core';
-import type { FetchResult, OkResult } from '@ragfresh/fetch';
+import { type FetchResult, fetchFailureReason, type OkResult } from '@ragfresh/fetch';
 import { type Acquisition, acquirePage } from './acquire.js';
 import { oneLine } from './bounds.js';
 import { judgePage } from './classify.js';
@@ -64,7 +63,9 @@ export async function refreshPage(
     // A removal request: the URL is not fetched at all until the removal is undone.
     run.counts.tombstonedSkipped++;
     run.counts.definitive++;
-    run.event(entry.url, entry.documentId, 'removed-skip', ['removal request: not fetched']);
+    run.event(entry.url, entry.documentId, 'removed-skip', [
+      { code: 'removal-requested', detail: 'not fetched' },
+    ]);
     return true;
   }
   const task: PageTask = {
@@ -131,13 +132,15 @@ async function settlePage(
     case 'gone':
       await onGone(ctx, task, acquired.result);
       return true;
-    case 'failed':
+    case 'failed': {
       run.counts.fetchErrors++;
       if (acquired.result.outcome === 'off-host-redirect')
         run.alerts.push(`off-host-redirect: ${entry.url} -> ${acquired.result.location}`);
-      await recordDegraded(ctx, base, [acquired.reason]);
-      run.event(entry.url, entry.documentId, 'degraded', [acquired.reason]);
+      const reasons = [fetchFailureReason(acquired.result)];
+      await recordDegraded(ctx, base, reasons);
+      run.event(entry.url, entry.documentId, 'degraded', reasons);
       return false;
+    }
     case 'unreadable':
       run.counts.fetched200++;
       await onNotTheDocument(ctx, task, { reasons: acquired.reasons, alerts: [] });
@@ -187,7 +190,9 @@ async function observeTombstoned(
   const { run, entry } = task;
   run.counts.tombstonedSkipped++;
   if (acquired.kind === 'page') await observeResurrection(ctx, run, task.base);
-  run.event(entry.url, entry.documentId, 'tombstoned-skip', [`tombstoned: ${tombstone.reason}`]);
+  run.event(entry.url, entry.documentId, 'tombstoned-skip', [
+    { code: 'tombstoned', detail: tombstone.reason },
+  ]);
   return acquired.kind === 'page' || acquired.kind === 'gone' || acquired.kind === 'not-modified';
 }
 
@@ -197,7 +202,10 @@ async function onGone(ctx: EngineContext, task: PageTask, result: FetchResult): 
   if (result.redirects.length > 0 && ctx.deletion.redirectedGone !== true) {
     // A redirect chain that ends in 404 says the target is gone, not the requested URL.
     const chain = result.redirects.map((h) => `${h.status} ${h.location}`).join(' -> ');
-    const reason = `redirected-to-gone: redirected to ${result.finalUrl} (${chain}), which answered HTTP ${status}; not gone evidence for ${entry.url} (deletion.redirectedGone)`;
+    const reason: Reason = {
+      code: 'redirected-to-gone',
+      detail: `redirected to ${result.finalUrl} (${chain}), which answered HTTP ${status}; not gone evidence for ${entry.url} (deletion.redirectedGone)`,
+    };
     run.counts.fetchErrors++;
     await recordDegraded(ctx, task.base, [reason]);
     run.event(entry.url, entry.documentId, 'degraded', [reason]);
@@ -205,7 +213,7 @@ async function onGone(ctx: EngineContext, task: PageTask, result: FetchResult): 
   }
   run.counts.gone++;
   const gone = await recordGone(ctx, task.base, status);
-  run.event(entry.url, entry.documentId, 'gone', [gone.reason]);
+  run.event(entry.url, entry.documentId, 'gone', [gone.why]);
   if (!gone.proposable) return;
   run.proposals.push({
     subject: { sourceId: run.source.id, documentId: entry.documentId, url: entry.url },
@@ -236,8 +244,7 @@ async function onNotTheDocument(
       source: run.source.id,
       code,
     });
-  // Records, events and review items keep the printed line; the code was read above, as data.
-  const reasons = verdict.reasons.map(reasonLine);
+  const { reasons } = verdict;
   const record = await recordDegraded(
     ctx,
     { ...task.base, goneCount: 0 },
@@ -320,7 +327,9 @@ async function onDocument(
     // publish. The validators are kept so the next run can be a 304.
     run.counts.heldUnchanged++;
     await ctx.ledger.heldUnchanged(base, now, result.fetchedAt);
-    run.event(entry.url, entry.documentId, 'held-unchanged', [`${held.id} ${held.status}`]);
+    run.event(entry.url, entry.documentId, 'held-unchanged', [
+      { code: 'review-held', detail: `${held.id} ${held.status}` },
+    ]);
     return;
   }
   let chunks: Awaited<ReturnType<typeof embedNewChunks>>;
@@ -328,7 +337,7 @@ async function onDocument(
     chunks = await embedNewChunks(ctx, doc, task.known ? base : undefined, run.counts);
   } catch (err) {
     // One page's embedding failure degrades that page only; the run goes on.
-    const reasons = [`extract-failed: embed: ${oneLine(err)}`];
+    const reasons: Reason[] = [{ code: 'extract-failed', detail: `embed: ${oneLine(err)}` }];
     await recordDegraded(ctx, base, reasons);
     run.event(entry.url, entry.documentId, 'degraded', reasons);
     return;

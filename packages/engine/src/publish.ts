@@ -1,4 +1,9 @@
-import { DocumentLedger, type DocumentPublishResult, type PublishCandidate } from '@ragfresh/core';
+import {
+  DocumentLedger,
+  type DocumentPublishResult,
+  type PublishCandidate,
+  reasonLine,
+} from '@ragfresh/core';
 import type { EngineContext, SourceRun } from './context.js';
 import { type DuplicateGrouper, duplicateGrouperFor } from './duplicates.js';
 import { recordGood } from './evidence.js';
@@ -163,8 +168,8 @@ export class PublishQueue implements CandidateSink {
             },
             r.reasons,
           );
-        if (r.gates?.some((g) => g.code === 'shrink'))
-          run.alerts.push(`sharp-shrink: ${c.url} (${r.reasons.join('; ')})`);
+        if (r.outcome === 'rejected-by-gate' && r.reasons.some((g) => g.code === 'shrink'))
+          run.alerts.push(`sharp-shrink: ${c.url} (${r.reasons.map(reasonLine).join('; ')})`);
         run.event(c.url, c.documentId, 'quarantined', r.reasons);
     }
   }

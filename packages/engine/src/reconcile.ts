@@ -222,12 +222,12 @@ export async function recoverState(
   for (const t of (await ctx.deps.tombstones?.list()) ?? []) {
     if (await ctx.ledger.tombstoneRestored(t)) tombstones++;
   }
-  const notRecovered = report.notRecovered.filter(
-    (line) => !(tombstones > 0 || ctx.deps.tombstones !== undefined) || !/^tombstones/.test(line),
-  );
+  const mirrored = tombstones > 0 || ctx.deps.tombstones !== undefined;
+  const notRecovered = report.notRecovered.filter((n) => !mirrored || n.what !== 'tombstones');
   if (readBy === 'listing')
-    notRecovered.push(
-      `documents no source lists any more (the ${connector.store} store cannot be scanned; only listed documents were read)`,
-    );
+    notRecovered.push({
+      what: 'unlisted-documents',
+      line: `documents no source lists any more (the ${connector.store} store cannot be scanned; only listed documents were read)`,
+    });
   return { ...report, notRecovered, readBy, tombstones };
 }

@@ -1,5 +1,6 @@
 import {
   type DocumentRecord,
+  type Reason,
   type RemovalRequest,
   type ReviewItem,
   reasonLine,
@@ -235,7 +236,9 @@ export async function settleProposals(
       const item = await proposeDeletion(ctx, p.subject, p.reason, p.evidence);
       if (item === undefined) continue;
       run.counts.reviewCreated++;
-      run.event(p.subject.url, p.subject.documentId, 'deletion-proposed', [p.reason]);
+      run.event(p.subject.url, p.subject.documentId, 'deletion-proposed', [
+        { code: p.reason, detail: '' },
+      ]);
     }
   }
   if (ctx.deletion.autoApprove) await autoApprove(ctx, run, live, allowed);
@@ -298,7 +301,7 @@ async function approveDeletions(
     const r = report.documents.find((d) => d.documentId === item.documentId);
     if (r?.outcome === 'rejected-by-gate' || r?.outcome === 'verify-failed') {
       ctx.log.warn('approval-blocked', { id: item.id, reasons: r.reasons });
-      blocked.push(`${item.id}: ${r.reasons.join('; ')}`);
+      blocked.push(`${item.id}: ${r.reasons.map(reasonLine).join('; ')}`);
       continue;
     }
     await ctx.ledger.deletionApproved(item, by);
@@ -412,20 +415,21 @@ async function proposeHeld(
 
 /**
  * A candidate the source's publish contract rejected becomes an ingestion review item
- * (`quarantine:<documentId>`) carrying its version and raw snapshot digest.
+ * (`quarantine:<documentId>`) carrying its version and raw snapshot digest; the item's evidence
+ * is the gates' printed lines.
  */
 export function proposeQuarantined(
   ctx: EngineContext,
   run: SourceRun,
   held: HeldVersion,
-  reasons: readonly string[],
+  reasons: readonly Reason[],
 ): Promise<void> {
   return proposeHeld(
     ctx,
     run,
     INGESTION_REASONS.contractQuarantine,
     held,
-    reasons,
+    reasons.map(reasonLine),
     new Set(['pending']),
   );
 }
@@ -452,7 +456,7 @@ export async function proposePersistent(
   run: SourceRun,
   record: DocumentRecord,
   held: Omit<HeldVersion, keyof ProposalSubject>,
-  reasons: readonly string[],
+  reasons: readonly Reason[],
 ): Promise<void> {
   const runs = unchangedVerdictRuns(record, held.versionId);
   if (runs < PERSISTENT_NOT_DOCUMENT_RUNS) return;
@@ -461,7 +465,10 @@ export async function proposePersistent(
     run,
     INGESTION_REASONS.persistentNotTheDocument,
     { documentId: record.documentId, sourceId: record.sourceId, url: record.url, ...held },
-    [`judged not the document on ${runs} runs in a row, content unchanged`, ...reasons],
+    [
+      `judged not the document on ${runs} runs in a row, content unchanged`,
+      ...reasons.map(reasonLine),
+    ],
     new Set(['pending', 'approved', 'rejected']),
   );
 }

@@ -7,6 +7,15 @@ export { type AcquireDeps, type Acquisition, acquirePage } from './acquire.js';
 export { learnedViewPipeline } from './boilerplate.js';
 export { type HostSampleJson, learnedModelOf } from './boilerplate-sample.js';
 export { type Chunking, chunkingFor, splitterPipelineKey } from './chunk.js';
+/** Composition details for hosts that wire a role's parts themselves (the LangChain loader, gc). */
+export {
+  composePageObserver,
+  type PageObserverPorts,
+  type PublisherDefaults,
+  ROLE_TRAITS,
+  type RoleTraits,
+  retentionOf,
+} from './compose.js';
 export { Mutex, mapLimit } from './concurrency.js';
 export { EngineContext, type EngineDeps, type GoneProposal, SourceRun } from './context.js';
 export { addCounts, emptyCounts } from './counts.js';
@@ -28,6 +37,9 @@ export {
   PublishQueue,
 } from './publish.js';
 export {
+  type ApprovalReport,
+  DELETION_REASONS,
+  INGESTION_REASONS,
   type ProposalSubject,
   proposeDeletion,
   proposeInventoryDiff,

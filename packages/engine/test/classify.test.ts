@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { documentId } from '@ragfresh/core';
+import { documentId, reasonLine } from '@ragfresh/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Harness, harness, source } from './harness.js';
 import { PERSISTENT_NOT_DOCUMENT_RUNS } from './internals.js';
@@ -95,7 +95,7 @@ describe('classify stage: status phrases need evidence', () => {
     for (const url of urls) {
       expect(await published('docs', url), url).toBeGreaterThan(0);
       const labels = events.find((e) => e.url === url && e.event === 'indexed-despite');
-      expect(labels?.reasons[0]).toMatch(/^unconfirmed: (rate_limited|soft_404): /);
+      expect(labels?.reasons.map(reasonLine)[0]).toMatch(/^unconfirmed: (rate_limited|soft_404): /);
     }
     const probes = site.requests.filter((p) => p.includes('ragfresh-probe-'));
     expect(probes).toHaveLength(1);
@@ -113,7 +113,7 @@ describe('classify stage: status phrases need evidence', () => {
     expect(await published('soft', url)).toBe(0);
     const event = report.sources[0]!.events.find((e) => e.url === url);
     expect(event?.event).toBe('not-the-document');
-    expect(event?.reasons[0]).toMatch(
+    expect(event?.reasons.map(reasonLine)[0]).toMatch(
       /^soft_404: not-found title\/h1 .*; the host answers \S+ragfresh-probe-\S+ \(a URL that cannot exist\) with this page \(\d+% of the words shared\)$/,
     );
   });
@@ -128,9 +128,9 @@ describe('classify stage: status phrases need evidence', () => {
     const report = await h.engine([source('rl', [limited, docs])]).refresh({ all: true });
     expect(await published('rl', limited)).toBe(0);
     expect(await published('rl', docs)).toBeGreaterThan(0);
-    expect(report.sources[0]!.events.find((e) => e.url === limited)?.reasons[0]).toMatch(
-      /; the answer carries Retry-After: 30$/,
-    );
+    expect(
+      report.sources[0]!.events.find((e) => e.url === limited)?.reasons.map(reasonLine)[0],
+    ).toMatch(/; the answer carries Retry-After: 30$/);
   });
 
   it('a published page that turns into a short not-found page keeps its version; a catch-all body at two URLs is caught', async () => {
@@ -152,7 +152,7 @@ describe('classify stage: status phrases need evidence', () => {
       /; the page had a published version of \d+ chars and now has \d+$/,
     );
     // The two never-published URLs serve one body: the second one seen is caught by it.
-    const reasons = report.sources[0]!.events.flatMap((e) => e.reasons);
+    const reasons = report.sources[0]!.events.flatMap((e) => e.reasons.map(reasonLine));
     expect(
       reasons.some((x) => /; the host served this same body for \d URLs in this run$/.test(x)),
     ).toBe(true);
@@ -169,7 +169,7 @@ describe('classify stage: status phrases need evidence', () => {
       .refresh({ all: true });
     expect(await published('ign', url)).toBeGreaterThan(0);
     const label = report.sources[0]!.events.find((e) => e.event === 'indexed-despite');
-    expect(label?.reasons[0]).toMatch(/^ignored by classify\.ignore: soft_404: /);
+    expect(label?.reasons.map(reasonLine)[0]).toMatch(/^ignored: by classify\.ignore: soft_404: /);
   });
 
   it(`a page judged not the document on ${PERSISTENT_NOT_DOCUMENT_RUNS} runs becomes a review item; accepting it indexes it until the content changes`, async () => {
@@ -228,6 +228,6 @@ describe('classify stage: status phrases need evidence', () => {
     const again = await engine.refresh({ all: true });
     const events = again.sources[0]!.events.filter((e) => e.url === url);
     expect(events.map((e) => e.event)).toEqual(['indexed-despite', 'unchanged']);
-    expect(events[0]?.reasons[0]).toMatch(/^accepted by tester: login_wall: /);
+    expect(events[0]?.reasons.map(reasonLine)[0]).toMatch(/^accepted: by tester: login_wall: /);
   });
 });

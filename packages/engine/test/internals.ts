@@ -1,5 +1,5 @@
 // Every engine module, for the engine's own tests: the public surface is src/index.ts (and the
-// stages and import subpaths); tests reach the internals here instead of widening it.
+// subpaths in package.json); tests reach the internals here instead of widening it.
 export * from '../src/acquire.js';
 export * from '../src/boilerplate.js';
 export * from '../src/bounds.js';

@@ -12,7 +12,7 @@ import {
 } from '@ragfresh/core';
 import { startSimWeb } from '@ragfresh/sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrateEmbeddingSpace } from '../src/index.js';
+import { migrateEmbeddingSpace } from '../src/migrate-space.js';
 import { composeOnDisk, type IndexOnDisk } from './fixtures/migration-index.mjs';
 
 // SIGKILL anywhere in a migration: a child process runs `migrate embeddings` on an index on disk

@@ -7,7 +7,7 @@ import { OpenAIEmbeddings } from '@langchain/openai';
 import { cosineSimilarity, FIELDS, HashingEmbeddings, readSpaceRecord } from '@ragfresh/core';
 import { startSimWeb } from '@ragfresh/sim';
 import { describe, expect, it } from 'vitest';
-import { migrateEmbeddingSpace } from '../src/index.js';
+import { migrateEmbeddingSpace } from '../src/migrate-space.js';
 import { composeOnDisk } from './fixtures/migration-index.mjs';
 
 // The real remote-embeddings path: @langchain/openai's OpenAIEmbeddings (and the openai client

@@ -5,6 +5,7 @@ import {
   InMemoryStateStore,
   type PublishCandidate,
   Publisher,
+  reasonLine,
 } from '@ragfresh/core';
 import { prepareDocument } from '@ragfresh/extract';
 import { describe, expect, it } from 'vitest';
@@ -44,7 +45,10 @@ function scriptedPublisher(script: ((ids: string[]) => DocumentPublishResult['ou
           documentId: c.documentId,
           versionId: c.versionId,
           outcome: outcomes[i]!,
-          reasons: outcomes[i] === 'verify-failed' ? ['verify-failed: count 0 of 1'] : [],
+          reasons:
+            outcomes[i] === 'verify-failed'
+              ? [{ code: 'verify-failed', detail: 'count 0 of 1' }]
+              : [],
           chunks: 0,
         })),
       };
@@ -158,7 +162,7 @@ describe('publish queue: reading the publisher gates as data', () => {
       const small = new SourceRun(source('small', []), 't');
       await queue.add({ run: small, candidate: await version('small', 20) });
       expect(small.counts).toMatchObject({ published: 0, rejected: 1 });
-      expect(small.events.at(-1)?.reasons[0]).toMatch(/^too-small: /);
+      expect(small.events.at(-1)?.reasons.map(reasonLine)[0]).toMatch(/^too-small: /);
       expect(small.alerts).toEqual([]);
     } finally {
       await publisher.close();

@@ -210,7 +210,7 @@ describe('state and store reconciliation', () => {
     const recovered = await engine.recover();
     expect(recovered.documents).toBe(ids.length);
     expect(recovered.readBy).toBe('scan');
-    expect(recovered.notRecovered.join('\n')).toMatch(/review queue/);
+    expect(recovered.notRecovered.map((n) => n.line).join('\n')).toMatch(/review queue/);
     const after = await engine.refresh({ all: true });
     expect(after.storeCheck?.verdict).toBe('ok');
     expect(after.totals.published).toBe(0);

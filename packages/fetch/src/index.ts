@@ -16,7 +16,7 @@ export {
   usableValidators,
   validatorsFrom,
 } from './conditional.js';
-export { describeFetchFailure } from './describe.js';
+export { describeFetchFailure, fetchFailureReason } from './describe.js';
 export {
   type DiscoveryCache,
   type DiscoveryCacheEntry,

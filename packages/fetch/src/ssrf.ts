@@ -187,6 +187,9 @@ function embeddedIPv4(bytes: Bytes): number[] | undefined {
   return undefined;
 }
 
+/** The refusals of a cloud metadata address: an allowed host name or range never opens these. */
+const METADATA_REFUSALS: ReadonlySet<string> = new Set(['metadata', 'ipv4-embedded-metadata']);
+
 /**
  * Why `address` is refused by the default policy (`loopback`, `private`, `link-local`, `cgnat`,
  * `metadata`, ...), or undefined when it is a public unicast address. Throws nothing; a string
@@ -333,7 +336,10 @@ export class SsrfGuard {
     return ports !== undefined && (port === undefined || ports.has(port));
   }
 
-  /** Why `address` is refused under this policy, or undefined when it may be connected to. */
+  /**
+   * Why `address` is refused under this policy, or undefined when it may be connected to. A
+   * cloud metadata address is refused as one of `METADATA_REFUSALS`, whatever else allows it.
+   */
   refusal(address: string): string | undefined {
     const bytes = parseIp(address);
     if (bytes !== undefined && METADATA.some((r) => inRange(bytes, r))) {
@@ -357,7 +363,7 @@ export class SsrfGuard {
 
   #refuse(host: string, address: string, reason: string, port?: number): RagfreshError {
     const target = port === undefined ? host : formatHostPort(host, port);
-    const fix = /metadata/.test(reason)
+    const fix = METADATA_REFUSALS.has(reason)
       ? `cloud metadata addresses open only when listed one by one: add "${address}" to ${this.#setting} if this is truly intended`
       : `if this is intended, add "${target}" (or a CIDR such as "${address}/32") to ${this.#setting}`;
     return new RagfreshError(
@@ -373,7 +379,7 @@ export class SsrfGuard {
     const literal = parseIp(host);
     if (literal !== undefined) {
       const reason = this.refusal(host);
-      if (reason !== undefined && (/metadata/.test(reason) || !this.#hostAllowed(host, port)))
+      if (reason !== undefined && (METADATA_REFUSALS.has(reason) || !this.#hostAllowed(host, port)))
         throw this.#refuse(host, host, reason, port);
       return [{ address: host, family: literal.length === 4 ? 4 : 6 }];
     }
@@ -390,7 +396,7 @@ export class SsrfGuard {
     for (const a of addresses) {
       const reason = this.refusal(a.address);
       if (reason === undefined) continue;
-      if (hostAllowed && !/metadata/.test(reason)) continue;
+      if (hostAllowed && !METADATA_REFUSALS.has(reason)) continue;
       throw this.#refuse(host, a.address, reason, port);
     }
     return addresses;

@@ -1,4 +1,4 @@
-import type { PageLimits } from '@ragfresh/engine';
+import type { PageLimits } from '@ragfresh/engine/pipeline';
 import type { TiktokenEncodingName } from '@ragfresh/extract';
 import type { Fetcher } from '@ragfresh/fetch';
 

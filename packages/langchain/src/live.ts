@@ -1,7 +1,7 @@
 import { Document } from '@langchain/core/documents';
 import { type Chunk, FIELDS, reasonLine, type StateStore } from '@ragfresh/core';
-import { composePageObserver, resolvePageSettings } from '@ragfresh/engine';
-import { observePage } from '@ragfresh/engine/stages';
+import { resolvePageSettings } from '@ragfresh/engine/settings';
+import { composePageObserver, observePage } from '@ragfresh/engine/stages';
 import { mapOrdered } from './concurrency.js';
 import { type LiveFetchOptions, READER_FIELDS } from './fields.js';
 

@@ -19,19 +19,17 @@ import {
   type UrlIdentityPolicy,
 } from '@ragfresh/core';
 import {
-  composePageObserver,
   DEFAULT_DELETION_POLICY,
   type DeletionPolicy,
   type EngineLogger,
-  type ExtractedDocument,
-  type PageLimits,
-  type PageSettings,
-  resolvePageSettings,
   silentLogger,
 } from '@ragfresh/engine';
+import type { ExtractedDocument, PageLimits } from '@ragfresh/engine/pipeline';
+import { type PageSettings, resolvePageSettings } from '@ragfresh/engine/settings';
 import {
   type Chunking,
   chunkingFor,
+  composePageObserver,
   type EvidenceContext,
   observePage,
   type PageObserver,

@@ -1,5 +1,5 @@
 import { type DocumentRecord, reasonLine } from '@ragfresh/core';
-import type { ExtractedDocument, PageOutcome as PageVerdict } from '@ragfresh/engine';
+import type { ExtractedDocument, PageOutcome as PageVerdict } from '@ragfresh/engine/pipeline';
 import {
   type Acquisition,
   type EvidenceContext,

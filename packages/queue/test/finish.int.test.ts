@@ -9,12 +9,8 @@ import {
   type RunSummary,
   type StateStore,
 } from '@ragfresh/core';
-import {
-  type DeletionPolicy,
-  type EngineSource,
-  ExtractPipeline,
-  RefreshEngine,
-} from '@ragfresh/engine';
+import { type DeletionPolicy, type EngineSource, RefreshEngine } from '@ragfresh/engine';
+import { ExtractPipeline } from '@ragfresh/engine/pipeline';
 import { Fetcher } from '@ragfresh/fetch';
 import { startSimWeb } from '@ragfresh/sim';
 import { Queue } from 'bullmq';

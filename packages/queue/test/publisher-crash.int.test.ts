@@ -1,6 +1,7 @@
 import { fixture } from '@ragfresh/connector-pgvector/fixture';
 import { type DocumentRecord, type JournalStep, openStateStore } from '@ragfresh/core';
-import { type EngineSource, ExtractPipeline } from '@ragfresh/engine';
+import type { EngineSource } from '@ragfresh/engine';
+import { ExtractPipeline } from '@ragfresh/engine/pipeline';
 import { Fetcher } from '@ragfresh/fetch';
 import { startSimWeb } from '@ragfresh/sim';
 import pg from 'pg';

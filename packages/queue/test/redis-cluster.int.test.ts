@@ -7,7 +7,7 @@ import {
   openStateStore,
 } from '@ragfresh/core';
 import type { EngineSource } from '@ragfresh/engine';
-import { ExtractPipeline } from '@ragfresh/engine';
+import { ExtractPipeline } from '@ragfresh/engine/pipeline';
 import { Fetcher, RedisPolitenessGate } from '@ragfresh/fetch';
 import { startSimWeb } from '@ragfresh/sim';
 import { Queue } from 'bullmq';

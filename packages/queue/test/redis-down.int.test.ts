@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixture } from '@ragfresh/connector-pgvector/fixture';
 import { type DocumentRecord, openStateStore } from '@ragfresh/core';
-import { ExtractPipeline } from '@ragfresh/engine';
+import { ExtractPipeline } from '@ragfresh/engine/pipeline';
 import { Fetcher } from '@ragfresh/fetch';
 import { startSimWeb } from '@ragfresh/sim';
 import pg from 'pg';

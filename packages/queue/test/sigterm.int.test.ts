@@ -1,6 +1,6 @@
 import { fixture } from '@ragfresh/connector-pgvector/fixture';
 import { type DocumentRecord, openStateStore, PUBLISHER_LEASE } from '@ragfresh/core';
-import { ExtractPipeline } from '@ragfresh/engine';
+import { ExtractPipeline } from '@ragfresh/engine/pipeline';
 import { Fetcher } from '@ragfresh/fetch';
 import { startSimWeb } from '@ragfresh/sim';
 import { Queue } from 'bullmq';

@@ -1,5 +1,9 @@
 import { reasonLine } from '@ragfresh/core';
-import { extractSnapshot, type PagePipeline, type SnapshotSubject } from '@ragfresh/engine';
+import {
+  extractSnapshot,
+  type PagePipeline,
+  type SnapshotSubject,
+} from '@ragfresh/engine/pipeline';
 import type { RawSnapshotStore } from '@ragfresh/fetch';
 
 /** A version's text re-extracted from a raw snapshot (no network). */
@@ -13,7 +17,7 @@ export interface SnapshotText {
   readonly problem?: string;
 }
 
-export type { SnapshotSubject } from '@ragfresh/engine';
+export type { SnapshotSubject } from '@ragfresh/engine/pipeline';
 
 /** How long a listing of the raw snapshots is reused before the store is listed again. */
 const INDEX_TTL_MS = 10_000;

@@ -1,6 +1,6 @@
 import type { Connector, QueryHit } from '../connector.js';
 import { FIELDS } from '../metadata.js';
-import type { Canary, CanaryResult } from '../model.js';
+import { type Canary, type CanaryResult, type Reason, reasonLine } from '../model.js';
 
 export type { Canary, CanaryResult } from '../model.js';
 
@@ -37,6 +37,14 @@ export interface CanaryRun {
   readonly connector: Connector;
   readonly embedQuery: (text: string) => Promise<readonly number[]>;
   readonly now: () => Date;
+}
+
+/** Why `canary` failed: its expected passage was not in the top `k`. */
+export function canaryMiss(canary: Canary): Reason {
+  return {
+    code: 'canary-failed',
+    detail: `"${canary.query}" did not retrieve ${describeExpect(canary)} in the top ${canary.k ?? 5}`,
+  };
 }
 
 /**
@@ -76,7 +84,7 @@ export async function runCanary(
     return {
       ...base,
       ok: false,
-      reason: `canary-failed: "${canary.query}" did not retrieve ${describeExpect(canary)} in the top ${k}`,
+      reason: reasonLine(canaryMiss(canary)),
     };
   }
   const hit = visible[index]!;

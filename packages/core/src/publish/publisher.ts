@@ -26,7 +26,7 @@ import {
   type Retirement,
   type StateStore,
 } from '../state/types.js';
-import { type Canary, type CanaryResult, runCanary } from './canary.js';
+import { type Canary, type CanaryResult, canaryMiss, runCanary } from './canary.js';
 import { defaultVerifyTimeoutMs, verifyQueryableBatch } from './verify.js';
 
 /**
@@ -183,7 +183,7 @@ function publishedResult(d: JournalDocument): DocumentPublishResult {
     versionId: d.versionId,
     ...(d.previousVersionId === undefined ? {} : { previousVersionId: d.previousVersionId }),
     outcome: d.action === 'publish' ? 'published' : 'removed',
-    reasons: d.reason === undefined ? [] : [d.reason],
+    reasons: d.reason === undefined ? [] : [{ code: 'removed', detail: d.reason }],
     chunks: d.chunkIds.length,
   };
 }
@@ -373,9 +373,10 @@ export class Publisher {
   async #markRejected(
     candidate: PublishCandidate,
     record: DocumentRecord | undefined,
-    reasons: string[],
+    reasons: readonly Reason[],
   ): Promise<void> {
-    await this.#ledger.quarantined(candidate, record, reasons);
+    // The record keeps the printed lines.
+    await this.#ledger.quarantined(candidate, record, reasons.map(reasonLine));
   }
 
   /**
@@ -470,7 +471,12 @@ export class Publisher {
     const tomb = await this.state.getTombstone(c.documentId);
     const ids = { documentId: c.documentId, versionId: c.versionId };
     if (tomb !== undefined)
-      return { ...ids, outcome: 'skipped', reasons: [`tombstoned: ${tomb.reason}`], chunks: 0 };
+      return {
+        ...ids,
+        outcome: 'skipped',
+        reasons: [{ code: 'tombstoned', detail: tomb.reason }],
+        chunks: 0,
+      };
     const repairing =
       options.repair?.has(c.documentId) === true &&
       sameContentVersion(record?.currentVersionId, c.versionId);
@@ -486,14 +492,12 @@ export class Publisher {
     const previous =
       record?.currentVersionId === undefined ? {} : { previousVersionId: record.currentVersionId };
     if (gates.length > 0) {
-      const reasons = gates.map(reasonLine);
-      await this.#markRejected(c, record, reasons);
+      await this.#markRejected(c, record, gates);
       return {
         ...ids,
         ...previous,
         outcome: 'rejected-by-gate',
-        reasons,
-        gates,
+        reasons: gates,
         chunks: c.chunks.length,
       };
     }
@@ -607,7 +611,10 @@ export class Publisher {
     };
     if (!verdict.ok) {
       const failures = new Map(
-        [...verdict.failures].map(([id, why]) => [id, why.map((f) => `verify-failed: ${f}`)]),
+        [...verdict.failures].map(([id, why]) => [
+          id,
+          why.map((f): Reason => ({ code: 'verify-failed', detail: f })),
+        ]),
       );
       return this.#holdBatch({ ...hold, failures, outcome: 'verify-failed' });
     }
@@ -657,7 +664,7 @@ export class Publisher {
     readonly baseEpoch: number;
     readonly targetEpoch: number;
     readonly planned: readonly PlannedDocument[];
-    readonly failures: ReadonlyMap<string, readonly string[]>;
+    readonly failures: ReadonlyMap<string, readonly Reason[]>;
     readonly outcome: 'verify-failed' | 'canary-failed';
     readonly results: DocumentPublishResult[];
     readonly stagedChunks: number;
@@ -678,7 +685,7 @@ export class Publisher {
           : { previousVersionId: p.journal.previousVersionId };
       const reasons = h.failures.get(p.journal.documentId);
       if (c !== undefined && reasons !== undefined) {
-        await this.#markRejected(c, await this.state.getDocument(c.documentId), [...reasons]);
+        await this.#markRejected(c, await this.state.getDocument(c.documentId), reasons);
         h.results.push({
           documentId: c.documentId,
           versionId: c.versionId,
@@ -694,7 +701,10 @@ export class Publisher {
           ...previous,
           outcome: 'held',
           reasons: [
-            `batch-held: ${failedIds.length} document(s) of the batch ${what}, e.g. ${failedIds[0]}`,
+            {
+              code: 'batch-held',
+              detail: `${failedIds.length} document(s) of the batch ${what}, e.g. ${failedIds[0]}`,
+            },
           ],
           chunks: p.journal.chunkIds.length,
         });
@@ -722,9 +732,9 @@ export class Publisher {
   async #stagedCanaries(
     planned: readonly PlannedDocument[],
     targetEpoch: number,
-  ): Promise<{ results: CanaryResult[]; failures: Map<string, string[]> }> {
+  ): Promise<{ results: CanaryResult[]; failures: Map<string, Reason[]> }> {
     const results: CanaryResult[] = [];
-    const failures = new Map<string, string[]>();
+    const failures = new Map<string, Reason[]>();
     const run = this.#canaryRun();
     const canaries = this.#options.canaries;
     if (run === undefined || canaries === undefined) return { results, failures };
@@ -756,7 +766,8 @@ export class Publisher {
           hiddenChunks,
         });
         results.push(r);
-        if (!r.ok) failures.set(c.documentId, [...(failures.get(c.documentId) ?? []), r.reason!]);
+        if (!r.ok)
+          failures.set(c.documentId, [...(failures.get(c.documentId) ?? []), canaryMiss(canary)]);
       }
     }
     return { results, failures };
@@ -795,7 +806,7 @@ export class Publisher {
           documentId: removal.documentId,
           versionId: '',
           outcome: 'skipped',
-          reasons: ['not-current: nothing to remove'],
+          reasons: [{ code: 'not-current', detail: 'nothing to remove' }],
           chunks: 0,
         });
         continue;
@@ -814,7 +825,10 @@ export class Publisher {
         if (r.currentVersionId !== undefined) live++;
       const held = live > 0 && gated.length / live > share;
       if (held) {
-        const reason = `retire-share: removing ${gated.length} of ${live} documents of source ${sourceId} exceeds the ${(share * 100).toFixed(0)}% gate`;
+        const reason: Reason = {
+          code: 'retire-share',
+          detail: `removing ${gated.length} of ${live} documents of source ${sourceId} exceeds the ${(share * 100).toFixed(0)}% gate`,
+        };
         for (const { removal, record } of gated) {
           results.push({
             documentId: removal.documentId,

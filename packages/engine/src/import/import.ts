@@ -156,7 +156,12 @@ class ImportRun {
   }
 
   evidence(row: { readonly line: number }, ...lines: string[]): string[] {
-    return [...lines, `row ${row.line} of ${this.options.label ?? 'the export'}`];
+    return [...lines, this.at(row).detail];
+  }
+
+  /** Where a row came from, as the last reason of its event (`at: row 3 of export.jsonl`). */
+  at(row: { readonly line: number }): Reason {
+    return { code: 'at', detail: `row ${row.line} of ${this.options.label ?? 'the export'}` };
   }
 
   /** A row a guard refused: counted by its (first) reason's code, reported with its line. */
@@ -169,12 +174,7 @@ class ImportRun {
     this.counts.refused++;
     const code = all[0]!.code;
     this.refusedBy[code] = (this.refusedBy[code] ?? 0) + 1;
-    this.run.event(
-      row.url ?? '',
-      documentId,
-      'refused',
-      this.evidence(row, all.map(reasonLine).join('; ')),
-    );
+    this.run.event(row.url ?? '', documentId, 'refused', [...all, this.at(row)]);
   }
 
   unreadableRecord(line: number, reason: string): void {
@@ -209,9 +209,9 @@ class ImportRun {
       key,
       this.evidence(row, ...why),
     );
+    // The review reason keys the item; its evidence is the detail.
     this.run.event(row.url, documentId ?? '', item === undefined ? 'review-known' : 'review', [
-      reason,
-      ...why,
+      { code: reason, detail: why.join('; ') },
     ]);
   }
 }
@@ -233,7 +233,9 @@ async function screen(ir: ImportRun, row: ImportRow): Promise<Accepted | undefin
     const record = await ir.ctx.deps.state.getDocument(id);
     if (record?.currentVersionId === undefined || record.status === 'tombstoned') {
       ir.counts.ignored++;
-      ir.run.event(row.url, id, 'removal-of-unknown', [row.removal.evidence]);
+      ir.run.event(row.url, id, 'removal-of-unknown', [
+        { code: 'export-removal', detail: row.removal.evidence },
+      ]);
       return undefined;
     }
     // Evidence for a person (or the explicit auto-approve policy of the review stage), never a deletion here.
@@ -248,14 +250,16 @@ async function screen(ir: ImportRun, row: ImportRow): Promise<Accepted | undefin
       row.url,
       id,
       item === undefined ? 'deletion-already-proposed' : 'deletion-proposed',
-      [row.removal.evidence],
+      [{ code: 'export-removal', detail: row.removal.evidence }],
     );
     return undefined;
   }
   if (row.httpStatus !== undefined && (row.httpStatus < 200 || row.httpStatus > 299)) {
     // A crawler's 404 is one observation by someone else: never deletion evidence on its own.
     ir.counts.ignored++;
-    ir.run.event(row.url, id, 'not-ok', [`crawler saw HTTP ${row.httpStatus}`]);
+    ir.run.event(row.url, id, 'not-ok', [
+      { code: 'crawler-status', detail: `crawler saw HTTP ${row.httpStatus}` },
+    ]);
     return undefined;
   }
   const time = fetchTimeOf(row, ir.options.fetchedAt);
@@ -370,7 +374,9 @@ async function settle(
   const stored = isFutureMark(mark, ctx.now()) ? undefined : mark;
   if (stored !== undefined && at < stored) {
     counts.stale++;
-    ir.run.event(row.url, documentId, 'stale', [`fetched ${at}, stored observation ${stored}`]);
+    ir.run.event(row.url, documentId, 'stale', [
+      { code: 'older-than-stored', detail: `fetched ${at}, stored observation ${stored}` },
+    ]);
     return false;
   }
   if (record !== undefined && sameContentVersion(record.currentVersionId, doc.versionId)) {
