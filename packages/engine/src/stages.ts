@@ -7,6 +7,7 @@ export { type AcquireDeps, type Acquisition, acquirePage } from './acquire.js';
 export { learnedViewPipeline } from './boilerplate.js';
 export { type HostSampleJson, learnedModelOf } from './boilerplate-sample.js';
 export { type Chunking, chunkingFor, splitterPipelineKey } from './chunk.js';
+export { type JudgeContext, judgePage, type Verdict } from './classify.js';
 export { Mutex, mapLimit } from './concurrency.js';
 export { EngineContext, type EngineDeps, type GoneProposal, SourceRun } from './context.js';
 export { addCounts, emptyCounts } from './counts.js';
@@ -20,7 +21,7 @@ export {
 export { InFlightPages } from './heartbeat.js';
 export { type Inventory, type InventoryEntry, takeInventory } from './inventory.js';
 export { observePage, type PageObservation, type PageObserver } from './observe.js';
-export { type PageTask, refreshPage } from './page.js';
+export { judgeContextOf, type PageTask, refreshPage } from './page.js';
 export {
   CandidateBatch,
   type CandidateSink,
