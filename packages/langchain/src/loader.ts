@@ -51,6 +51,7 @@ import {
   type SectionSplitter,
   type TiktokenEncodingName,
 } from '@ragfresh/extract';
+import { NOT_DOCUMENT_CODES } from '@ragfresh/extract/codes';
 import { discoverSitemap, type Fetcher, type OkResult } from '@ragfresh/fetch';
 import { mapOrdered } from './concurrency.js';
 import { type PageCopyStore, pageCopiesFor } from './copies.js';
@@ -293,6 +294,13 @@ function standaloneSetup(options: StandaloneLoaderOptions): LoaderSetup {
   if (options.canonical !== undefined && !CANONICAL_POLICIES.includes(options.canonical))
     throw invalid(
       `canonical must be one of ${CANONICAL_POLICIES.join(', ')}, got ${JSON.stringify(options.canonical)}.`,
+    );
+  const unknown = options.classify?.ignore?.find(
+    (c) => !(NOT_DOCUMENT_CODES as readonly string[]).includes(c),
+  );
+  if (unknown !== undefined)
+    throw invalid(
+      `classify.ignore: ${JSON.stringify(unknown)} is not a classification code; use one of ${NOT_DOCUMENT_CODES.join(', ')}.`,
     );
   let opened: Promise<StateStore> | undefined;
   const state = (): Promise<StateStore> => {

@@ -200,6 +200,15 @@ describe('RagfreshLoader composed for the loader role', () => {
       await loader.close();
       await fetcher.close();
     }
+    expect(
+      () =>
+        new RagfreshLoader({
+          fetcher,
+          sourceId: 'docs',
+          urls: [site.soft],
+          classify: { ignore: ['soft-404'] },
+        }),
+    ).toThrow(/classify\.ignore: "soft-404" is not a classification code; use one of .*soft_404/);
   });
 
   it('an accepted persistent-not-the-document item: the loader indexes exactly the accepted version', async () => {
