@@ -25,6 +25,7 @@ export function parse(argv: string[]) {
       host: { type: 'string' },
       undo: { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
+      republish: { type: 'boolean', default: false },
       /** The reader's groups (`query`, `eval`): public chunks plus these groups' chunks. */
       access: { type: 'string' },
       price: { type: 'string' },

@@ -39,7 +39,10 @@ commands:
   gc [--dry-run]             retention: prune raw snapshots and retired versions past it
   eval --questions q.jsonl [--against <epoch>] [--access g1,g2] [--json [report.json]]
                              hit@1, hit@5, MRR of your questions on the current view (vs an epoch)
-  reextract                  re-run extraction from stored raw snapshots (no network)
+  reextract [--source id]    re-run extraction from stored raw snapshots (no network)
+  reextract --republish [--source id]
+                             write again, in one epoch move, the current documents whose
+                             chunks lack rf_access or rf_space (a store written before them)
   migrate embeddings [--dry-run] [--price usd-per-1M-tokens] [--batch-size n] [--concurrency n]
                              re-embed the index from its stored chunk texts into the configured
                              embeddings (no refetch), readers moved in one epoch move

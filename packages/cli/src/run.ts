@@ -305,7 +305,19 @@ async function withRuntime({ config, parsed, log, print }: RuntimeCommand): Prom
         );
       }
       case 'reextract': {
-        const r = await rt.engine.reextract();
+        const sourceIds = values.source as string[] | undefined;
+        const known = config.settings.sources.map((s) => s.id);
+        const unknown = sourceIds?.find((id) => !known.includes(id));
+        if (unknown !== undefined)
+          return usage(
+            `reextract --source ${unknown}: no such source in the config (sources: ${known.join(', ')}).`,
+          );
+        const which = sourceIds === undefined ? {} : { sourceIds };
+        if (values.republish === true) {
+          const { republishCommand } = await import('./republish.js');
+          return republishCommand(await rt.engine.republish(which), json, print);
+        }
+        const r = await rt.engine.reextract(which);
         print(
           `re-extracted ${r.documents} documents from raw snapshots; ${r.republished} new versions published; ${r.counts.chunksEmbedded} chunks embedded.`,
         );

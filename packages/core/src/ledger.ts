@@ -78,6 +78,12 @@ function withEvent(record: DocumentRecord, entry: VersionHistoryEntry): Document
   };
 }
 
+/** `record` with `access` as the journal names it (absent or empty: public, no key). */
+function withAccess(record: DocumentRecord, access: readonly string[] | undefined): DocumentRecord {
+  const { access: _previous, ...kept } = record;
+  return access === undefined || access.length === 0 ? kept : { ...kept, access };
+}
+
 function event(
   at: string,
   name: string,
@@ -390,11 +396,12 @@ export class DocumentLedger {
     // A repair writes again the version the state already calls current (the store had lost
     // it): the document's lifecycle — status, gone evidence, STALE labels, validators — stays.
     // A space migration re-embedded the same content: the lifecycle stays the same way.
-    if ((d.repair === true || d.respace === true) && record !== undefined)
+    // A republish also records the scope its chunks now carry (the source's, as for a publish).
+    if ((d.repair === true || d.respace === true || d.republish === true) && record !== undefined)
       return this.#put(
         withEvent(
           {
-            ...record,
+            ...(d.republish === true ? withAccess(record, d.access) : record),
             currentVersionId: d.versionId,
             currentChunkIds: d.chunkIds,
             ...(d.chunkHashes === undefined ? {} : { chunkHashes: d.chunkHashes }),
@@ -408,13 +415,23 @@ export class DocumentLedger {
                 d.versionId,
                 epoch,
               )
-            : event(
-                now,
-                'repaired',
-                ['the store had lost the current version; written again'],
-                d.versionId,
-                epoch,
-              ),
+            : d.republish === true
+              ? event(
+                  now,
+                  'republished',
+                  [
+                    `written again from its raw snapshot in place of ${d.previousVersionId ?? 'the stored version'}, with the reserved keys it lacked`,
+                  ],
+                  d.versionId,
+                  epoch,
+                )
+              : event(
+                  now,
+                  'repaired',
+                  ['the store had lost the current version; written again'],
+                  d.versionId,
+                  epoch,
+                ),
         ),
       );
     const changed = record?.contentHash !== d.contentHash;

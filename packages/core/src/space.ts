@@ -145,6 +145,17 @@ export function spaceVersionId(versionId: string, space: EmbeddingSpace): string
   return `${contentVersionOf(versionId)}~${space.id}`;
 }
 
+/**
+ * The stored version id of a current version republished in place (`reextract --republish`):
+ * the same content under ids no stored version of the document has had (`~<space>~r<n>`, `n`
+ * one more than the current's), so the republished chunks are staged beside the current ones
+ * and replace them in one epoch move, as a new version would.
+ */
+export function republishedVersionId(versionId: string, space: EmbeddingSpace): string {
+  const n = /~r(\d+)$/.exec(versionId);
+  return `${contentVersionOf(versionId)}~${space.id}~r${n === null ? 1 : Number(n[1]) + 1}`;
+}
+
 /** The content version of a stored version id (a migration's `~<space>` suffix removed). */
 export function contentVersionOf(versionId: string): string {
   const at = versionId.indexOf('~');

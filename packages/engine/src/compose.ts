@@ -21,10 +21,13 @@ import {
 } from '@ragfresh/fetch';
 import type { AcquireDeps } from './acquire.js';
 import { type LearnedModels, learnedViewPipeline } from './boilerplate.js';
+import type { JudgeContext } from './classify.js';
 import { EngineContext, type EngineDeps } from './context.js';
 import { RefreshEngine } from './engine.js';
 import { ExtractPipeline, type PagePipeline } from './extract.js';
+import { NoStoreConnector } from './no-store.js';
 import type { PageObserver } from './observe.js';
+import { judgeContextOf } from './page.js';
 import type { EngineSettings, PageSettings } from './settings.js';
 import type { EngineLogger, EngineMetrics, PageRenderer, TombstoneMirror } from './types.js';
 
@@ -50,6 +53,12 @@ export type EngineRole =
   /** `status`, `query`, `inspect`, `eval`, `verify`, `review list`, the dashboard. */
   | 'read'
   /**
+   * The LangChain loader (`RagfreshLoader`, the `index()` path): fetches, judges and cuts pages
+   * and keeps their records; LangChain's `index()` writes what it emits into the app's vector
+   * store, so it opens no ragfresh store and no publisher.
+   */
+  | 'loader'
+  /**
    * `migrate embeddings`: the one role the configured embedding space may differ from the
    * index's; it opens no publisher (the migration opens its own, on the new space's namespace).
    */
@@ -66,11 +75,17 @@ export interface RoleTraits {
   /** Per-host politeness shared with other processes (a Redis gate) is required. */
   readonly sharedPoliteness: boolean;
   /**
-   * The configured embedding space against the index's: `refuse` a difference (SPACE_MISMATCH),
-   * recording the configured one on an index that has none when the role writes; `migrate`:
-   * the difference is the job.
+   * The configured embedding space against the index's: `adopt` refuses a difference
+   * (SPACE_MISMATCH) and records the configured one on an index that has none (a role that
+   * writes chunks); `refuse` refuses a difference and records nothing; `migrate`: the
+   * difference is the job.
    */
-  readonly space: 'refuse' | 'migrate';
+  readonly space: 'adopt' | 'refuse' | 'migrate';
+  /**
+   * The role opens the ragfresh store (`ports.connector`). The loader does not: `index()`
+   * writes the app's vector store, and its engine's connector refuses every verb.
+   */
+  readonly store: boolean;
   /**
    * The role fetches pages or sitemaps: its fetcher and engine are built (and `fetch.*`
    * validated) at compose time. Another role builds them on first use only, so `status` or the
@@ -84,7 +99,8 @@ export const ROLE_TRAITS: Readonly<Record<EngineRole, RoleTraits>> = Object.free
     publishes: 'now',
     boilerplate: 'learn',
     sharedPoliteness: false,
-    space: 'refuse',
+    space: 'adopt',
+    store: true,
     fetches: true,
   },
   scheduler: {
@@ -92,6 +108,7 @@ export const ROLE_TRAITS: Readonly<Record<EngineRole, RoleTraits>> = Object.free
     boilerplate: 'view',
     sharedPoliteness: true,
     space: 'refuse',
+    store: true,
     fetches: true,
   },
   'page-worker': {
@@ -99,34 +116,39 @@ export const ROLE_TRAITS: Readonly<Record<EngineRole, RoleTraits>> = Object.free
     boilerplate: 'view',
     sharedPoliteness: true,
     space: 'refuse',
+    store: true,
     fetches: true,
   },
   'publish-worker': {
     publishes: 'consumer',
     boilerplate: 'view',
     sharedPoliteness: true,
-    space: 'refuse',
+    space: 'adopt',
+    store: true,
     fetches: false,
   },
   worker: {
     publishes: 'consumer',
     boilerplate: 'view',
     sharedPoliteness: true,
-    space: 'refuse',
+    space: 'adopt',
+    store: true,
     fetches: true,
   },
   import: {
     publishes: 'now',
     boilerplate: 'view',
     sharedPoliteness: false,
-    space: 'refuse',
+    space: 'adopt',
+    store: true,
     fetches: false,
   },
   repair: {
     publishes: 'now',
     boilerplate: 'view',
     sharedPoliteness: false,
-    space: 'refuse',
+    space: 'adopt',
+    store: true,
     fetches: true,
   },
   read: {
@@ -134,6 +156,7 @@ export const ROLE_TRAITS: Readonly<Record<EngineRole, RoleTraits>> = Object.free
     boilerplate: 'view',
     sharedPoliteness: false,
     space: 'refuse',
+    store: true,
     fetches: false,
   },
   migrate: {
@@ -141,14 +164,26 @@ export const ROLE_TRAITS: Readonly<Record<EngineRole, RoleTraits>> = Object.free
     boilerplate: 'view',
     sharedPoliteness: false,
     space: 'migrate',
+    store: true,
     fetches: false,
+  },
+  loader: {
+    publishes: 'never',
+    boilerplate: 'view',
+    sharedPoliteness: false,
+    space: 'adopt',
+    store: false,
+    fetches: true,
   },
 });
 
 /** What the host owns and hands in: the stores, the embedder, and the outside world. */
 export interface EnginePorts {
-  /** Opened here with the embeddings' dimensions; closed by `ComposedEngine.close`. */
-  readonly connector: Connector;
+  /**
+   * Opened here with the embeddings' dimensions; closed by `ComposedEngine.close`. Required by
+   * every role that opens a store (`RoleTraits.store`); refused for one that does not.
+   */
+  readonly connector?: Connector;
   /** Closed by `ComposedEngine.close`. */
   readonly state: StateStore;
   readonly embeddings: EmbeddingsInterface;
@@ -210,6 +245,13 @@ export interface ComposedEngine {
   readonly engine: RefreshEngine;
   /** A stage context over the same parts (imports and reconciles take one with their batch size). */
   context(overrides?: { readonly batchSize?: number }): EngineContext;
+  /**
+   * What the classify stage reads for the pages of source `sourceId` (its `classify` settings,
+   * host evidence for this call's pages, asked through `fetcher`, default the engine's;
+   * reviewers' acceptances), as a refresh judges them. INVALID_ARGUMENT for a source the
+   * settings do not list.
+   */
+  judge(sourceId: string, fetcher?: JudgeContext['fetcher']): JudgeContext;
   /** Which of the lazily built parts exist so far (see `RoleTraits.fetches`). */
   built(): { readonly fetcher: boolean; readonly engine: boolean };
   /** Closes the publisher, the fetcher, the connector and the state store. */
@@ -327,7 +369,8 @@ export async function composeEngine(
 ): Promise<ComposedEngine> {
   const traits = ROLE_TRAITS[role];
   const { state, embeddings } = ports;
-  let connector = ports.connector;
+  const given = ports.connector ?? new NoStoreConnector(role);
+  let connector = given;
   let fetcher: Fetcher | undefined;
   let publisher: Publisher | undefined;
   try {
@@ -337,17 +380,25 @@ export async function composeEngine(
         `the ${role} role shares per-host politeness with other processes; pass ports.politeness (a RedisPolitenessGate).`,
         { scope: 'engine' },
       );
+    if (traits.store !== (ports.connector !== undefined))
+      throw new RagfreshError(
+        'INVALID_ARGUMENT',
+        traits.store
+          ? `the ${role} role reads and writes a ragfresh store; pass ports.connector.`
+          : `the ${role} role opens no ragfresh store (LangChain's index() writes the vector store); leave ports.connector out.`,
+        { scope: 'engine' },
+      );
     const space = await describeEmbeddingSpace(embeddings, {
       ...(settings.embeddingsVersion === undefined ? {} : { version: settings.embeddingsVersion }),
     });
     // Before the store is touched: a space mismatch reads and writes nothing.
     const spaceRecord =
-      traits.space === 'refuse'
-        ? await checkEmbeddingSpace(state, space, { adopt: traits.publishes !== 'never' })
-        : await readSpaceRecord(state);
+      traits.space === 'migrate'
+        ? await readSpaceRecord(state)
+        : await checkEmbeddingSpace(state, space, { adopt: traits.space === 'adopt' });
     // A migration to other dimensions moved the index into a namespace of its own.
-    if (spaceRecord?.namespace !== undefined)
-      connector = ports.connector.forNamespace(spaceRecord.namespace);
+    if (spaceRecord?.namespace !== undefined && traits.store)
+      connector = given.forNamespace(spaceRecord.namespace);
     await connector.open({
       // The migrate role reads the index in its own space, whatever the configured one.
       dimensions:
@@ -373,7 +424,7 @@ export async function composeEngine(
         ...(ports.holder === undefined ? {} : { holder: ports.holder }),
       });
     // Opening the publisher may have rolled a space migration forward: check again.
-    if (publisher !== undefined && traits.space === 'refuse')
+    if (publisher !== undefined && traits.space === 'adopt')
       await checkEmbeddingSpace(state, space, { adopt: true });
     const ownPublisher = publisher;
     const depsOf = (): Omit<EngineDeps, 'publisher'> => ({
@@ -417,8 +468,7 @@ export async function composeEngine(
       embeddings,
       space,
       spaceRecord,
-      connectorFor: (suffix) =>
-        suffix === undefined ? ports.connector : ports.connector.forNamespace(suffix),
+      connectorFor: (suffix) => (suffix === undefined ? given : given.forNamespace(suffix)),
       get fetcher() {
         return fetcherOf();
       },
@@ -441,13 +491,23 @@ export async function composeEngine(
           ...withPublisher(),
           ...(overrides.batchSize === undefined ? {} : { batchSize: overrides.batchSize }),
         }),
+      judge(sourceId, judgeFetcher) {
+        const source = settings.sources.find((s) => s.id === sourceId);
+        if (source === undefined)
+          throw new RagfreshError(
+            'INVALID_ARGUMENT',
+            `no source ${JSON.stringify(sourceId)} in the settings (sources: ${settings.sources.map((s) => s.id).join(', ') || 'none'}); add it to sources or use one of those ids.`,
+            { scope: 'engine' },
+          );
+        return judgeContextOf({ deps: { state, fetcher: judgeFetcher ?? fetcherOf() } }, source);
+      },
       built: () => ({ fetcher: fetcher !== undefined, engine: engine !== undefined }),
       async close() {
         await ownPublisher?.close();
         await fetcher?.close();
         await ports.snapshots?.close();
         await connector.close();
-        if (connector !== ports.connector) await ports.connector.close();
+        if (connector !== given) await given.close();
         await state.close();
       },
     };
@@ -456,7 +516,7 @@ export async function composeEngine(
     await fetcher?.close().catch(() => {});
     await ports.snapshots?.close().catch(() => {});
     await connector.close().catch(() => {});
-    if (connector !== ports.connector) await ports.connector.close().catch(() => {});
+    if (connector !== given) await given.close().catch(() => {});
     await state.close().catch(() => {});
     throw err;
   }

@@ -30,7 +30,7 @@ import {
   type VerifyReport,
   verifyStore,
 } from './reconcile.js';
-import { reextractSource } from './reextract.js';
+import { type RepublishReport, reextractSource, republishInPlace } from './reextract.js';
 import {
   type ApprovalReport,
   approveMany,
@@ -391,9 +391,7 @@ export class RefreshEngine {
   ): Promise<{ documents: number; republished: number; counts: RefreshCounts }> {
     const ctx = this.#ctx;
     const queue = new PublishQueue(ctx);
-    const runs = ctx.deps.sources
-      .filter((s) => options.sourceIds === undefined || options.sourceIds.includes(s.id))
-      .map((s) => new SourceRun(s, ctx.nowIso()));
+    const runs = this.#runsOf(options.sourceIds);
     let documents = 0;
     for (const run of runs) documents += await reextractSource(ctx, queue, run, 'all');
     await queue.drain();
@@ -401,5 +399,24 @@ export class RefreshEngine {
     const counts = emptyCounts();
     for (const run of runs) addCounts(counts, run.counts);
     return { documents, republished: counts.published, counts };
+  }
+
+  /**
+   * Republishes in place (`ragfresh reextract --republish`): every current document whose stored
+   * chunks lack a reserved key (`rf_access`, `rf_space`: a store written before them) is written
+   * again from its raw snapshot, without network, in one batch and one epoch move (see
+   * `republishInPlace`). Running it again republishes only what still lacks a key.
+   */
+  async republish(options: { sourceIds?: readonly string[] } = {}): Promise<RepublishReport> {
+    const report = await republishInPlace(this.#ctx, this.#runsOf(options.sourceIds));
+    if (report.republished > 0) this.#ctx.records.invalidate();
+    return report;
+  }
+
+  #runsOf(sourceIds: readonly string[] | undefined): SourceRun[] {
+    const ctx = this.#ctx;
+    return ctx.deps.sources
+      .filter((s) => sourceIds === undefined || sourceIds.includes(s.id))
+      .map((s) => new SourceRun(s, ctx.nowIso()));
   }
 }

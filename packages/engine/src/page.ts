@@ -8,11 +8,18 @@ import {
 import { type FetchResult, fetchFailureReason, type OkResult } from '@ragfresh/fetch';
 import { type Acquisition, acquirePage } from './acquire.js';
 import { oneLine } from './bounds.js';
-import { judgePage } from './classify.js';
+import { type JudgeContext, judgePage } from './classify.js';
 import type { EngineContext, SourceRun } from './context.js';
 import { embedNewChunks } from './embed.js';
-import { recordDegraded, recordGone, recordGood, recordNotModified } from './evidence.js';
+import {
+  type EvidenceContext,
+  recordDegraded,
+  recordGone,
+  recordGood,
+  recordNotModified,
+} from './evidence.js';
 import type { ExtractedDocument, PageOutcome } from './extract.js';
+import { HostEvidence } from './interstitial-evidence.js';
 import type { InventoryEntry } from './inventory.js';
 import { observePage, type PageObserver } from './observe.js';
 import type { CandidateSink } from './publish.js';
@@ -25,6 +32,25 @@ export interface PageTask {
   readonly entry: InventoryEntry;
   readonly base: DocumentRecord;
   readonly known: boolean;
+}
+
+/**
+ * What the classify stage reads for one source's pages, on every path that judges a fetched
+ * page (a refresh, the queue's page workers, the LangChain loader): the fetcher host evidence is
+ * asked with, the source's `classify` settings, the run's host evidence, and the versions
+ * reviewers accepted as the document (approved `persistent-not-the-document` items).
+ */
+export function judgeContextOf(
+  ctx: { readonly deps: EvidenceContext['deps'] & { readonly fetcher: JudgeContext['fetcher'] } },
+  source: JudgeContext['source'],
+  evidence: HostEvidence = new HostEvidence(),
+): JudgeContext {
+  return {
+    fetcher: ctx.deps.fetcher,
+    source,
+    evidence,
+    accepted: (documentId) => acceptedVersion(ctx, documentId),
+  };
 }
 
 /** The page observer of a source's run: the context's fetcher, pipeline, limits and renderer. */
@@ -148,12 +174,7 @@ async function settlePage(
     case 'page': {
       run.counts.fetched200++;
       const verdict = await judgePage(
-        {
-          fetcher: ctx.deps.fetcher,
-          source: run.source,
-          evidence: run.hostEvidence,
-          accepted: (documentId) => acceptedVersion(ctx, documentId),
-        },
+        judgeContextOf(ctx, run.source, run.hostEvidence),
         { url: entry.url, documentId: entry.documentId, ...(task.known ? { record: base } : {}) },
         acquired.outcome,
         acquired.result,

@@ -493,7 +493,7 @@ export function heldDocument(item: ReviewItem, outcome: PageOutcome): ExtractedD
 
 /** The version a reviewer accepted as the document despite its verdict (an approved `persistent:` item). */
 export async function acceptedVersion(
-  ctx: EvidenceContext,
+  ctx: Pick<EvidenceContext, 'deps'>,
   documentId: string,
 ): Promise<{ versionId: string; by: string } | undefined> {
   const item = await ctx.deps.state.getReviewItem(`persistent:${documentId}`);

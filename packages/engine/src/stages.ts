@@ -7,6 +7,7 @@ export { type AcquireDeps, type Acquisition, acquirePage } from './acquire.js';
 export { learnedViewPipeline } from './boilerplate.js';
 export { type HostSampleJson, learnedModelOf } from './boilerplate-sample.js';
 export { type Chunking, chunkingFor, splitterPipelineKey } from './chunk.js';
+export { type JudgeContext, judgePage, type Verdict } from './classify.js';
 /** Composition details for hosts that wire a role's parts themselves (the LangChain loader, gc). */
 export {
   composePageObserver,
@@ -29,7 +30,7 @@ export {
 export { InFlightPages } from './heartbeat.js';
 export { type Inventory, type InventoryEntry, takeInventory } from './inventory.js';
 export { observePage, type PageObservation, type PageObserver } from './observe.js';
-export { type PageTask, refreshPage } from './page.js';
+export { judgeContextOf, type PageTask, refreshPage } from './page.js';
 export {
   CandidateBatch,
   type CandidateSink,

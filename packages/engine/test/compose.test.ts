@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMemoryConnector } from '@ragfresh/connector-memory';
-import { HashingEmbeddings, InMemoryStateStore } from '@ragfresh/core';
+import { HashingEmbeddings, InMemoryStateStore, readSpaceRecord } from '@ragfresh/core';
 import type { HostTurnPolicy, PolitenessGate, SharedHostTurn } from '@ragfresh/fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -10,6 +10,9 @@ import {
   type EngineRole,
   type EngineSettings,
   ExtractPipeline,
+  judgePage,
+  NoStoreConnector,
+  observePage,
   ROLE_TRAITS,
   resolveEngineSettings,
 } from './internals.js';
@@ -19,7 +22,12 @@ import {
 // the publisher is opened with). A role added to ROLE_TRAITS is covered here at once; a setting
 // that stops reaching a role fails here, not in a user's distributed run.
 
-/** A loopback site: `/ok` answers, `/hang` never does, `/fail` is a 500; requests are recorded. */
+const NOT_FOUND_PAGE = `<!DOCTYPE html><html><head><title>Page not found | Acme</title></head><body>
+<nav><a href="/">Acme</a></nav><main><h1>Page not found</h1>
+<p>Sorry, we could not find the page you were looking for. It may have been moved or deleted.</p>
+<p>Try the search, or go back to the <a href="/">home page</a>.</p></main></body></html>`;
+
+/** A loopback site: `/ok` answers, any other path is a soft 404, `/hang` never does, `/fail` is a 500; requests are recorded. */
 async function site(): Promise<{ server: Server; origin: string; seen: IncomingHttpHeaders[] }> {
   const seen: IncomingHttpHeaders[] = [];
   const server = createServer((req, res) => {
@@ -35,7 +43,15 @@ async function site(): Promise<{ server: Server; origin: string; seen: IncomingH
         .end('User-agent: *\nDisallow: /private\n');
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body><p>ok</p></body></html>');
+    if (req.url === '/ok') {
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end('<html><body><p>ok</p></body></html>');
+      return;
+    }
+    // Any other path: the host's not-found page answered 200 (a soft 404: the classify stage's
+    // probe of a random path gets the same page).
+    res.writeHead(200, { 'content-type': 'text/html' }).end(NOT_FOUND_PAGE);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
@@ -75,6 +91,13 @@ beforeAll(async () => {
         contract: { minChars: 123 },
         canaries: [{ query: 'pricing', expect: { phrase: 'per seat' } }],
         retentionMs: 777_000,
+        classify: { ignore: ['soft_404'] },
+      },
+      {
+        id: 'other',
+        urls: [`${allowed.origin}/ok`],
+        everyMs: 60_000,
+        identity: { mode: 'strict' },
       },
     ],
     fetch: {
@@ -96,6 +119,7 @@ beforeAll(async () => {
     pageLimits: { maxDepth: 99 },
     concurrency: 5,
     batchSize: 13,
+    embeddingsVersion: 'compose-v7',
   });
 });
 
@@ -109,7 +133,7 @@ async function compose(role: EngineRole, gate = new CountingGate()): Promise<Com
   return composeEngine(
     settings,
     {
-      connector: createMemoryConnector(),
+      ...(ROLE_TRAITS[role].store ? { connector: createMemoryConnector() } : {}),
       state: new InMemoryStateStore(),
       embeddings: new HashingEmbeddings({ dimensions: 16 }),
       ...(ROLE_TRAITS[role].sharedPoliteness ? { politeness: gate } : {}),
@@ -262,6 +286,46 @@ const TABLE: readonly Row[] = [
     },
   },
   {
+    setting: 'sources[].classify.ignore (the classify stage of a source)',
+    roles: FETCHING,
+    async check(e) {
+      const url = `${allowed.origin}/missing`;
+      const documentId = 'docs:missing';
+      const observer = {
+        fetcher: e.fetcher,
+        pipeline: e.pipeline,
+        pageLimits: e.context().pageLimits,
+      };
+      const acquired = await observePage(observer, { url, documentId, sourceId: 'docs' });
+      if (acquired.kind !== 'page') throw new Error(`expected a page, got ${acquired.kind}`);
+      const page = { url, documentId };
+      const judged = await judgePage(e.judge('docs'), page, acquired.outcome, acquired.result);
+      expect(judged.kind).toBe('document');
+      if (judged.kind === 'document')
+        expect(judged.labels[0]).toMatchObject({
+          code: 'ignored',
+          detail: expect.stringMatching(/^by classify\.ignore: soft_404: /),
+        });
+      // Control: a source without the override is told the page is not the document.
+      const other = await judgePage(e.judge('other'), page, acquired.outcome, acquired.result);
+      expect(other.kind).toBe('not-the-document');
+      expect(() => e.judge('nope')).toThrow(
+        /no source "nope" in the settings \(sources: docs, other\)/,
+      );
+    },
+  },
+  {
+    setting: 'embeddingsVersion (the space checked, and recorded by a role that writes)',
+    roles: ROLES,
+    async check(e) {
+      expect(e.space.version).toBe('compose-v7');
+      const recorded = await readSpaceRecord(e.state);
+      expect(recorded?.active.id).toBe(
+        ROLE_TRAITS[e.role].space === 'adopt' ? e.space.id : undefined,
+      );
+    },
+  },
+  {
     setting: 'pageLimits, concurrency, batchSize',
     roles: ROLES,
     check(e) {
@@ -296,8 +360,30 @@ describe('composeEngine: every setting reaches every role that uses it', () => {
     ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
+  it('the loader role opens no ragfresh store: a connector is refused, a store role needs one, its store refuses every verb', async () => {
+    const ports = {
+      state: new InMemoryStateStore(),
+      embeddings: new HashingEmbeddings({ dimensions: 16 }),
+    };
+    await expect(
+      composeEngine(settings, { ...ports, connector: createMemoryConnector() }, 'loader'),
+    ).rejects.toThrow(
+      /^\[ragfresh\] \[engine\] the loader role opens no ragfresh store .*leave ports\.connector out\.$/,
+    );
+    await expect(composeEngine(settings, ports, 'refresh')).rejects.toThrow(
+      /^\[ragfresh\] \[engine\] the refresh role reads and writes a ragfresh store; pass ports\.connector\.$/,
+    );
+    await withRole('loader', async (e) => {
+      expect(e.connector).toBeInstanceOf(NoStoreConnector);
+      await expect(e.connector.readEpoch()).rejects.toMatchObject({
+        code: 'NOT_SUPPORTED',
+        message: expect.stringMatching(/the loader role opens no ragfresh store \(LangChain/),
+      });
+    });
+  });
+
   it('the roles that fetch are the ones a fetch setting is checked on', () => {
-    expect(FETCHING).toEqual(['refresh', 'scheduler', 'page-worker', 'worker', 'repair']);
+    expect(FETCHING).toEqual(['refresh', 'scheduler', 'page-worker', 'worker', 'repair', 'loader']);
   });
 
   it('a role that does not fetch builds no fetcher or engine until one is used', async () => {

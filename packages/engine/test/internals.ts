@@ -15,6 +15,8 @@ export * from '../src/evidence.js';
 export * from '../src/extract.js';
 export * from '../src/import/index.js';
 export * from '../src/inventory.js';
+export * from '../src/no-store.js';
+export * from '../src/observe.js';
 export * from '../src/publish.js';
 export * from '../src/reconcile.js';
 export * from '../src/reextract.js';

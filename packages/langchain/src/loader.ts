@@ -19,9 +19,16 @@ import {
   type UrlIdentityPolicy,
 } from '@ragfresh/core';
 import {
+  type ClassifySettings,
+  type ComposedEngine,
+  composeEngine,
   DEFAULT_DELETION_POLICY,
   type DeletionPolicy,
   type EngineLogger,
+  type EnginePorts,
+  type EngineSettings,
+  type EngineSource,
+  type PageRenderer,
   silentLogger,
 } from '@ragfresh/engine';
 import type { ExtractedDocument, PageLimits } from '@ragfresh/engine/pipeline';
@@ -31,6 +38,8 @@ import {
   chunkingFor,
   composePageObserver,
   type EvidenceContext,
+  type JudgeContext,
+  judgeContextOf,
   observePage,
   type PageObserver,
   splitterPipelineKey,
@@ -40,6 +49,7 @@ import {
   type SectionSplitter,
   type TiktokenEncodingName,
 } from '@ragfresh/extract';
+import { NOT_DOCUMENT_CODES } from '@ragfresh/extract/codes';
 import { discoverSitemap, type Fetcher, type OkResult } from '@ragfresh/fetch';
 import { mapOrdered } from './concurrency.js';
 import { type PageCopyStore, pageCopiesFor } from './copies.js';
@@ -55,32 +65,19 @@ import {
 } from './observe.js';
 import {
   chunkDocuments,
+  type EmitOptions,
   type LoadedPage,
   type LoaderSplitter,
   pageDocument,
   type VolatileMetadata,
 } from './pages.js';
 
-export interface RagfreshLoaderOptions {
-  /** Fetches pages and sitemaps (robots, politeness, SSRF guard, conditional requests). */
-  readonly fetcher: Fetcher;
+/** What both forms of the loader take: what it emits, how long it waits, where copies live. */
+export interface LoaderCommonOptions {
   /** Stable source id chosen by you; the prefix of every documentId. */
   readonly sourceId: string;
-  readonly urls?: readonly string[];
-  /** Sitemaps (or sitemap indexes) whose URLs are loaded after `urls`. */
-  readonly sitemaps?: readonly string[];
-  /** How a URL becomes a document's identity. Default `{ mode: 'normalize' }`. */
-  readonly identity?: UrlIdentityPolicy;
-  /**
-   * Where validators, statuses, gone evidence and last good copies are kept between runs: a
-   * ragfresh `StateStore`, or a spec for `openStateStore` (`sqlite:<path>`, `redis://…`,
-   * `postgres://…`). Default `sqlite:.ragfresh/state.sqlite` (relative to the working directory).
-   */
-  readonly state?: StateStore | string;
   /** Override where last good copies live (default: beside the state records). */
   readonly copies?: PageCopyStore;
-  /** When 404/410 evidence confirms a page is gone. Default: the engine's (3 checks over 48 h, reviewed). */
-  readonly deletion?: Partial<DeletionPolicy>;
   /**
    * Longest Retry-After (or host block) the loader lets the fetcher wait out. A host asking for
    * longer is deferred for this run: its URLs are not requested and keep their last good copy,
@@ -96,8 +93,53 @@ export interface RagfreshLoaderOptions {
    * id, and the splitter's name is part of every versionId. Implies `mode: 'chunks'`.
    */
   readonly splitter?: SectionSplitter | LoaderSplitter;
-  /** Pages fetched and extracted at once. Default 4 (the fetcher's per-host limits still apply). */
+  /**
+   * Pages fetched and extracted at once. Default 4 standalone, the settings' `concurrency`
+   * composed (the fetcher's per-host limits still apply).
+   */
   readonly concurrency?: number;
+  /** See {@link VolatileMetadata}. Default false. */
+  readonly volatileMetadata?: VolatileMetadata;
+  /** Most URLs read from all sitemaps. Default 50,000. */
+  readonly maxSitemapUrls?: number;
+  /** Called for every URL that yields nothing (never seen good, invalid, confirmed gone). */
+  readonly onSkip?: (skip: SkippedPage) => void;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The composed form: the loader reads everything a refresh of the source reads from the
+ * composition root (`composeEngine(settings, { state, embeddings }, 'loader')`).
+ */
+export interface ComposedLoaderOptions extends LoaderCommonOptions {
+  /**
+   * An engine composed for the `loader` role. From it the loader takes its fetcher (`fetch.*`),
+   * page step (chunking, learned boilerplate as stored, page limits), the source `sourceId` of
+   * its settings (urls, sitemaps, identity, classify, authority, canonical, markdownTwin,
+   * acquisition, proxy), the deletion policy, the state and its ledger, and the embedding space
+   * composing checked against the index's (a mismatch refused it) and every chunk carries as
+   * `rf_space`. Closed by whoever composed it (`RagfreshLoader.compose` closes its own).
+   */
+  readonly engine: ComposedEngine;
+}
+
+/** The standalone form: a fetcher and the source's pages; no embeddings, so no space. */
+export interface StandaloneLoaderOptions extends LoaderCommonOptions {
+  /** Fetches pages and sitemaps (robots, politeness, SSRF guard, conditional requests). */
+  readonly fetcher: Fetcher;
+  readonly urls?: readonly string[];
+  /** Sitemaps (or sitemap indexes) whose URLs are loaded after `urls`. */
+  readonly sitemaps?: readonly string[];
+  /** How a URL becomes a document's identity. Default `{ mode: 'normalize' }`. */
+  readonly identity?: UrlIdentityPolicy;
+  /**
+   * Where validators, statuses, gone evidence and last good copies are kept between runs: a
+   * ragfresh `StateStore`, or a spec for `openStateStore` (`sqlite:<path>`, `redis://…`,
+   * `postgres://…`). Default `sqlite:.ragfresh/state.sqlite` (relative to the working directory).
+   */
+  readonly state?: StateStore | string;
+  /** When 404/410 evidence confirms a page is gone. Default: the engine's (3 checks over 48 h, reviewed). */
+  readonly deletion?: Partial<DeletionPolicy>;
   /** Token budget per chunk (ragfresh's chunker). Default 512. */
   readonly maxTokens?: number;
   /** Tokenizer the budget is counted in. Default cl100k_base. */
@@ -108,8 +150,6 @@ export interface RagfreshLoaderOptions {
    * (`DEFAULT_PAGE_LIMITS`).
    */
   readonly pageLimits?: Partial<PageLimits>;
-  /** See {@link VolatileMetadata}. Default false. */
-  readonly volatileMetadata?: VolatileMetadata;
   /** Authority label carried into metadata (e.g. `official`). */
   readonly authority?: string;
   /**
@@ -120,14 +160,46 @@ export interface RagfreshLoaderOptions {
   readonly canonical?: CanonicalPolicy;
   /** Try the page's Markdown twin first (`page.md`). Default false. */
   readonly markdownTwin?: boolean;
-  /** Most URLs read from all sitemaps. Default 50,000. */
-  readonly maxSitemapUrls?: number;
-  /** Called for every URL that yields nothing (never seen good, invalid, confirmed gone). */
-  readonly onSkip?: (skip: SkippedPage) => void;
-  readonly signal?: AbortSignal;
+  /** Verdict codes that do not block a page (a source's `classify`; docs/extract.md § 4). */
+  readonly classify?: ClassifySettings;
   /** Clock of the evidence rules (gone age). Default the system clock. */
   readonly now?: () => Date;
   readonly log?: EngineLogger;
+}
+
+export type RagfreshLoaderOptions = ComposedLoaderOptions | StandaloneLoaderOptions;
+
+/** The source as the loader reads it (a source of the settings, or the standalone options). */
+type LoaderSource = Pick<
+  EngineSource,
+  | 'id'
+  | 'urls'
+  | 'sitemaps'
+  | 'identity'
+  | 'classify'
+  | 'authority'
+  | 'canonical'
+  | 'markdownTwin'
+  | 'acquisition'
+  | 'proxy'
+>;
+
+/** What a load runs with, resolved once from either form. */
+interface LoaderSetup {
+  readonly source: LoaderSource;
+  readonly fetcher: Fetcher;
+  readonly settings: PageSettings;
+  readonly deletion: DeletionPolicy;
+  readonly concurrency: number;
+  /** The checked embedding space (`rf_space` of every chunk); absent standalone. */
+  readonly space?: string;
+  readonly renderer?: () => Promise<PageRenderer>;
+  state(): Promise<StateStore>;
+  /** The evidence context (the ledger, the deletion policy, the clock) over `state`. */
+  context(state: StateStore): EvidenceContext;
+  /** The classify stage's context for one run, host evidence asked through `fetcher`. */
+  judge(state: StateStore, fetcher: JudgeContext['fetcher']): JudgeContext;
+  close(): Promise<void>;
 }
 
 /** A URL that produced no Document, and why. */
@@ -169,6 +241,8 @@ interface Run {
   readonly hosts: HostDeferrals;
   /** The engine's page step: page limits, and the hosts' learned boilerplate as the state holds it. */
   readonly observer: PageObserver;
+  /** The classify stage: the source's `classify`, host evidence, reviewers' acceptances. */
+  readonly judge: JudgeContext;
   readonly pipelineKey: string;
 }
 
@@ -176,6 +250,109 @@ function asLoaderSplitter(
   s: SectionSplitter | LoaderSplitter | undefined,
 ): LoaderSplitter | undefined {
   return s === undefined ? undefined : asSplitterPreparation(s);
+}
+
+function invalid(message: string): RagfreshError {
+  return new RagfreshError('INVALID_ARGUMENT', message, { scope: 'langchain' });
+}
+
+/** The composed form's setup: every part from the engine composed for the `loader` role. */
+function composedSetup(engine: ComposedEngine, sourceId: string): LoaderSetup {
+  if (engine.role !== 'loader')
+    throw invalid(
+      `the loader takes an engine composed for the loader role, got the ${engine.role} role; compose it with composeEngine(settings, { state, embeddings }, 'loader').`,
+    );
+  const source = engine.settings.sources.find((s) => s.id === sourceId);
+  if (source === undefined)
+    throw invalid(
+      `no source ${JSON.stringify(sourceId)} in the engine's settings (sources: ${engine.settings.sources.map((s) => s.id).join(', ') || 'none'}); add it to sources or pass one of those ids.`,
+    );
+  const renderer = engine.deps.renderer;
+  let ctx: EvidenceContext | undefined;
+  return {
+    source,
+    fetcher: engine.fetcher,
+    settings: engine.settings,
+    deletion: engine.settings.deletion,
+    concurrency: engine.settings.concurrency,
+    space: engine.space.id,
+    ...(renderer === undefined ? {} : { renderer }),
+    state: async () => engine.state,
+    context: () => {
+      ctx ??= engine.context();
+      return ctx;
+    },
+    judge: (_state, fetcher) => engine.judge(sourceId, fetcher),
+    close: async () => {},
+  };
+}
+
+/** The standalone form's setup: the same page step and stages, from the loader's own options. */
+function standaloneSetup(options: StandaloneLoaderOptions): LoaderSetup {
+  if (options.canonical !== undefined && !CANONICAL_POLICIES.includes(options.canonical))
+    throw invalid(
+      `canonical must be one of ${CANONICAL_POLICIES.join(', ')}, got ${JSON.stringify(options.canonical)}.`,
+    );
+  const unknown = options.classify?.ignore?.find(
+    (c) => !(NOT_DOCUMENT_CODES as readonly string[]).includes(c),
+  );
+  if (unknown !== undefined)
+    throw invalid(
+      `classify.ignore: ${JSON.stringify(unknown)} is not a classification code; use one of ${NOT_DOCUMENT_CODES.join(', ')}.`,
+    );
+  let opened: Promise<StateStore> | undefined;
+  const state = (): Promise<StateStore> => {
+    if (opened === undefined) {
+      const s = options.state ?? `sqlite:${DEFAULT_SQLITE_STATE_PATH}`;
+      opened = typeof s === 'string' ? openStateStore(s) : Promise.resolve(s);
+    }
+    return opened;
+  };
+  const deletion = { ...DEFAULT_DELETION_POLICY, ...options.deletion };
+  const now = (): Date => options.now?.() ?? new Date();
+  return {
+    source: {
+      id: options.sourceId,
+      identity: options.identity ?? DEFAULT_IDENTITY_POLICY,
+      ...(options.urls === undefined ? {} : { urls: options.urls }),
+      ...(options.sitemaps === undefined ? {} : { sitemaps: options.sitemaps }),
+      ...(options.classify === undefined ? {} : { classify: options.classify }),
+      ...(options.authority === undefined ? {} : { authority: options.authority }),
+      ...(options.canonical === undefined ? {} : { canonical: options.canonical }),
+      ...(options.markdownTwin === true ? { markdownTwin: true } : {}),
+    },
+    fetcher: options.fetcher,
+    settings: resolvePageSettings({
+      chunking: {
+        ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
+        ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
+      },
+      ...(options.pageLimits === undefined ? {} : { pageLimits: options.pageLimits }),
+    }),
+    deletion,
+    concurrency: 4,
+    state,
+    context: (store) => ({
+      deps: { state: store },
+      ledger: new DocumentLedger(store, { now }),
+      deletion,
+      log: options.log ?? silentLogger,
+      nowIso: () => now().toISOString(),
+    }),
+    judge: (store, fetcher) =>
+      judgeContextOf(
+        { deps: { state: store, fetcher } },
+        {
+          id: options.sourceId,
+          ...(options.classify === undefined ? {} : { classify: options.classify }),
+        },
+      ),
+    close: async () => {
+      // Only a state the loader opened from a spec is its to close.
+      if (opened !== undefined && typeof options.state !== 'object') await (await opened).close();
+      opened = undefined;
+    },
+  };
 }
 
 /**
@@ -187,10 +364,13 @@ function asLoaderSplitter(
  * `index()` with `full` cleanup deletes only confirmed-gone pages, and what `index()` hashes is
  * identical between runs over unchanged pages.
  *
+ * Composed (recommended): the source, fetcher, page step, classification, deletion policy,
+ * ledger and embedding space come from the composition root, as for a refresh:
  * ```ts
- * const loader = new RagfreshLoader({ fetcher, sourceId: 'docs', sitemaps: ['https://example.org/sitemap.xml'], splitter });
+ * const loader = await RagfreshLoader.compose(settings, { state, embeddings }, { sourceId: 'docs', splitter });
  * await index({ docsSource: loader, recordManager, vectorStore, options: { cleanup: 'full' } });
  * ```
+ * Standalone: `new RagfreshLoader({ fetcher, sourceId, sitemaps, splitter })` (no space check).
  */
 export class RagfreshLoader extends BaseDocumentLoader {
   readonly options: RagfreshLoaderOptions;
@@ -198,11 +378,32 @@ export class RagfreshLoader extends BaseDocumentLoader {
   skipped: SkippedPage[] = [];
   /** What the last run did (undefined before the first). */
   lastReport: LoadReport | undefined;
+  readonly #setup: LoaderSetup;
   readonly #chunking: Chunking;
-  readonly #settings: PageSettings;
   readonly #splitter: LoaderSplitter | undefined;
-  #state: Promise<StateStore> | undefined;
-  #ownsState = false;
+  /** The engine `RagfreshLoader.compose` composed, closed with the loader. */
+  #owned: ComposedEngine | undefined;
+
+  /**
+   * Composes an engine for the `loader` role (`composeEngine`: the space is checked before
+   * anything is read or written; SPACE_MISMATCH is one line naming both spaces and
+   * `ragfresh migrate embeddings`) and a loader over it; `close()` closes both.
+   */
+  static async compose(
+    settings: EngineSettings,
+    ports: Omit<EnginePorts, 'connector'>,
+    options: LoaderCommonOptions,
+  ): Promise<RagfreshLoader> {
+    const engine = await composeEngine(settings, ports, 'loader');
+    try {
+      const loader = new RagfreshLoader({ ...options, engine });
+      loader.#owned = engine;
+      return loader;
+    } catch (err) {
+      await engine.close();
+      throw err;
+    }
+  }
 
   constructor(options: RagfreshLoaderOptions) {
     super();
@@ -214,37 +415,24 @@ export class RagfreshLoader extends BaseDocumentLoader {
       if (
         value !== undefined &&
         (!Number.isSafeInteger(value) || value < (name === 'concurrency' ? 1 : 0))
-      ) {
-        throw new RagfreshError(
-          'INVALID_ARGUMENT',
+      )
+        throw invalid(
           `${name} must be a ${name === 'concurrency' ? 'positive' : 'non-negative'} integer, got ${value}.`,
-          {
-            scope: 'langchain',
-          },
         );
-      }
     }
-    if (options.canonical !== undefined && !CANONICAL_POLICIES.includes(options.canonical)) {
-      throw new RagfreshError(
-        'INVALID_ARGUMENT',
-        `canonical must be one of ${CANONICAL_POLICIES.join(', ')}, got ${JSON.stringify(options.canonical)}.`,
-        { scope: 'langchain' },
+    this.#setup =
+      'engine' in options
+        ? composedSetup(options.engine, options.sourceId)
+        : standaloneSetup(options);
+    const { source } = this.#setup;
+    if ((source.urls?.length ?? 0) === 0 && (source.sitemaps?.length ?? 0) === 0)
+      throw invalid(
+        'engine' in options
+          ? `source ${source.id} lists no urls or sitemaps; give it some in the settings.`
+          : 'give the loader some urls or sitemaps.',
       );
-    }
-    if ((options.urls?.length ?? 0) === 0 && (options.sitemaps?.length ?? 0) === 0) {
-      throw new RagfreshError('INVALID_ARGUMENT', 'give the loader some urls or sitemaps.', {
-        scope: 'langchain',
-      });
-    }
     this.options = options;
-    this.#settings = resolvePageSettings({
-      chunking: {
-        ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
-        ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
-      },
-      ...(options.pageLimits === undefined ? {} : { pageLimits: options.pageLimits }),
-    });
-    this.#chunking = chunkingFor(this.#settings.chunking);
+    this.#chunking = chunkingFor(this.#setup.settings.chunking);
     this.#splitter = asLoaderSplitter(options.splitter);
   }
 
@@ -258,22 +446,20 @@ export class RagfreshLoader extends BaseDocumentLoader {
     return splitter === undefined ? key : splitterPipelineKey(key, splitter);
   }
 
-  /** The state store (opened on first use when given as a spec). */
+  /** The state store (the engine's composed; standalone, opened on first use when given as a spec). */
   state(): Promise<StateStore> {
-    if (this.#state === undefined) {
-      const s = this.options.state ?? `sqlite:${DEFAULT_SQLITE_STATE_PATH}`;
-      if (typeof s === 'string') {
-        this.#ownsState = true;
-        this.#state = openStateStore(s);
-      } else this.#state = Promise.resolve(s);
-    }
-    return this.#state;
+    return this.#setup.state();
   }
 
-  /** Closes the state store if the loader opened it. */
+  /**
+   * Closes a state store the standalone loader opened from a spec, or the engine
+   * `RagfreshLoader.compose` composed; an engine you composed is yours to close.
+   */
   async close(): Promise<void> {
-    if (this.#ownsState && this.#state !== undefined) await (await this.#state).close();
-    this.#state = undefined;
+    await this.#setup.close();
+    const owned = this.#owned;
+    this.#owned = undefined;
+    await owned?.close();
   }
 
   async load(): Promise<Document[]> {
@@ -291,18 +477,25 @@ export class RagfreshLoader extends BaseDocumentLoader {
     if (splitter === undefined) return this.load();
     const docs: Document[] = [];
     for await (const page of this.#pages(asLoaderSplitter(splitter)))
-      docs.push(...chunkDocuments(page, this.options.volatileMetadata ?? false));
+      docs.push(...chunkDocuments(page, this.#emit()));
     return docs;
   }
 
   /** Streams Documents page by page, in source order, with bounded concurrency. */
   async *lazyLoad(): AsyncGenerator<Document> {
-    const volatile = this.options.volatileMetadata ?? false;
+    const emit = this.#emit();
     const pages = this.options.mode === 'pages' && this.#splitter === undefined;
     for await (const page of this.pages()) {
-      if (pages) yield pageDocument(page, volatile);
-      else yield* chunkDocuments(page, volatile);
+      if (pages) yield pageDocument(page, emit);
+      else yield* chunkDocuments(page, emit);
     }
+  }
+
+  #emit(): EmitOptions {
+    return {
+      volatile: this.options.volatileMetadata ?? false,
+      ...(this.#setup.space === undefined ? {} : { space: this.#setup.space }),
+    };
   }
 
   /** Streams the emitted pages (fresh or last good copies), e.g. for ragfresh's Publisher. */
@@ -311,29 +504,36 @@ export class RagfreshLoader extends BaseDocumentLoader {
   }
 
   async *#pages(splitter: LoaderSplitter | undefined): AsyncGenerator<LoadedPage> {
-    const startedAt = this.#now().toISOString();
-    const state = await this.state();
-    const hosts = new HostDeferrals(this.options.fetcher, this.options.maxRetryWaitMs ?? 10_000);
+    const setup = this.#setup;
+    const state = await setup.state();
+    const ctx = setup.context(state);
+    const startedAt = ctx.nowIso();
+    const hosts = new HostDeferrals(setup.fetcher, this.options.maxRetryWaitMs ?? 10_000);
     // Pages are cut as a refresh's workers cut them: under the learned models a refresh wrote
     // to this state (the loader learns none), inside the same page limits.
     const observer = composePageObserver(
       {
-        ...this.#settings,
-        chunking: { ...this.#settings.chunking, ...(splitter === undefined ? {} : { splitter }) },
+        ...setup.settings,
+        chunking: { ...setup.settings.chunking, ...(splitter === undefined ? {} : { splitter }) },
       },
-      { fetcher: hosts, state },
+      {
+        fetcher: hosts,
+        state,
+        ...(setup.renderer === undefined ? {} : { renderer: setup.renderer }),
+      },
     );
     const run: Run = {
-      ctx: this.#evidenceContext(state),
+      ctx,
       copies: this.options.copies ?? pageCopiesFor(state),
       hosts,
       observer,
+      judge: setup.judge(state, hosts),
       pipelineKey: this.#pipelineKey(splitter),
     };
     const reports: PageReport[] = [];
     this.skipped = [];
     this.lastReport = undefined;
-    const limit = this.options.concurrency ?? 4;
+    const limit = this.options.concurrency ?? setup.concurrency;
     for await (const settled of mapOrdered(this.#urls(), limit, (url) => this.#loadOne(url, run))) {
       reports.push(settled.report);
       if (settled.page !== undefined) yield settled.page;
@@ -351,7 +551,7 @@ export class RagfreshLoader extends BaseDocumentLoader {
     for (const r of reports) counts[r.outcome]++;
     this.lastReport = {
       startedAt,
-      finishedAt: this.#now().toISOString(),
+      finishedAt: ctx.nowIso(),
       pages: reports,
       counts,
       conditionalRequests: reports.filter((r) => r.conditional).length,
@@ -365,29 +565,15 @@ export class RagfreshLoader extends BaseDocumentLoader {
     this.options.onSkip?.(skip);
   }
 
-  #now(): Date {
-    return this.options.now?.() ?? new Date();
-  }
-
-  #evidenceContext(state: StateStore): EvidenceContext {
-    return {
-      deps: { state },
-      ledger: new DocumentLedger(state, { now: () => this.#now() }),
-      deletion: { ...DEFAULT_DELETION_POLICY, ...this.options.deletion },
-      log: this.options.log ?? silentLogger,
-      nowIso: () => this.#now().toISOString(),
-    };
-  }
-
   async *#urls(): AsyncGenerator<string> {
     // Two URLs with one identity (tracking parameters, case of the host, ...) are one document:
     // load it once, under the first URL listed.
-    const identity = this.options.identity ?? DEFAULT_IDENTITY_POLICY;
+    const { source } = this.#setup;
     const seen = new Set<string>();
     const fresh = (url: string): boolean => {
       let key = `url:${url}`;
       try {
-        key = makeDocumentId(this.options.sourceId, url, identity);
+        key = makeDocumentId(source.id, url, source.identity);
       } catch {
         // reported by #loadOne
       }
@@ -395,9 +581,9 @@ export class RagfreshLoader extends BaseDocumentLoader {
       seen.add(key);
       return true;
     };
-    for (const url of this.options.urls ?? []) if (fresh(url)) yield url;
-    for (const sitemap of this.options.sitemaps ?? []) {
-      const found = await discoverSitemap(this.options.fetcher, sitemap, {
+    for (const url of source.urls ?? []) if (fresh(url)) yield url;
+    for (const sitemap of source.sitemaps ?? []) {
+      const found = await discoverSitemap(this.#setup.fetcher, sitemap, {
         ...(this.options.maxSitemapUrls === undefined
           ? {}
           : { maxUrls: this.options.maxSitemapUrls }),
@@ -410,8 +596,8 @@ export class RagfreshLoader extends BaseDocumentLoader {
   }
 
   async #loadOne(url: string, run: Run): Promise<Settled> {
-    const identity = this.options.identity ?? DEFAULT_IDENTITY_POLICY;
-    const { sourceId } = this.options;
+    const { source } = this.#setup;
+    const { identity, id: sourceId } = source;
     let docId: string;
     let identityUrl: string;
     try {
@@ -462,6 +648,7 @@ export class RagfreshLoader extends BaseDocumentLoader {
       documentId: docId,
       sourceId,
       base,
+      known: record !== undefined,
       copy,
       conditional,
     };
@@ -473,11 +660,13 @@ export class RagfreshLoader extends BaseDocumentLoader {
         sourceId,
         pipelineKey: run.pipelineKey,
         provenance: {
-          ...(this.options.authority === undefined ? {} : { authority: this.options.authority }),
-          ...(this.options.canonical === undefined ? {} : { canonical: this.options.canonical }),
+          ...(source.authority === undefined ? {} : { authority: source.authority }),
+          ...(source.canonical === undefined ? {} : { canonical: source.canonical }),
         },
         ...(validators === undefined ? {} : { validators }),
-        ...(this.options.markdownTwin === true ? { markdownTwin: true } : {}),
+        ...(source.acquisition === undefined ? {} : { acquisition: source.acquisition }),
+        ...(source.markdownTwin === true ? { markdownTwin: true } : {}),
+        ...(source.proxy === undefined ? {} : { proxy: source.proxy }),
         ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
       });
       const toPage = async (doc: ExtractedDocument, result: OkResult): Promise<LoadedPage> => {
@@ -510,8 +699,7 @@ export class RagfreshLoader extends BaseDocumentLoader {
           },
         };
       };
-      const autoApprove = this.options.deletion?.autoApprove ?? DEFAULT_DELETION_POLICY.autoApprove;
-      return await settle(task, acquired, toPage, autoApprove);
+      return await settle(task, acquired, toPage, run.judge);
     } catch (err) {
       if (err instanceof HostDeferred) return settleDeferred(task, err.host);
       throw err;
@@ -521,7 +709,7 @@ export class RagfreshLoader extends BaseDocumentLoader {
   /** Approves a pending deletion proposal (`lastReport.proposals`): the page is withheld from then on. */
   async approveDeletion(reviewId: string, by: string): Promise<boolean> {
     const state = await this.state();
-    return approveDeletion(this.#evidenceContext(state), reviewId, by);
+    return approveDeletion(this.#setup.context(state), reviewId, by);
   }
 
   /**

@@ -3,6 +3,8 @@ import type { ExtractedDocument, PageOutcome as PageVerdict } from '@ragfresh/en
 import {
   type Acquisition,
   type EvidenceContext,
+  type JudgeContext,
+  judgePage,
   proposeDeletion,
   recordDegraded,
   recordGone,
@@ -57,6 +59,8 @@ export interface PageTask {
   readonly documentId: string;
   readonly sourceId: string;
   readonly base: DocumentRecord;
+  /** The state had a record of the document before this load. */
+  readonly known: boolean;
   readonly copy: LoadedPage | undefined;
   readonly conditional: boolean;
 }
@@ -103,15 +107,17 @@ export function settleDeferred(task: PageTask, host: string): Settled {
 
 /**
  * Records one acquisition with the engine's evidence rules (the same writers: recordGood,
- * recordDegraded, recordGone, proposeDeletion) and decides what the load emits: a new version
- * fresh, everything else as its last good copy, and nothing only for a page whose deletion is
- * confirmed (tombstoned) or that never had a good copy.
+ * recordDegraded, recordGone, proposeDeletion), judges a fetched page with the engine's
+ * classify stage (`judgePage`: host evidence, the source's `classify.ignore`, reviewers'
+ * acceptances) and decides what the load emits: a new version fresh, everything else as its
+ * last good copy, and nothing only for a page whose deletion is confirmed (tombstoned) or that
+ * never had a good copy.
  */
 export async function settle(
   task: PageTask,
   acquired: Acquisition<PageVerdict>,
   toPage: (doc: ExtractedDocument, result: OkResult) => Promise<LoadedPage>,
-  autoApprove: boolean,
+  judge: JudgeContext,
 ): Promise<Settled> {
   const { ctx, base } = task;
   switch (acquired.kind) {
@@ -139,7 +145,8 @@ export async function settle(
         [`HTTP ${acquired.result.status} observed ${gone.goneCount} times since ${gone.goneSince}`],
       );
       const id = item?.id ?? `delete:${task.documentId}`;
-      if (autoApprove) await approveDeletion(ctx, id, 'auto-policy:deletion.autoApprove');
+      if (ctx.deletion.autoApprove)
+        await approveDeletion(ctx, id, 'auto-policy:deletion.autoApprove');
       if ((await ctx.deps.state.getTombstone(task.documentId)) !== undefined)
         return report(task, 'gone-confirmed', undefined, [gone.reason], id);
       return report(task, 'gone-unconfirmed', emitCopy(task, 'last-good'), [gone.reason], id);
@@ -153,14 +160,25 @@ export async function settle(
       return report(task, 'degraded', emitCopy(task, 'last-good'), reasons);
     }
     case 'page': {
-      const prep = acquired.outcome;
-      if (prep.kind === 'not-the-document') {
-        const reasons = prep.reasons.map(reasonLine);
-        await recordDegraded(ctx, { ...base, goneCount: 0 }, reasons);
+      const { result } = acquired;
+      const verdict = await judgePage(
+        judge,
+        { url: task.url, documentId: task.documentId, ...(task.known ? { record: base } : {}) },
+        acquired.outcome,
+        result,
+      );
+      if (verdict.kind === 'not-the-document') {
+        const reasons = verdict.reasons.map(reasonLine);
+        // The version it would have been, as a refresh records it (runs on unchanged content).
+        await recordDegraded(
+          ctx,
+          { ...base, goneCount: 0 },
+          reasons,
+          verdict.asDocument?.versionId,
+        );
         return report(task, 'degraded', emitCopy(task, 'last-good'), reasons);
       }
-      const page = await toPage(prep, acquired.result);
-      const { result } = acquired;
+      const page = await toPage(verdict.doc, result);
       if (base.currentVersionId === page.prepared.versionId) {
         if (task.copy === undefined) await task.copies.put(page);
         await recordGood(ctx, base, {
@@ -168,14 +186,14 @@ export async function settle(
           retrievedAt: result.fetchedAt,
           rawDigest: result.rawDigest,
         });
-        return report(task, 'unchanged', page);
+        return report(task, 'unchanged', page, verdict.labels.map(reasonLine));
       }
       // Copy first: a crash between the writes leaves a copy of a version not yet current,
       // which the next load does not trust (it fetches in full), never a current version
       // without its copy.
       await task.copies.put(page);
       await recordVersion(ctx, base, page);
-      return report(task, 'changed', page);
+      return report(task, 'changed', page, verdict.labels.map(reasonLine));
     }
   }
 }

@@ -76,8 +76,16 @@ export const splitterName = extractSplitterName;
 
 type Flat = Record<string, string | number | boolean>;
 
+/** How a loaded page becomes Documents. */
+export interface EmitOptions {
+  /** Where volatile values go. Default false. */
+  readonly volatile?: VolatileMetadata;
+  /** The embedding space id the vectors will be in (`rf_space`), when the loader checked one. */
+  readonly space?: string;
+}
+
 /** What `index()` hashes of every Document of a page: nothing that changes between two fetches. */
-export function stablePageMetadata(page: LoadedPage): Flat {
+export function stablePageMetadata(page: LoadedPage, space?: string): Flat {
   const first = page.prepared.chunks[0]?.provenance;
   return {
     [FIELDS.source]: page.identityUrl,
@@ -92,6 +100,7 @@ export function stablePageMetadata(page: LoadedPage): Flat {
     [LOADER_FIELDS.pageHash]: page.prepared.contentHash,
     [FIELDS.acquisition]: first?.acquisition ?? 'raw',
     ...(first?.authority === undefined ? {} : { [FIELDS.authority]: first.authority }),
+    ...(space === undefined ? {} : { [FIELDS.space]: space }),
   };
 }
 
@@ -118,9 +127,18 @@ function withVolatile(
   return mode === 'nested' ? { ...stable, [VOLATILE_KEY]: volatile } : { ...stable, ...volatile };
 }
 
+/** `VolatileMetadata` alone is the volatile mode (no space). */
+function emitOf(emit: EmitOptions | VolatileMetadata): EmitOptions {
+  return typeof emit === 'object' ? emit : { volatile: emit };
+}
+
 /** One Document per chunk: `id` = chunk id (also `rf_chunk`), `source` = the page URL. */
-export function chunkDocuments(page: LoadedPage, mode: VolatileMetadata = false): Document[] {
-  const stable = stablePageMetadata(page);
+export function chunkDocuments(
+  page: LoadedPage,
+  emit: EmitOptions | VolatileMetadata = false,
+): Document[] {
+  const { volatile: mode = false, space } = emitOf(emit);
+  const stable = stablePageMetadata(page, space);
   return page.prepared.chunks.map(
     (chunk) =>
       new Document({
@@ -144,12 +162,16 @@ export function chunkDocuments(page: LoadedPage, mode: VolatileMetadata = false)
 }
 
 /** One Document for a whole page: `id` = documentId. */
-export function pageDocument(page: LoadedPage, mode: VolatileMetadata = false): Document {
+export function pageDocument(
+  page: LoadedPage,
+  emit: EmitOptions | VolatileMetadata = false,
+): Document {
+  const { volatile: mode = false, space } = emitOf(emit);
   return new Document({
     id: page.documentId,
     pageContent: page.prepared.text,
     metadata: withVolatile(
-      { ...stablePageMetadata(page), rf_chunks: page.prepared.chunks.length },
+      { ...stablePageMetadata(page, space), rf_chunks: page.prepared.chunks.length },
       page,
       mode,
     ),

@@ -163,6 +163,13 @@ export interface PublishOptions {
    * the version replaces the current one and the document's lifecycle stays.
    */
   readonly respace?: boolean;
+  /**
+   * A republish in place: a candidate with its document's current content under another stored
+   * version id (`republishedVersionId`) replaces the current version so its chunks carry the
+   * reserved keys they lacked. Contracts do not apply and the lifecycle stays, as for a space
+   * migration; a candidate of other content is published as usual.
+   */
+  readonly republish?: boolean;
 }
 
 /** One batch on its way through the steps: its epochs, the results so far, the step timings. */
@@ -482,11 +489,20 @@ export class Publisher {
       sameContentVersion(record?.currentVersionId, c.versionId);
     // The same content re-embedded by a space migration (`v…~es_…`) is still unchanged.
     const respacing = options.respace === true && record?.currentVersionId !== c.versionId;
-    if (sameContentVersion(record?.currentVersionId, c.versionId) && !repairing && !respacing)
+    const republishing =
+      options.republish === true &&
+      record?.currentVersionId !== c.versionId &&
+      sameContentVersion(record?.currentVersionId, c.versionId);
+    if (
+      sameContentVersion(record?.currentVersionId, c.versionId) &&
+      !repairing &&
+      !respacing &&
+      !republishing
+    )
       return { ...ids, outcome: 'unchanged', reasons: [], chunks: c.chunks.length };
     // A repair restores what was already accepted: the contract compared it once.
     const gates =
-      repairing || respacing || options.accept?.has(c.documentId) === true
+      repairing || respacing || republishing || options.accept?.has(c.documentId) === true
         ? []
         : this.#gate(c, record);
     const previous =
@@ -515,6 +531,7 @@ export class Publisher {
         action: 'publish',
         ...(repairing ? { repair: true } : {}),
         ...(respacing ? { respace: true } : {}),
+        ...(republishing ? { republish: true } : {}),
         url: c.url,
         contentHash: c.contentHash,
         textChars: c.textChars,

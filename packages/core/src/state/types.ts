@@ -125,6 +125,11 @@ export interface JournalDocument {
    * space's suffix): the lifecycle stays, as for a repair, and it replaces `previousVersionId`.
    */
   readonly respace?: boolean;
+  /**
+   * A republish in place wrote the current content again under another stored version id (its
+   * chunks gained reserved keys): the lifecycle stays, and it replaces `previousVersionId`.
+   */
+  readonly republish?: boolean;
   /** Facts recorded on the document when the batch is rolled forward (publish only). */
   readonly url?: string;
   readonly contentHash?: string;
