@@ -28,9 +28,11 @@ describe('capability defaults (the base class fills what a connector leaves out)
       idForm: 'chunk-id',
       epochClaim: 'exclusive',
       scan: false,
-      // Derived from the hooks the connector implements (_readFence/_raiseFence, _forNamespace).
+      // Derived from the hooks the connector implements (_readFence/_raiseFence, _forNamespace,
+      // _readEpochSpace).
       fencing: 'client',
       namespaces: true,
+      epochSpace: true,
     });
     expect(CAPABILITY_DEFAULTS).toEqual({
       visibility: { mode: 'immediate' },

@@ -307,11 +307,39 @@ export class IgnoresFenceConnector extends MemoryConnector {
   protected override async _patchValidityMany(patches: readonly VersionPatch[]): Promise<void> {
     await super._patchValidityMany(patches);
   }
-  protected override async _advanceEpoch(expected: number, next: number): Promise<void> {
-    await super._advanceEpoch(expected, next);
+  protected override async _advanceEpoch(
+    expected: number,
+    next: number,
+    _fence?: number,
+    space?: string,
+  ): Promise<void> {
+    await super._advanceEpoch(expected, next, undefined, space);
   }
   protected override async _deleteVersions(refs: readonly VersionRef[]): Promise<void> {
     await super._deleteVersions(refs);
+  }
+}
+
+/**
+ * Keeps the epoch's space in the connector instance, not in the store: the publisher's own
+ * connector reads it back, a second client (a reader in another process) reads none.
+ */
+export class CachedEpochSpaceConnector extends MemoryConnector {
+  #space: string | undefined;
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-cached-epoch-space' } });
+  }
+  protected override async _advanceEpoch(
+    expected: number,
+    next: number,
+    fence?: number,
+    space?: string,
+  ): Promise<void> {
+    await super._advanceEpoch(expected, next, fence);
+    this.#space = space ?? this.#space;
+  }
+  protected override async _readEpochSpace(): Promise<string | undefined> {
+    return this.#space;
   }
 }
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Connector, StoreFixture, StoreTarget } from '@ragfresh/core';
 import {
+  CachedEpochSpaceConnector,
   DocumentCountConnector,
   DuplicatingUpsertConnector,
   FirstPageScanConnector,
@@ -18,6 +19,7 @@ import {
 
 export {
   BlockingEpochConnector,
+  CachedEpochSpaceConnector,
   DocumentCountConnector,
   DuplicatingUpsertConnector,
   FirstPageScanConnector,
@@ -44,6 +46,7 @@ const CONNECTORS = {
   'ignores-fence': IgnoresFenceConnector,
   'first-page-scan': FirstPageScanConnector,
   'post-filter-access': PostFilterAccessConnector,
+  'cached-epoch-space': CachedEpochSpaceConnector,
 } as const;
 
 export type BrokenKind = keyof typeof CONNECTORS;
@@ -161,5 +164,12 @@ export const BROKEN_CONNECTORS: readonly BrokenConnector[] = Object.freeze([
     breaks: 'the scan returns its first page as the last: chunks past it are never enumerated',
     caughtBy: 'scan-pages',
     fixture: brokenFixture('first-page-scan'),
+  },
+  {
+    kind: 'cached-epoch-space',
+    breaks:
+      "keeps the epoch record's space in the connector instance: a second client reads no space from the store",
+    caughtBy: 'epoch-space',
+    fixture: brokenFixture('cached-epoch-space'),
   },
 ]);

@@ -14,6 +14,7 @@ import {
   embeddingMigrationSameDimensions,
 } from './embedding-migration.js';
 import { epochRace } from './epoch-race.js';
+import { epochSpace } from './epoch-space.js';
 import { pausedPublisher, scanPages } from './fencing.js';
 import {
   deleteTombstone,
@@ -43,6 +44,7 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   deleteTombstone,
   revertToEarlierVersion,
   epochShared,
+  epochSpace,
   epochRace,
   pausedPublisher,
   scanPages,

@@ -265,9 +265,16 @@ function chunkSchema(dims: number): Schema {
   );
 }
 
+/** The epoch record's space column (nullable: fence rows and moves before spaces name none). */
+const EPOCH_SPACE_COLUMN = 'space';
+
 function epochSchema(table: string): Schema {
   return new Schema(
-    [new Field('id', new Utf8(), false), new Field('epoch', new Int64(), false)],
+    [
+      new Field('id', new Utf8(), false),
+      new Field('epoch', new Int64(), false),
+      new Field(EPOCH_SPACE_COLUMN, new Utf8(), true),
+    ],
     new Map([
       ['rf_schema', LANCEDB_SCHEMA_MARK],
       ['rf_epoch_of', table],
@@ -585,9 +592,12 @@ export class LanceDbConnector extends Connector {
     }
     const epochName = this.epochTableName;
     const epochTable = await this.#openOrCreate(db, epochName, async () => {
-      const initial = lancedb.makeArrowTable([{ id: 'epoch', epoch: 0 }], {
-        schema: epochSchema(name),
-      });
+      const initial = lancedb.makeArrowTable(
+        [{ id: 'epoch', epoch: 0, [EPOCH_SPACE_COLUMN]: null }],
+        {
+          schema: epochSchema(name),
+        },
+      );
       return db.createTable(epochName, initial, { mode: 'create' });
     });
     const epochMeta = await this.#call(`reading the schema of ${epochName}`, () =>
@@ -601,6 +611,22 @@ export class LanceDbConnector extends Connector {
         `table ${epochName} in ${path} was not created by ragfresh; ragfresh keeps the published epoch there. Rename or drop it, or choose another table name.`,
       );
     }
+    if (!epochMeta.fields.some((f) => f.name === EPOCH_SPACE_COLUMN))
+      // An epoch table from before the record named its space: null until the next move.
+      await epochTable
+        .addColumns([{ name: EPOCH_SPACE_COLUMN, valueSql: "arrow_cast(NULL, 'Utf8')" }])
+        .catch(async (err: unknown) => {
+          // Another process opening the same table at once added it first: theirs stands.
+          const now = await this.#call(`reading the schema of ${epochName}`, () =>
+            epochTable.schema(),
+          );
+          if (!now.fields.some((f) => f.name === EPOCH_SPACE_COLUMN))
+            throw this.error(
+              'STORE_REJECTED',
+              `LanceDB rejected adding the ${EPOCH_SPACE_COLUMN} column to ${epochName}: ${message(err).split('\n')[0]}`,
+              err,
+            );
+        });
     await this.#ensureDocumentIndex(table);
     this.#db = db;
     this.#table = table;
@@ -695,6 +721,15 @@ export class LanceDbConnector extends Connector {
     return Number((rows[0] as Row).epoch);
   }
 
+  /** The space the epoch row names (its `space` column), undefined while it names none. */
+  protected override async _readEpochSpace(): Promise<string | undefined> {
+    const rows = await this.#call('reading the space of the published epoch', () =>
+      this.#epochs().query().where(`id = 'epoch'`).select([EPOCH_SPACE_COLUMN]).toArray(),
+    );
+    const space = (rows[0] as Row | undefined)?.[EPOCH_SPACE_COLUMN];
+    return typeof space === 'string' && space !== '' ? space : undefined;
+  }
+
   /** The newest fence: the `fence` row of the epoch table (its `epoch` column holds it). */
   protected override async _readFence(): Promise<number> {
     const rows = await this.#call('reading the fence', () =>
@@ -726,12 +761,21 @@ export class LanceDbConnector extends Connector {
    * commit; a concurrent commit makes Lance re-run the predicate on the new version, so
    * exactly one publisher updates the row and the others see zero rows updated.
    */
-  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
+  protected async _advanceEpoch(
+    expected: number,
+    next: number,
+    _fence?: number,
+    space?: string,
+  ): Promise<void> {
     let updated: number;
     try {
+      // The space in the same commit as the epoch; a move naming none keeps the stored one.
       const result = await this.#epochs().update({
         where: `id = 'epoch' AND epoch = ${Math.trunc(expected)}`,
-        valuesSql: { epoch: String(Math.trunc(next)) },
+        valuesSql: {
+          epoch: String(Math.trunc(next)),
+          ...(space === undefined ? {} : { [EPOCH_SPACE_COLUMN]: sqlString(space) }),
+        },
       });
       updated = result.rowsUpdated;
     } catch (err) {

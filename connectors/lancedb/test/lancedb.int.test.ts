@@ -181,6 +181,34 @@ describe('lancedb connector against the embedded engine', () => {
     expect(hits.map((h) => h.metadata[FIELDS.documentId])).toEqual(['new:doc', 'new:doc']);
   });
 
+  it('an epoch table from before the record named its space gains the column at open; the next move names it', async () => {
+    const c = await openConnector();
+    await c.advanceEpoch(0, 1, { space: 'es_before' });
+    expect(await c.readEpochSpace()).toBe('es_before');
+    const { tableName, epochTableName } = c;
+    await c.close();
+    const db = await lancedb.connect(dir);
+    const t = await db.openTable(epochTableName);
+    await t.dropColumns(['space']);
+    t.close();
+    db.close();
+    const reopened = await openConnector(tableName);
+    expect(reopened.capabilities.epochSpace).toBe(true);
+    expect(await reopened.readEpoch()).toBe(1);
+    expect(await reopened.readEpochSpace()).toBeUndefined();
+    await reopened.raiseFence(3);
+    await reopened.advanceEpoch(1, 2, { fence: 3, space: 'es_after' });
+    // A move naming no space keeps the one the record names.
+    await reopened.advanceEpoch(2, 3, { fence: 3 });
+    const reader = await openConnector(tableName);
+    expect(await reader.readEpoch()).toBe(3);
+    expect(await reader.readEpochSpace()).toBe('es_after');
+    expect(await reader.readFence()).toBe(3);
+    await expect(reopened.advanceEpoch(3, 4, { space: "es_x'; --" })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+  });
+
   it('upsert is idempotent and overwrites by id', async () => {
     const c = await openConnector();
     const chunks = makeChunks({ documentId: 'src:doc1', versionId: 'v1', count: 5, from: 1 });

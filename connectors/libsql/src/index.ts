@@ -295,7 +295,8 @@ export class LibSqlConnector extends Connector {
          singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
          epoch INTEGER NOT NULL,
          format TEXT NOT NULL,
-         fence INTEGER NOT NULL DEFAULT 0
+         fence INTEGER NOT NULL DEFAULT 0,
+         space TEXT
        )`,
       {
         sql: `INSERT OR IGNORE INTO ${this.#e} (singleton, epoch, format) VALUES (1, 0, ?)`,
@@ -324,6 +325,12 @@ export class LibSqlConnector extends Connector {
     if (!(await this.#columns(this.epochTableName)).has('fence')) {
       await this.#write('adding the fence to the epoch table', [
         `ALTER TABLE ${this.#e} ADD COLUMN fence INTEGER NOT NULL DEFAULT 0`,
+      ]);
+    }
+    // And those written before the epoch record named its space (null until the next move).
+    if (!(await this.#columns(this.epochTableName)).has('space')) {
+      await this.#write('adding the space to the epoch table', [
+        `ALTER TABLE ${this.#e} ADD COLUMN space TEXT`,
       ]);
     }
     const marker = await this.#run('reading the epoch table', `SELECT format FROM ${this.#e}`);
@@ -464,13 +471,19 @@ export class LibSqlConnector extends Connector {
   }
 
   /** One conditional UPDATE on the epoch row: the expected epoch and a fence not older than held. */
-  protected async _advanceEpoch(expected: number, next: number, fence?: number): Promise<void> {
+  protected async _advanceEpoch(
+    expected: number,
+    next: number,
+    fence?: number,
+    space?: string,
+  ): Promise<void> {
     if (next >= OPEN_EPOCH)
       throw this.#fail('INVALID_ARGUMENT', `epoch ${next} does not fit the validity bounds.`);
+    // The space in the same UPDATE as the epoch; a move naming none keeps the stored one.
     const [changed] = await this.#write('advancing the epoch', [
       {
-        sql: `UPDATE ${this.#e} SET epoch = ?, fence = max(fence, ?) WHERE epoch = ? AND fence <= ?`,
-        args: [next, fence ?? 0, expected, fence ?? Number.MAX_SAFE_INTEGER],
+        sql: `UPDATE ${this.#e} SET epoch = ?, fence = max(fence, ?), space = coalesce(?, space) WHERE epoch = ? AND fence <= ?`,
+        args: [next, fence ?? 0, space ?? null, expected, fence ?? Number.MAX_SAFE_INTEGER],
       },
     ]);
     if (changed === 1) return;
@@ -481,6 +494,13 @@ export class LibSqlConnector extends Connector {
       'EPOCH_CONFLICT',
       `published epoch is ${now}, expected ${expected}; another publisher moved it. Reload state and retry.`,
     );
+  }
+
+  /** The epoch row's `space` (null until a move names one). */
+  protected override async _readEpochSpace(): Promise<string | undefined> {
+    const rows = await this.#run('reading the space of the epoch', `SELECT space FROM ${this.#e}`);
+    const space = rows[0]?.space;
+    return typeof space === 'string' && space !== '' ? space : undefined;
   }
 
   protected override async _readFence(): Promise<number> {

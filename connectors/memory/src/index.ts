@@ -35,6 +35,8 @@ interface PersistedIndex {
   readonly format: 'ragfresh-memory/1';
   readonly dimensions: number;
   readonly epoch: number;
+  /** The space the epoch record names (the last move that gave one). */
+  readonly epochSpace?: string;
   readonly chunks: StoredChunk[];
 }
 
@@ -66,6 +68,7 @@ export class MemoryConnector extends Connector {
   /** documentId -> chunk ids, so per-document operations do not scan the whole index. */
   readonly #byDocument = new Map<string, Set<string>>();
   #epoch = 0;
+  #epochSpace: string | undefined;
   #fence = 0;
   readonly #persistPath: string | undefined;
   readonly #capabilities: MemoryConnectorOptions['capabilities'];
@@ -126,6 +129,7 @@ export class MemoryConnector extends Connector {
       );
     }
     this.#epoch = data.epoch;
+    this.#epochSpace = data.epochSpace;
     this.#chunks.clear();
     this.#byDocument.clear();
     for (const c of data.chunks) this.#set(c);
@@ -181,6 +185,7 @@ export class MemoryConnector extends Connector {
       format: 'ragfresh-memory/1',
       dimensions: this.dimensions ?? 0,
       epoch: this.#epoch,
+      ...(this.#epochSpace === undefined ? {} : { epochSpace: this.#epochSpace }),
       chunks: [...this.#chunks.values()],
     };
     mkdirSync(dirname(this.#persistPath), { recursive: true });
@@ -251,11 +256,18 @@ export class MemoryConnector extends Connector {
    * or a second connector in this one): it lives in `<path>.epoch`, and each move from E is
    * claimed by creating `<path>.claim-E` exclusively (`wx`), so of two racers exactly one wins.
    */
-  protected async _advanceEpoch(expected: number, next: number, fence?: number): Promise<void> {
+  protected async _advanceEpoch(
+    expected: number,
+    next: number,
+    fence?: number,
+    space?: string,
+  ): Promise<void> {
     await this.#turn();
     this.#checkFence(fence);
     const current = this.#sharedEpoch();
     if (current !== expected) throw this.#conflict(current, expected);
+    // A move without a space keeps the space the record names.
+    const named = space ?? this.#epochSpace;
     if (this.#persistPath !== undefined) {
       try {
         mkdirSync(dirname(this.#persistPath), { recursive: true });
@@ -266,11 +278,13 @@ export class MemoryConnector extends Connector {
         throw err;
       }
       const tmp = `${this.#persistPath}.epoch.${process.pid}.tmp`;
-      writeFileSync(tmp, String(next));
+      // `<epoch>` or `<epoch>\n<space>`: one rename moves both.
+      writeFileSync(tmp, named === undefined ? String(next) : `${next}\n${named}`);
       renameSync(tmp, `${this.#persistPath}.epoch`);
       rmSync(`${this.#persistPath}.claim-${expected - EPOCH_CLAIMS_KEPT}`, { force: true });
     }
     this.#epoch = next;
+    this.#epochSpace = named;
     this.#persist();
     if (fence !== undefined) this.#writeFence(fence);
   }
@@ -278,6 +292,12 @@ export class MemoryConnector extends Connector {
   protected override async _readFence(): Promise<number> {
     await this.#turn();
     return this.#sharedFence();
+  }
+
+  protected override async _readEpochSpace(): Promise<string | undefined> {
+    await this.#turn();
+    this.#sharedEpoch();
+    return this.#epochSpace;
   }
 
   protected override async _raiseFence(fence: number): Promise<void> {
@@ -316,7 +336,9 @@ export class MemoryConnector extends Connector {
   #sharedEpoch(): number {
     if (this.#persistPath === undefined) return this.#epoch;
     try {
-      this.#epoch = Number(readFileSync(`${this.#persistPath}.epoch`, 'utf8'));
+      const [epoch, space] = readFileSync(`${this.#persistPath}.epoch`, 'utf8').split('\n');
+      this.#epoch = Number(epoch);
+      this.#epochSpace = space === undefined || space === '' ? undefined : space;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }

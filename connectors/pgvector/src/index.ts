@@ -426,7 +426,7 @@ export class PgVectorConnector extends Connector {
         }
       }
       await c.query(
-        `CREATE TABLE ${this.#e} (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), epoch integer NOT NULL, format text NOT NULL, fence bigint NOT NULL DEFAULT 0)`,
+        `CREATE TABLE ${this.#e} (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), epoch integer NOT NULL, format text NOT NULL, fence bigint NOT NULL DEFAULT 0, space text)`,
       );
       await c.query(`INSERT INTO ${this.#e} (epoch, format) VALUES (0, $1)`, [PGVECTOR_LAYOUT]);
       return;
@@ -445,6 +445,8 @@ export class PgVectorConnector extends Connector {
     // Epoch tables written before the fence reached the store gain it (no fence raised yet).
     if (!columns.has('fence'))
       await c.query(`ALTER TABLE ${this.#e} ADD COLUMN fence bigint NOT NULL DEFAULT 0`);
+    // And those written before the epoch record named its space (null until the next move).
+    if (!columns.has('space')) await c.query(`ALTER TABLE ${this.#e} ADD COLUMN space text`);
   }
 
   /**
@@ -618,14 +620,21 @@ export class PgVectorConnector extends Connector {
   }
 
   /** One conditional UPDATE on the epoch row: the expected epoch and a fence not older than held. */
-  protected async _advanceEpoch(expected: number, next: number, fence?: number): Promise<void> {
+  protected async _advanceEpoch(
+    expected: number,
+    next: number,
+    fence?: number,
+    space?: string,
+  ): Promise<void> {
     if (next > 2_147_483_646)
       throw this.#fail('INVALID_ARGUMENT', `epoch ${next} does not fit the store's integer epoch.`);
     await this.#transaction('advancing the epoch', async (c) => {
+      // The space in the same UPDATE as the epoch; a move naming none keeps the stored one.
       const res = await c.query(
-        `UPDATE ${this.#e} SET epoch = $2, fence = GREATEST(fence, COALESCE($3::bigint, 0))
+        `UPDATE ${this.#e} SET epoch = $2, fence = GREATEST(fence, COALESCE($3::bigint, 0)),
+            space = COALESCE($4::text, space)
           WHERE epoch = $1 AND ($3::bigint IS NULL OR fence <= $3::bigint)`,
-        [expected, next, fence ?? null],
+        [expected, next, fence ?? null, space ?? null],
       );
       if (res.rowCount === 1) return;
       const now = await c.query<{ epoch: number; fence: string }>(
@@ -638,6 +647,16 @@ export class PgVectorConnector extends Connector {
         `published epoch is ${now.rows[0]?.epoch}, expected ${expected}; another publisher moved it. Reload state and retry.`,
       );
     });
+  }
+
+  /** The epoch row's `space` (null until a move names one). */
+  protected override async _readEpochSpace(): Promise<string | undefined> {
+    const res = await this.#query<{ space: string | null }>(
+      'reading the space of the epoch',
+      `SELECT space FROM ${this.#e}`,
+    );
+    const space = res.rows[0]?.space;
+    return typeof space === 'string' && space !== '' ? space : undefined;
   }
 
   protected override async _readFence(): Promise<number> {

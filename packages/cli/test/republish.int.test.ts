@@ -148,6 +148,8 @@ describe('reextract --republish: a store written before rf_access answers again,
         expect(r.metadata[FIELDS.access]).toEqual(['*']);
         expect(String(r.metadata[FIELDS.space])).toMatch(/^es_/);
       }
+      // The store's epoch record names the same space (LanceDB keeps it beside the epoch).
+      expect(await c.readEpochSpace()).toBe(current[0]?.metadata[FIELDS.space]);
     });
 
     // Again: nothing lacks a key, nothing is written, no epoch move.

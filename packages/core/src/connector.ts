@@ -81,6 +81,14 @@ export interface ConnectorCapabilities {
    * `_forNamespace`; the conformance case `embedding-migration-new-dimensions` applies then.
    */
   readonly namespaces?: boolean;
+  /**
+   * Whether the store's epoch record names the embedding space of the move that set it
+   * (`advanceEpoch(…, { space })`, read back by `readEpochSpace`), so a reader with nothing but
+   * the store knows which space the published view is in. Always filled in by the base class
+   * from whether the connector implements `_readEpochSpace`; the conformance case
+   * `epoch-space` applies then.
+   */
+  readonly epochSpace?: boolean;
 }
 
 /**
@@ -253,11 +261,17 @@ const FENCING: readonly FencingGuarantee[] = ['store', 'client', 'none'];
 
 function freezeCapabilities(
   input: ConnectorCapabilitiesInput,
-  implemented: { readonly fence: boolean; readonly scan: boolean; readonly namespaces: boolean },
+  implemented: {
+    readonly fence: boolean;
+    readonly scan: boolean;
+    readonly namespaces: boolean;
+    readonly epochSpace: boolean;
+  },
 ): ConnectorCapabilities {
   const c: ConnectorCapabilities = {
     ...input,
     namespaces: implemented.namespaces,
+    epochSpace: implemented.epochSpace,
     fencing: input.fencing ?? (implemented.fence ? 'client' : 'none'),
     visibility: input.visibility ?? CAPABILITY_DEFAULTS.visibility,
     maxWriteBatch: input.maxWriteBatch ?? CAPABILITY_DEFAULTS.maxWriteBatch,
@@ -345,6 +359,7 @@ export abstract class Connector {
       fence: this._readFence !== base._readFence && this._raiseFence !== base._raiseFence,
       scan: this._scan !== base._scan,
       namespaces: this._forNamespace !== base._forNamespace,
+      epochSpace: this._readEpochSpace !== base._readEpochSpace,
     });
   }
 
@@ -523,12 +538,38 @@ export abstract class Connector {
    * (LEASE_LOST) when the store holds a newer fence; the epoch record keeps the fence that
    * moved it.
    */
-  async advanceEpoch(expected: number, next: number, options: FencedWrite = {}): Promise<void> {
+  async advanceEpoch(
+    expected: number,
+    next: number,
+    options: FencedWrite & {
+      /**
+       * The embedding space id of the view the move publishes: kept in the epoch record, in the
+       * same write, by a connector with `epochSpace` (others ignore it).
+       */
+      readonly space?: string;
+    } = {},
+  ): Promise<void> {
     this.ensureOpen();
     if (!Number.isSafeInteger(next) || next <= expected) {
       throw this.error('INVALID_ARGUMENT', `epoch must move forward: ${expected} -> ${next}.`);
     }
-    await this._advanceEpoch(expected, next, await this.#fenced(options));
+    if (options.space !== undefined && !/^[A-Za-z0-9_.:-]{1,200}$/.test(options.space))
+      throw this.error(
+        'INVALID_ARGUMENT',
+        `space must be a space id (letters, digits, _ . : -), got ${JSON.stringify(options.space)}.`,
+      );
+    const fence = await this.#fenced(options);
+    await this._advanceEpoch(expected, next, fence, options.space);
+  }
+
+  /**
+   * The embedding space the store's epoch record names: the `space` of the last move that gave
+   * one. Undefined when no move named one, or when the connector does not keep it
+   * (`capabilities.epochSpace` false).
+   */
+  async readEpochSpace(): Promise<string | undefined> {
+    this.ensureOpen();
+    return this.capabilities.epochSpace === true ? this._readEpochSpace() : undefined;
   }
 
   /**
@@ -801,7 +842,13 @@ export abstract class Connector {
    * a claim token read back), not just that the value now equals `next`. With a `fence`, keep
    * it in the epoch record beside the epoch (it is the fence `_readFence` returns from then on).
    */
-  protected abstract _advanceEpoch(expected: number, next: number, fence?: number): Promise<void>;
+  protected abstract _advanceEpoch(
+    expected: number,
+    next: number,
+    fence?: number,
+    /** Keep it in the epoch record in the same write, when the connector implements `_readEpochSpace`. */
+    space?: string,
+  ): Promise<void>;
   /** Deletes every chunk of one document version (any validity). Absent: no-op. */
   protected abstract _deleteVersion(
     documentId: string,
@@ -920,6 +967,16 @@ export abstract class Connector {
   /** The newest fence the store holds; 0 when none was raised. */
   protected async _readFence(): Promise<number> {
     return 0;
+  }
+
+  /**
+   * Epoch-space hook (optional): the space the epoch record names (`_advanceEpoch`'s `space`
+   * of the last move that gave one), undefined when none did. Implementing it declares
+   * `epochSpace`; `_advanceEpoch` must then write the space in the same conditional write as
+   * the epoch, so the record never names a space its epoch was not published in.
+   */
+  protected async _readEpochSpace(): Promise<string | undefined> {
+    return undefined;
   }
 
   /**

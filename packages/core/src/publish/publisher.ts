@@ -665,7 +665,10 @@ export class Publisher {
       }),
       this.#write,
     );
-    await this.connector.advanceEpoch(batch.baseEpoch, batch.targetEpoch, this.#write);
+    await this.connector.advanceEpoch(batch.baseEpoch, batch.targetEpoch, {
+      ...this.#write,
+      ...(this.#options.spaceId === undefined ? {} : { space: this.#options.spaceId }),
+    });
     batch.timings.promote = elapsed(t);
     return entry;
   }
