@@ -1,8 +1,9 @@
 import { runConformanceSuite } from '@ragfresh/conformance';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { concurrentRunner } from '../../../conformance/test/concurrent-runner.js';
 import { fixture } from '../src/fixture.js';
 
 // The whole shared suite against the target the fixture picks (here: the wire emulator). The
 // same suite against a faulty emulator is pinecone.faulty.conformance.test.ts (a file of its
-// own, so the two runs, each a few minutes of waiting on the emulator's lag, go in parallel).
-runConformanceSuite({ fixture, runner: { describe, it, beforeAll, afterAll } });
+// own, so the two runs go in parallel). Both spend most of their time waiting on the emulator's
+// lag, so their cases also run concurrently against the one emulator (concurrent-runner.ts).
+runConformanceSuite({ fixture, runner: concurrentRunner });

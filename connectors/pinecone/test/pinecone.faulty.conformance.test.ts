@@ -1,13 +1,13 @@
 import { runConformanceSuite } from '@ragfresh/conformance';
 import type { StoreFixture } from '@ragfresh/core';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { concurrentRunner } from '../../../conformance/test/concurrent-runner.js';
 import { fixture } from '../src/fixture.js';
 
 /**
  * The shared suite (pinecone.conformance.test.ts) against an eventually consistent, unreliable
  * emulator: every write becomes readable only after 300 ms (the emulator target declares
  * maxLagMs 3000), and requests meet rate limits with Retry-After, 5xx, dropped connections and
- * withheld answers.
+ * withheld answers. Cases run concurrently against the one emulator (concurrent-runner.ts).
  */
 const faulty: StoreFixture = {
   store: 'pinecone',
@@ -24,4 +24,4 @@ const faulty: StoreFixture = {
     return target;
   },
 };
-runConformanceSuite({ fixture: faulty, runner: { describe, it, beforeAll, afterAll } });
+runConformanceSuite({ fixture: faulty, runner: concurrentRunner });

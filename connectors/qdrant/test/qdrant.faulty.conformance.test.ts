@@ -1,13 +1,14 @@
 import { runConformanceSuite } from '@ragfresh/conformance';
 import type { StoreFixture } from '@ragfresh/core';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { concurrentRunner } from '../../../conformance/test/concurrent-runner.js';
 import { fixture } from '../src/fixture.js';
 
 /**
  * The shared suite (qdrant.conformance.test.ts) with faults injected on every request of an
  * emulator target: rate limits with Retry-After, 5xx, dropped connections and withheld answers.
  * The connector must retry idempotently and still keep every declared guarantee. (Qdrant writes
- * pass wait=true, so a visibility lag never applies to them.)
+ * pass wait=true, so a visibility lag never applies to them.) Cases run concurrently against the
+ * one emulator (concurrent-runner.ts).
  */
 const faulty: StoreFixture = {
   store: 'qdrant',
@@ -23,4 +24,4 @@ const faulty: StoreFixture = {
     return target;
   },
 };
-runConformanceSuite({ fixture: faulty, runner: { describe, it, beforeAll, afterAll } });
+runConformanceSuite({ fixture: faulty, runner: concurrentRunner });
