@@ -28,7 +28,9 @@ interface Tally {
   old: number;
   new: number;
   mixed: number;
-  /** Reads that started after the migration's publication returned and still saw the old space. */
+  /** Reads that started after the migration's publication returned (answered, any space). */
+  afterFlip: number;
+  /** Of those, reads that still saw the old space. */
   oldAfterFlip: number;
 }
 
@@ -80,7 +82,7 @@ async function runMigration(ctx: CaseContext, otherDimensions: boolean): Promise
         startedAt: new Date().toISOString(),
       },
     });
-    const tally: Tally = { reads: 0, old: 0, new: 0, mixed: 0, oldAfterFlip: 0 };
+    const tally: Tally = { reads: 0, old: 0, new: 0, mixed: 0, afterFlip: 0, oldAfterFlip: 0 };
     let flipped = false;
     let stop = false;
     const vectorB = await model.embedQuery('probe');
@@ -95,6 +97,7 @@ async function runMigration(ctx: CaseContext, otherDimensions: boolean): Promise
         const hits = await connector.searchCurrent(inNew ? vectorB : embed('probe', dims), 100);
         const spaces = new Set(hits.map((h) => h.metadata[FIELDS.space]));
         tally.reads++;
+        if (afterFlip) tally.afterFlip++;
         if (spaces.size > 1) tally.mixed++;
         else if (spaces.has(from.id)) {
           tally.old++;
@@ -104,9 +107,11 @@ async function runMigration(ctx: CaseContext, otherDimensions: boolean): Promise
         await new Promise((r) => setTimeout(r, 1));
       }
     })();
-    const reads = async (n: number) => {
-      const until = tally.reads + n;
-      while (tally.reads < until) await new Promise((r) => setTimeout(r, 5));
+    // Waits for n more answered reads (of those started after the move, once it returned): a
+    // read in flight at the move may rightly answer from the old space and is not counted.
+    const reads = async (n: number, counter: 'reads' | 'afterFlip' = 'reads') => {
+      const until = tally[counter] + n;
+      while (tally[counter] < until) await new Promise((r) => setTimeout(r, 5));
     };
     try {
       await reads(MIN_READS_EACH_SIDE);
@@ -134,7 +139,7 @@ async function runMigration(ctx: CaseContext, otherDimensions: boolean): Promise
         await publisher.close();
       }
       flipped = true;
-      await reads(MIN_READS_EACH_SIDE);
+      await reads(MIN_READS_EACH_SIDE, 'afterFlip');
     } finally {
       stop = true;
       await reader;
