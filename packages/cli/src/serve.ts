@@ -2,7 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { errorMessage } from '@ragfresh/core';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { errorMessage, reasonLine } from '@ragfresh/core';
 import {
   type ExportCoverage,
   type ImportReport,
@@ -17,6 +18,49 @@ import type { Runtime } from './runtime.js';
 import { apifyItemsPage, getStreamed } from './vendor-pages.js';
 
 type Print = (s: string) => void;
+
+/** Reads of one vendor page (or one Web Scraper job's data) whose body may break off mid-stream. */
+const BODY_ATTEMPTS = 3;
+/** Refused rows named one log line each, per page; the rest are counted. */
+const REFUSED_LINES = 20;
+
+/** The vendor's response body broke off while it was read (connection cut or reset). */
+class BodyCut extends Error {
+  override readonly name = 'BodyCut';
+}
+
+/** The body as the export reader reads it; a failure of the transport itself becomes `BodyCut`. */
+async function* cutAware(body: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const chunk of body) yield chunk;
+  } catch (err) {
+    throw new BodyCut(`the response body broke off: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+/**
+ * Runs one read-and-import of a vendor body, again from its start when the body broke off
+ * mid-stream: rows already published by the broken attempt are unchanged on the next (a no-op),
+ * the rest are imported. Any other failure (a refusal, a store error) is not retried here.
+ */
+async function readingAgain<T>(
+  what: string,
+  log: Logger,
+  key: string,
+  attempt: (body: (raw: AsyncIterable<Uint8Array>) => AsyncIterable<Uint8Array>) => Promise<T>,
+): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt(cutAware);
+    } catch (err) {
+      if (!(err instanceof BodyCut)) throw err;
+      if (n >= BODY_ATTEMPTS)
+        throw new Error(`${what}: ${err.message} (${n} reads; the event can be delivered again)`);
+      log.warn('hook-import-body-cut', { key, what, attempt: n, error: err.message });
+      await sleep(250 * 2 ** (n - 1));
+    }
+  }
+}
 
 /** One delivery of a vendor webhook, persisted before it is acknowledged. */
 export interface HookEvent {
@@ -231,24 +275,33 @@ class Importer {
   async #apify(event: HookEvent): Promise<void> {
     const ctx = this.rt.context({ batchSize: 25 });
     for (;;) {
-      const page = await apifyItemsPage({
-        baseUrl: this.settings.apifyBaseUrl ?? 'https://api.apify.com',
-        ...(this.settings.apifyToken === undefined ? {} : { token: this.settings.apifyToken }),
-        datasetId: event.resource,
-        offset: event.offset,
-        limit: this.settings.pageSize,
-      });
-      const offset = page.offset ?? event.offset;
-      const stream = readExport(page.body, { format: 'apify-wcc' });
-      const report = await importRows(ctx, {
-        source: this.settings.source,
-        rows: stream.items,
-        label: `Apify dataset ${event.resource} items from ${offset}`,
-        // A succeeded run may still have stopped at maxCrawlPages: the dataset cannot prove coverage.
-        coverage: this.#coverage(true, [
-          'an Apify dataset does not prove the crawl covered every page',
-        ]),
-      });
+      const what = `Apify dataset ${event.resource} items from ${event.offset}`;
+      const { page, offset, report } = await readingAgain(
+        what,
+        this.log,
+        event.key,
+        async (body) => {
+          const page = await apifyItemsPage({
+            baseUrl: this.settings.apifyBaseUrl ?? 'https://api.apify.com',
+            ...(this.settings.apifyToken === undefined ? {} : { token: this.settings.apifyToken }),
+            datasetId: event.resource,
+            offset: event.offset,
+            limit: this.settings.pageSize,
+          });
+          const offset = page.offset ?? event.offset;
+          const stream = readExport(body(page.body), { format: 'apify-wcc' });
+          const report = await importRows(ctx, {
+            source: this.settings.source,
+            rows: stream.items,
+            label: `Apify dataset ${event.resource} items from ${offset}`,
+            // A succeeded run may still have stopped at maxCrawlPages: the dataset cannot prove coverage.
+            coverage: this.#coverage(true, [
+              'an Apify dataset does not prove the crawl covered every page',
+            ]),
+          });
+          return { page, offset, report };
+        },
+      );
       // Items of the page: the vendor's count, else the records read (rows, unreadable, refused).
       const count = page.count ?? report.counts.rows;
       if (count === 0) break;
@@ -279,6 +332,17 @@ class Importer {
     });
     for (const u of report.unreadable.slice(0, 20))
       this.log.warn('hook-import-unreadable', { key: event.key, line: u.line, reason: u.reason });
+    // Each refused row by its URL and reason, so a webhook user can find the page it left out.
+    const refused = report.events.filter((e) => e.event === 'refused');
+    for (const e of refused.slice(0, REFUSED_LINES))
+      this.log.warn('hook-import-refused', {
+        key: event.key,
+        url: e.url,
+        reason: e.reasons.map(reasonLine).join('; '),
+      });
+    const unnamed = report.counts.refused - Math.min(refused.length, REFUSED_LINES);
+    if (unnamed > 0)
+      this.log.warn('hook-import-refused-more', { key: event.key, refused: unnamed });
   }
 
   async #webscraper(event: HookEvent): Promise<void> {
@@ -290,25 +354,28 @@ class Importer {
       throw new Error(`Web Scraper API answered ${meta.status} for scraping job ${event.resource}`);
     const info =
       ((await meta.json()) as { data?: { time_created?: number; status?: string } }).data ?? {};
-    const data = await getStreamed({
-      url: `${base}/scraping-job/${job}/json?api_token=${token}`,
-      what: `the data of Web Scraper job ${event.resource}`,
-    });
+    const what = `the data of Web Scraper job ${event.resource}`;
     const status = info.status ?? event.resourceStatus;
-    const stream = readExport(data.body, {
-      format: 'webscraper',
-      webscraper: mappingOf(this.settings.args.map),
-      ...(status === undefined ? {} : { jobStatus: status }),
-    });
-    const report = await importRows(this.rt.context({ batchSize: 25 }), {
-      source: this.settings.source,
-      rows: stream.items,
-      label: `Web Scraper job ${event.resource}`,
-      coverage: () => stream.coverage(),
-      // Rows carry no fetch time; the job's creation time is a safe lower bound.
-      ...(info.time_created === undefined
-        ? {}
-        : { fetchedAt: new Date(info.time_created * 1000).toISOString() }),
+    const report = await readingAgain(what, this.log, event.key, async (body) => {
+      const data = await getStreamed({
+        url: `${base}/scraping-job/${job}/json?api_token=${token}`,
+        what,
+      });
+      const stream = readExport(body(data.body), {
+        format: 'webscraper',
+        webscraper: mappingOf(this.settings.args.map),
+        ...(status === undefined ? {} : { jobStatus: status }),
+      });
+      return importRows(this.rt.context({ batchSize: 25 }), {
+        source: this.settings.source,
+        rows: stream.items,
+        label: `Web Scraper job ${event.resource}`,
+        coverage: () => stream.coverage(),
+        // Rows carry no fetch time; the job's creation time is a safe lower bound.
+        ...(info.time_created === undefined
+          ? {}
+          : { fetchedAt: new Date(info.time_created * 1000).toISOString() }),
+      });
     });
     this.#pageReport(event, report, undefined);
   }

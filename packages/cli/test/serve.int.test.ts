@@ -29,6 +29,8 @@ function standIn() {
   const gates = new Map<string, Promise<void>>();
   /** `dataset@offset` → how many 503 answers to give before the page. */
   const unavailable = new Map<string, number>();
+  /** `dataset@offset` → how many answers to break off halfway through the body. */
+  const cut = new Map<string, number>();
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     requests.push(`${url.pathname}?${url.searchParams.get('offset') ?? ''}`);
@@ -63,6 +65,13 @@ function standIn() {
       });
       // Written in 64 KiB pieces, as a large page arrives: the reader sees a stream.
       const body = JSON.stringify(page);
+      const cuts = cut.get(at) ?? 0;
+      if (cuts > 0) {
+        // Half the body, then the connection drops (a reset proxy, a vendor restart).
+        cut.set(at, cuts - 1);
+        res.write(body.slice(0, Math.floor(body.length / 2)));
+        return setTimeout(() => res.destroy(), 20);
+      }
       for (let i = 0; i < body.length; i += 65_536) res.write(body.slice(i, i + 65_536));
       return res.end();
     }
@@ -84,7 +93,7 @@ function standIn() {
     }
     res.writeHead(404).end();
   });
-  return { server, datasets, requests, gates, unavailable };
+  return { server, datasets, requests, gates, unavailable, cut };
 }
 
 const item = (path: string, n: number) => ({
@@ -290,6 +299,42 @@ describe('ragfresh serve: webhook receiver against loopback vendor stand-ins (La
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toMatch(/ragfresh_import_rows_total\{source="docs",outcome="refused"\} 1/);
     expect(serve.out.stdout + serve.out.stderr).toMatch(/hook-import-page.*refused.*1/);
+    // The refused row is named by its URL and reason, not only counted.
+    expect(serve.out.stdout + serve.out.stderr).toMatch(
+      /hook-import-refused.*https:\/\/docs\.example\.org\/big\/2.*record-too-large/,
+    );
+  });
+
+  it('a page whose body breaks off mid-stream is read again from its offset; every row lands once', async () => {
+    vendor.datasets.set(
+      'cut',
+      [1, 2, 3].map((n) => item(`/cut/${n}`, n)),
+    );
+    vendor.cut.set('cut@0', 1);
+    const before = await health();
+    expect((await post('/hooks/apify', runSucceeded('run-cut', 'cut'))).status).toBe(202);
+    await until(async () => (await health()).done === before.done + 1, 'the import of run-cut');
+    expect((await health()).failed).toBe(before.failed);
+    expect(vendor.requests.filter((r) => r.startsWith('/v2/datasets/cut/'))).toEqual([
+      '/v2/datasets/cut/items?0',
+      '/v2/datasets/cut/items?0',
+      '/v2/datasets/cut/items?2',
+    ]);
+    expect(serve.out.stdout + serve.out.stderr).toMatch(/hook-import-body-cut.*broke off/);
+  });
+
+  it('a body that breaks off on every read fails the event with one line, after three reads', async () => {
+    vendor.datasets.set('cutalways', [item('/never/1', 1), item('/never/2', 2)]);
+    vendor.cut.set('cutalways@0', 3);
+    const before = await health();
+    expect((await post('/hooks/apify', runSucceeded('run-cutalways', 'cutalways'))).status).toBe(
+      202,
+    );
+    await until(async () => (await health()).failed === before.failed + 1, 'the failed import');
+    expect(vendor.requests.filter((r) => r.startsWith('/v2/datasets/cutalways/'))).toHaveLength(3);
+    expect(serve.out.stdout + serve.out.stderr).toMatch(
+      /hook-import-failed.*cutalways items from 0: the response body broke off.*3 reads/,
+    );
   });
 
   it('the importer killed mid-dataset resumes from its persisted offset after a restart', async () => {
@@ -316,7 +361,7 @@ describe('ragfresh serve: webhook receiver against loopback vendor stand-ins (La
     vendor.requests.length = 0;
     await launch();
     await until(async () => (await health()).pending === 0, 'the resumed import');
-    expect((await health()).done).toBe(4);
+    expect((await health()).done).toBe(5);
     // Resumed at the persisted offset, not from the start of the dataset.
     expect(vendor.requests.filter((r) => r.startsWith('/v2/datasets/ds2/'))[0]).toBe(
       '/v2/datasets/ds2/items?2',
@@ -331,6 +376,7 @@ describe('ragfresh serve: webhook receiver against loopback vendor stand-ins (La
       '/ws/1',
       '/big/1',
       '/big/3',
+      ...[1, 2, 3].map((n) => `/cut/${n}`),
     ];
     for (const p of paths) {
       const id = documentId('docs', `${ORIGIN}${p}`);
