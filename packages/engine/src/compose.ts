@@ -61,8 +61,9 @@ export type EngineRole =
   /**
    * Live refresh (the LangChain retriever's `liveFetch`): fetches a result's page, cuts it under
    * the learned models as stored and judges it with its source's `classify`, as a refresh would,
-   * and writes nothing (no ragfresh store, no record, no space recorded): the retriever reads
-   * its own store, and only the refresh engine publishes.
+   * and writes no record (no ragfresh store, no ledger write, no space recorded; its fetcher
+   * caches robots.txt in the state, as in every role): the retriever reads its own store, and
+   * only the refresh engine publishes.
    */
   | 'live'
   /**

@@ -36,8 +36,8 @@ export interface LiveFetchOptions {
    * An engine composed for the `live` role (`composeEngine(settings, { state, embeddings },
    * 'live')`): the fetcher (`fetch.*`), the page step (chunking, the hosts' learned boilerplate
    * as stored, page limits), each result's source (acquisition, Markdown twin, proxy, provenance,
-   * `classify`) and the state validators and last good observations are read from. It writes
-   * nothing. Closed by whoever composed it.
+   * `classify`) and the state validators and last good observations are read from. It writes no
+   * record. Closed by whoever composed it.
    */
   readonly engine: ComposedEngine;
   /** Freshness objective: a result whose last good observation is older than this is fetched live. */

@@ -46,7 +46,8 @@ function overlap(a: Set<string>, b: Set<string>): number {
  * - anything else (a failed fetch, a page over a limit or judged not the document, a source
  *   the settings do not list): the stored copy stays, labelled `rf_live_fetch_failed` with the
  *   reason.
- * Nothing is written: the refresh engine, not a reader, publishes new versions.
+ * No record is written (the fetcher caches robots.txt in the state, as in every role): the
+ * refresh engine, not a reader, publishes new versions.
  */
 export async function liveRefresh(
   docs: Document[],

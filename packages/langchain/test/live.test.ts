@@ -134,11 +134,14 @@ describe('live refresh composed for the live role', () => {
         [FIELDS.headingPath]: JSON.stringify(['Deep']),
       },
     });
+    const before = await state.getDocument(idOf(site.deep));
     await withLive(settings, async (engine) => {
       const [limited] = await liveRefresh([stored], { engine, objectiveMs: 0 });
       expect(limited!.pageContent).toBe(stored.pageContent);
       expect(limited!.metadata[READER_FIELDS.liveFetchFailed]).toBe(`not the document: ${reason}`);
     });
+    // A reader: the record the refresh wrote is left as it was.
+    expect(await state.getDocument(idOf(site.deep))).toEqual(before);
     // Control: the same settings under the default limits read the page live.
     await withLive(settingsOf({}), async (engine) => {
       const [open] = await liveRefresh([stored], { engine, objectiveMs: 0 });
