@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest';
 
 // Each deliberately broken connector declares the reference manifest and breaks one guarantee;
 // the full suite must fail it on the case meant to catch that guarantee. The timeout is a hang
-// guard: lagging-index's full run takes about 230 s on the idle 2-core machine (its
-// paused-publisher case waits out its own 120 s case timeout), more under load.
+// guard: lagging-index's full run, the longest, took about 140 s on the shared 2-core machine
+// (2026-12-07; its paused-publisher case no longer waits out its 120 s case timeout when
+// publisher A fails before its pause), more under load.
 describe('deliberately broken connectors fail the suite', () => {
   for (const broken of BROKEN_CONNECTORS) {
     it.concurrent(`${broken.kind} fails ${broken.caughtBy}`, { timeout: 600_000 }, async () => {

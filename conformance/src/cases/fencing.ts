@@ -83,7 +83,20 @@ async function pausedRun(ctx: CaseContext, pauseAt: JournalStep): Promise<string
     () => undefined,
     (err: unknown) => err,
   );
-  await pausedAt;
+  // A batch that ends before its pause (a store that fails A's staging or verification) never
+  // pauses: the case fails now, with A's own error, rather than at its timeout.
+  const early = await Promise.race([
+    pausedAt.then(() => undefined),
+    batchA.then((outcome) => ({ outcome })),
+  ]);
+  if (early !== undefined) {
+    await publisherA.close().catch(() => undefined);
+    throw new Error(
+      `${pauseAt}: the publisher's batch ${
+        early.outcome === undefined ? 'completed' : `failed with ${errorMessage(early.outcome)}`
+      } before it reached ${pauseAt}, where it was to pause past its lease`,
+    );
+  }
   // B is another process: its own connector on the same namespace.
   const b = await ctx.openAnotherConnector();
   const publisherB = await takeOver(b, state, leaseMs);

@@ -10,7 +10,7 @@ import { RunnableLambda, RunnablePassthrough, RunnableSequence } from '@langchai
 import { RecursiveCharacterTextSplitter } from '@langchain/textsplitters';
 import { startLocalChroma } from '@ragfresh/connector-chroma/fixture';
 import { HashingEmbeddings, openStateStore } from '@ragfresh/core';
-import { Fetcher } from '@ragfresh/fetch';
+import { resolveEngineSettings } from '@ragfresh/engine';
 import {
   formatEvidence,
   RagfreshLoader,
@@ -34,44 +34,59 @@ const PG_URL = process.env.RAGFRESH_EXAMPLE_PG_URL ?? 'postgres://postgres@127.0
 /**
  * LangChain's indexing guide, as written — `index()` with a record manager, a
  * `RecursiveCharacterTextSplitter`, LangChain's `Chroma` class, an LCEL chain — on ragfresh's
- * loader and retriever. Offline: the "web" is the simulated one, Chroma a local server, the
- * record manager Postgres on loopback. Three runs: cold; one page down (503) with
+ * loader and retriever. The loader is composed from the same settings a `ragfresh refresh` of the
+ * source reads (`RagfreshLoader.compose`: fetch rules, page limits, classify, deletion policy,
+ * embedding space). Offline: the "web" is the simulated one, Chroma a local server, the record
+ * manager Postgres on loopback. Three runs: cold; one page down (503) with
  * `cleanup: 'full'` (nothing deleted, the prompt says STALE); the page back.
  */
 export async function runExample(log: (line: string) => void = console.log): Promise<IndexRound[]> {
   const sim = await startSimWeb({ seed: 5, hosts: 1, pagesPerHost: 6 });
   const chroma = await startLocalChroma();
   const dir = await mkdtemp(join(tmpdir(), 'ragfresh-langchain-index-'));
-  const fetcher = new Fetcher({
-    userAgent: 'ragfresh-example/0.1 (+https://example.org/bot)',
-    network: { allowPrivateNetworks: true }, // the simulated web lives on 127.0.0.1
-    minIntervalMs: 0,
-    retry: { maxAttempts: 1 },
+  const host = sim.hosts()[0]!;
+  // What a ragfresh.config.ts says, resolved as the CLI resolves it: the source and how to fetch it.
+  const settings = resolveEngineSettings({
+    sources: [
+      {
+        id: 'docs',
+        sitemaps: [`${sim.origin(host)}/sitemap.xml`],
+        everyMs: 3_600_000,
+        identity: { mode: 'normalize' },
+      },
+    ],
+    fetch: {
+      userAgent: 'ragfresh-example/0.1 (+https://example.org/bot)',
+      robots: true,
+      minIntervalMs: 0,
+      allowPrivateNetworks: true, // the simulated web lives on 127.0.0.1
+    },
   });
-  // ragfresh's state (validators, statuses, last good copies): one SQLite file.
+  const embeddings = new HashingEmbeddings(); // offline, lexical; use a real model in production
+  // ragfresh's state (validators, statuses, last good copies): one SQLite file. The composed
+  // loader closes it with itself.
   const state = await openStateStore(`sqlite:${join(dir, 'state.sqlite')}`);
+  // The tutorial's loader + splitter, swapped for RagfreshLoader with the same splitter.
+  const loader = await RagfreshLoader.compose(
+    settings,
+    { state, embeddings },
+    {
+      sourceId: 'docs',
+      splitter: new RecursiveCharacterTextSplitter({ chunkSize: 1000, chunkOverlap: 200 }),
+    },
+  );
   const recordManager = new PostgresRecordManager(`ragfresh-example-${process.pid}-${Date.now()}`, {
     postgresConnectionOptions: { connectionString: PG_URL },
     tableName: 'ragfresh_example_records',
   });
   try {
     await recordManager.createSchema();
-    const host = sim.hosts()[0]!;
-    const embeddings = new HashingEmbeddings(); // offline, lexical; use a real model in production
     const url = new URL(chroma.url);
     const vectorStore = new Chroma(embeddings, {
       collectionName: 'docs',
       clientParams: { host: url.hostname, port: Number(url.port) },
     });
 
-    // The tutorial's loader + splitter, swapped for RagfreshLoader with the same splitter.
-    const loader = new RagfreshLoader({
-      fetcher,
-      sourceId: 'docs',
-      sitemaps: [`${sim.origin(host)}/sitemap.xml`],
-      splitter: new RecursiveCharacterTextSplitter({ chunkSize: 1000, chunkOverlap: 200 }),
-      state,
-    });
     const retriever = new RagfreshRetriever({ vectorStore, view: 'index', state, k: 3 });
     const chain = RunnableSequence.from([
       { context: retriever.pipe(formatEvidence), question: new RunnablePassthrough() },
@@ -114,8 +129,7 @@ export async function runExample(log: (line: string) => void = console.log): Pro
     return rounds;
   } finally {
     await recordManager.end();
-    await state.close();
-    await fetcher.close();
+    await loader.close();
     await chroma.stop();
     await sim.stop();
     await rm(dir, { recursive: true, force: true });

@@ -6,9 +6,9 @@ import {
 } from '@ragfresh/core';
 import type { PageInput } from '@ragfresh/extract';
 import {
-  describeFetchFailure as describeFailure,
   type Fetcher,
   type FetchResult,
+  fetchFailureReason,
   type NotModifiedResult,
   type OkResult,
 } from '@ragfresh/fetch';
@@ -44,9 +44,9 @@ export type Acquisition<O> =
   /** 304: the stored version is still the page; nothing downstream runs. */
   | { readonly kind: 'not-modified'; readonly result: NotModifiedResult }
   /** 404/410: gone evidence for the requested URL. */
-  | { readonly kind: 'gone'; readonly result: FetchResult; readonly reason: string }
+  | { readonly kind: 'gone'; readonly result: FetchResult; readonly reason: Reason }
   /** No usable answer (5xx, 429, timeout, robots, off-host redirect, ...). */
-  | { readonly kind: 'failed'; readonly result: FetchResult; readonly reason: string }
+  | { readonly kind: 'failed'; readonly result: FetchResult; readonly reason: Reason }
   /** The raw answer was fine, but the page could not be read the way the source asks (render failed). */
   | { readonly kind: 'unreadable'; readonly result: OkResult; readonly reasons: readonly Reason[] }
   | {
@@ -98,8 +98,10 @@ export async function acquirePage<O extends Classified>(
 ): Promise<Acquisition<O>> {
   const result = await deps.fetcher.fetch(req.url, fetchOptions(req));
   if (result.outcome === 'not-modified') return { kind: 'not-modified', result };
-  if (result.outcome === 'gone') return { kind: 'gone', result, reason: describeFailure(result) };
-  if (result.outcome !== 'ok') return { kind: 'failed', result, reason: describeFailure(result) };
+  if (result.outcome === 'gone')
+    return { kind: 'gone', result, reason: fetchFailureReason(result) };
+  if (result.outcome !== 'ok')
+    return { kind: 'failed', result, reason: fetchFailureReason(result) };
   const mode = req.acquisition ?? 'raw';
   if (mode !== 'rendered') {
     const outcome = await process(rawInput(req, result), result);

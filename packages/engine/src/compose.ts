@@ -59,6 +59,14 @@ export type EngineRole =
    */
   | 'loader'
   /**
+   * Live refresh (the LangChain retriever's `liveFetch`): fetches a result's page, cuts it under
+   * the learned models as stored and judges it with its source's `classify`, as a refresh would,
+   * and writes no record (no ragfresh store, no ledger write, no space recorded; its fetcher
+   * caches robots.txt in the state, as in every role): the retriever reads its own store, and
+   * only the refresh engine publishes.
+   */
+  | 'live'
+  /**
    * `migrate embeddings`: the one role the configured embedding space may differ from the
    * index's; it opens no publisher (the migration opens its own, on the new space's namespace).
    */
@@ -82,8 +90,9 @@ export interface RoleTraits {
    */
   readonly space: 'adopt' | 'refuse' | 'migrate';
   /**
-   * The role opens the ragfresh store (`ports.connector`). The loader does not: `index()`
-   * writes the app's vector store, and its engine's connector refuses every verb.
+   * The role opens the ragfresh store (`ports.connector`). The loader and live refresh do not:
+   * LangChain's `index()` writes, and the retriever reads, the app's vector store; their
+   * engine's connector refuses every verb.
    */
   readonly store: boolean;
   /**
@@ -175,6 +184,14 @@ export const ROLE_TRAITS: Readonly<Record<EngineRole, RoleTraits>> = Object.free
     store: false,
     fetches: true,
   },
+  live: {
+    publishes: 'never',
+    boilerplate: 'view',
+    sharedPoliteness: false,
+    space: 'refuse',
+    store: false,
+    fetches: true,
+  },
 });
 
 /** What the host owns and hands in: the stores, the embedder, and the outside world. */
@@ -235,6 +252,11 @@ export interface ComposedEngine {
   readonly snapshots: RawSnapshotStore | undefined;
   /** The pipeline pages are cut with in this role (under the learned models where they apply). */
   readonly pipeline: PagePipeline;
+  /**
+   * The page step of this role for `observePage`: `pipeline`, `settings.pageLimits`, the
+   * renderer, and `fetcher` unless another one is given (the loader's deferring wrapper).
+   */
+  observer(fetcher?: PageObserver['fetcher']): PageObserver;
   /** Present when the role publishes `now`. */
   readonly publisher: Publisher | undefined;
   /** How this role's publisher is (or would be) opened. */
@@ -385,7 +407,7 @@ export async function composeEngine(
         'INVALID_ARGUMENT',
         traits.store
           ? `the ${role} role reads and writes a ragfresh store; pass ports.connector.`
-          : `the ${role} role opens no ragfresh store (LangChain's index() writes the vector store); leave ports.connector out.`,
+          : `the ${role} role opens no ragfresh store (its LangChain host reads and writes the app's vector store); leave ports.connector out.`,
         { scope: 'engine' },
       );
     const space = await describeEmbeddingSpace(embeddings, {
@@ -477,6 +499,12 @@ export async function composeEngine(
       // Under the learned models, learning nothing: the same cut in every role (what
       // `RefreshEngine.snapshotPipeline` is).
       pipeline: asStored,
+      observer: (observerFetcher) => ({
+        fetcher: observerFetcher ?? fetcherOf(),
+        pipeline: asStored,
+        pageLimits: settings.pageLimits,
+        ...(ports.renderer === undefined ? {} : { renderer: ports.renderer }),
+      }),
       publisher,
       publisherOptions,
       get deps() {

@@ -55,17 +55,16 @@ export async function recordNotModified(
  * Never overwrite: the last good version stays current; readers are told it is stale. A page
  * judged not the document carries the version it would have been (`wouldBe`) in its history
  * entry, so runs with the same verdict on unchanged content can be counted. The record keeps
- * the reasons' printed lines. Lines are still accepted from the LangChain loader, which has not
- * moved to `Reason` yet; the engine passes `Reason`s.
+ * the reasons' printed lines (`reasonLine`): every caller (the engine's stages, the LangChain
+ * loader) passes `Reason`s, so the line is made here, once.
  */
 export async function recordDegraded(
   ctx: EvidenceContext,
   base: DocumentRecord,
-  reasons: readonly Reason[] | readonly string[],
+  reasons: readonly Reason[],
   wouldBe?: string,
 ): Promise<DocumentRecord> {
-  const lines = reasons.map((r) => (typeof r === 'string' ? r : reasonLine(r)));
-  return ctx.ledger.degraded(base, lines, wouldBe);
+  return ctx.ledger.degraded(base, reasons.map(reasonLine), wouldBe);
 }
 
 /** Records one 404/410 observation and says whether the evidence now suffices for a proposal. */

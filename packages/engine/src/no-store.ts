@@ -2,7 +2,8 @@ import { Connector, RagfreshError } from '@ragfresh/core';
 
 /**
  * The connector of a role that opens no ragfresh store (`RoleTraits.store`: the LangChain
- * loader, whose chunks LangChain's `index()` writes into the app's vector store). It opens and
+ * loader, whose chunks LangChain's `index()` writes into the app's vector store, and live
+ * refresh, whose retriever reads that store itself). It opens and
  * closes; every other verb is NOT_SUPPORTED with one line naming the role, so a stage that
  * reaches for a store there says so instead of writing somewhere unexpected.
  */
@@ -17,7 +18,7 @@ export class NoStoreConnector extends Connector {
   #refuse(): never {
     throw new RagfreshError(
       'NOT_SUPPORTED',
-      `the ${this.#role} role opens no ragfresh store (LangChain's index() writes the vector store); compose a store role to read or write one.`,
+      `the ${this.#role} role opens no ragfresh store (its LangChain host reads and writes the app's vector store); compose a store role to read or write one.`,
       { scope: 'engine' },
     );
   }

@@ -5,7 +5,7 @@ import {
   sameContentVersion,
   type Tombstone,
 } from '@ragfresh/core';
-import { type FetchResult, fetchFailureReason, type OkResult } from '@ragfresh/fetch';
+import type { FetchResult, OkResult } from '@ragfresh/fetch';
 import { type Acquisition, acquirePage } from './acquire.js';
 import { oneLine } from './bounds.js';
 import { type JudgeContext, judgePage } from './classify.js';
@@ -162,7 +162,7 @@ async function settlePage(
       run.counts.fetchErrors++;
       if (acquired.result.outcome === 'off-host-redirect')
         run.alerts.push(`off-host-redirect: ${entry.url} -> ${acquired.result.location}`);
-      const reasons = [fetchFailureReason(acquired.result)];
+      const reasons = [acquired.reason];
       await recordDegraded(ctx, base, reasons);
       run.event(entry.url, entry.documentId, 'degraded', reasons);
       return false;

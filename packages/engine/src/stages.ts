@@ -48,3 +48,5 @@ export {
 } from './review.js';
 /** A source run's shape checks, for the queue's end-of-window job (as `RefreshEngine` runs them). */
 export { checkShape } from './shape.js';
+/** The provenance a source's pages carry (authority, access, canonical policy), as a refresh passes it. */
+export { sourceProvenance } from './snapshot.js';

@@ -147,18 +147,21 @@ describe('acquire: fetch or render, one decision', () => {
     });
   });
 
-  it('gone and failures are described in one line', async () => {
+  it('gone and failures carry the fetch outcome as their reason code', async () => {
     const gone = await acquirePage(
       fetcherAnswering({ outcome: 'gone', status: 410 }),
       { url: 'https://a.example/g' },
       () => DOC,
     );
-    expect(gone).toMatchObject({ kind: 'gone', reason: 'gone: HTTP 410' });
+    expect(gone).toMatchObject({ kind: 'gone', reason: { code: 'gone', detail: 'HTTP 410' } });
     const down = await acquirePage(
       fetcherAnswering({ outcome: 'server-error', status: 503 }),
       { url: 'https://a.example/d' },
       () => DOC,
     );
-    expect(down).toMatchObject({ kind: 'failed', reason: 'server-error: HTTP 503' });
+    expect(down).toMatchObject({
+      kind: 'failed',
+      reason: { code: 'server-error', detail: 'HTTP 503' },
+    });
   });
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ComposedEngine,
   composeEngine,
+  DEFAULT_PAGE_LIMITS,
   type EngineRole,
   type EngineSettings,
   ExtractPipeline,
@@ -27,7 +28,14 @@ const NOT_FOUND_PAGE = `<!DOCTYPE html><html><head><title>Page not found | Acme<
 <p>Sorry, we could not find the page you were looking for. It may have been moved or deleted.</p>
 <p>Try the search, or go back to the <a href="/">home page</a>.</p></main></body></html>`;
 
-/** A loopback site: `/ok` answers, any other path is a soft 404, `/hang` never does, `/fail` is a 500; requests are recorded. */
+/** Nested 120 elements deep: over the settings' `pageLimits.maxDepth` (99), under the default (256). */
+const DEEP_PAGE = `<!DOCTYPE html><html><head><title>Deep</title></head><body>${'<div>'.repeat(120)}
+<p>Deep text that a parser would happily read, nested well past the configured depth.</p>${'</div>'.repeat(120)}</body></html>`;
+
+/**
+ * A loopback site: `/ok` answers, `/deep` is nested past the configured depth, any other path is
+ * a soft 404, `/hang` never answers, `/fail` is a 500; requests are recorded.
+ */
 async function site(): Promise<{ server: Server; origin: string; seen: IncomingHttpHeaders[] }> {
   const seen: IncomingHttpHeaders[] = [];
   const server = createServer((req, res) => {
@@ -41,6 +49,10 @@ async function site(): Promise<{ server: Server; origin: string; seen: IncomingH
       res
         .writeHead(200, { 'content-type': 'text/plain' })
         .end('User-agent: *\nDisallow: /private\n');
+      return;
+    }
+    if (req.url === '/deep') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(DEEP_PAGE);
       return;
     }
     if (req.url === '/ok') {
@@ -291,12 +303,7 @@ const TABLE: readonly Row[] = [
     async check(e) {
       const url = `${allowed.origin}/missing`;
       const documentId = 'docs:missing';
-      const observer = {
-        fetcher: e.fetcher,
-        pipeline: e.pipeline,
-        pageLimits: e.context().pageLimits,
-      };
-      const acquired = await observePage(observer, { url, documentId, sourceId: 'docs' });
+      const acquired = await observePage(e.observer(), { url, documentId, sourceId: 'docs' });
       if (acquired.kind !== 'page') throw new Error(`expected a page, got ${acquired.kind}`);
       const page = { url, documentId };
       const judged = await judgePage(e.judge('docs'), page, acquired.outcome, acquired.result);
@@ -312,6 +319,26 @@ const TABLE: readonly Row[] = [
       expect(() => e.judge('nope')).toThrow(
         /no source "nope" in the settings \(sources: docs, other\)/,
       );
+    },
+  },
+  {
+    setting: 'pageLimits (the page step: a page over a limit is refused with its reason)',
+    roles: FETCHING,
+    async check(e) {
+      const page = { url: `${allowed.origin}/deep`, documentId: 'docs:deep', sourceId: 'docs' };
+      const observer = e.observer();
+      expect(observer.pipeline).toBe(e.pipeline);
+      const limited = await observePage(observer, page);
+      if (limited.kind !== 'page') throw new Error(`expected a page, got ${limited.kind}`);
+      expect(limited.outcome).toMatchObject({
+        kind: 'not-the-document',
+        reasons: [
+          { code: 'page-too-deep', detail: expect.stringMatching(/over the 99-level limit/) },
+        ],
+      });
+      // Control: the same page, the same pipeline, under the default limits parses.
+      const open = await observePage({ ...observer, pageLimits: DEFAULT_PAGE_LIMITS }, page);
+      expect(open.kind === 'page' ? open.outcome.kind : open.kind).toBe('document');
     },
   },
   {
@@ -360,30 +387,45 @@ describe('composeEngine: every setting reaches every role that uses it', () => {
     ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
-  it('the loader role opens no ragfresh store: a connector is refused, a store role needs one, its store refuses every verb', async () => {
+  it('the loader and live roles open no ragfresh store: a connector is refused, a store role needs one, their store refuses every verb', async () => {
     const ports = {
       state: new InMemoryStateStore(),
       embeddings: new HashingEmbeddings({ dimensions: 16 }),
     };
-    await expect(
-      composeEngine(settings, { ...ports, connector: createMemoryConnector() }, 'loader'),
-    ).rejects.toThrow(
-      /^\[ragfresh\] \[engine\] the loader role opens no ragfresh store .*leave ports\.connector out\.$/,
-    );
+    expect(ROLES.filter((r) => !ROLE_TRAITS[r].store)).toEqual(['loader', 'live']);
+    for (const role of ['loader', 'live'] as const) {
+      await expect(
+        composeEngine(settings, { ...ports, connector: createMemoryConnector() }, role),
+      ).rejects.toThrow(
+        new RegExp(
+          `^\\[ragfresh\\] \\[engine\\] the ${role} role opens no ragfresh store .*leave ports\\.connector out\\.$`,
+        ),
+      );
+      await withRole(role, async (e) => {
+        expect(e.connector).toBeInstanceOf(NoStoreConnector);
+        await expect(e.connector.readEpoch()).rejects.toMatchObject({
+          code: 'NOT_SUPPORTED',
+          message: expect.stringMatching(
+            new RegExp(`the ${role} role opens no ragfresh store \\(its LangChain host`),
+          ),
+        });
+      });
+    }
     await expect(composeEngine(settings, ports, 'refresh')).rejects.toThrow(
       /^\[ragfresh\] \[engine\] the refresh role reads and writes a ragfresh store; pass ports\.connector\.$/,
     );
-    await withRole('loader', async (e) => {
-      expect(e.connector).toBeInstanceOf(NoStoreConnector);
-      await expect(e.connector.readEpoch()).rejects.toMatchObject({
-        code: 'NOT_SUPPORTED',
-        message: expect.stringMatching(/the loader role opens no ragfresh store \(LangChain/),
-      });
-    });
   });
 
   it('the roles that fetch are the ones a fetch setting is checked on', () => {
-    expect(FETCHING).toEqual(['refresh', 'scheduler', 'page-worker', 'worker', 'repair', 'loader']);
+    expect(FETCHING).toEqual([
+      'refresh',
+      'scheduler',
+      'page-worker',
+      'worker',
+      'repair',
+      'loader',
+      'live',
+    ]);
   });
 
   it('a role that does not fetch builds no fetcher or engine until one is used', async () => {

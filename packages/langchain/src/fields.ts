@@ -1,6 +1,4 @@
-import type { PageLimits } from '@ragfresh/engine/pipeline';
-import type { TiktokenEncodingName } from '@ragfresh/extract';
-import type { Fetcher } from '@ragfresh/fetch';
+import type { ComposedEngine } from '@ragfresh/engine';
 
 /** Metadata keys the retriever adds to returned Documents (never stored, never embedded). */
 export const READER_FIELDS = Object.freeze({
@@ -34,14 +32,16 @@ export const READER_FIELDS = Object.freeze({
 });
 
 export interface LiveFetchOptions {
-  readonly fetcher: Fetcher;
+  /**
+   * An engine composed for the `live` role (`composeEngine(settings, { state, embeddings },
+   * 'live')`): the fetcher (`fetch.*`), the page step (chunking, the hosts' learned boilerplate
+   * as stored, page limits), each result's source (acquisition, Markdown twin, proxy, provenance,
+   * `classify`) and the state validators and last good observations are read from. It writes no
+   * record. Closed by whoever composed it.
+   */
+  readonly engine: ComposedEngine;
   /** Freshness objective: a result whose last good observation is older than this is fetched live. */
   readonly objectiveMs: number;
-  /** Chunking of the re-extraction (match the engine's). Default 512 tokens, cl100k_base. */
-  readonly maxTokens?: number;
-  readonly encoding?: TiktokenEncodingName;
-  /** Page limits of the re-extraction (match the engine's). Default `DEFAULT_PAGE_LIMITS`. */
-  readonly pageLimits?: Partial<PageLimits>;
   /** Live fetches at once. Default 4. */
   readonly concurrency?: number;
   readonly now?: () => Date;

@@ -1,7 +1,12 @@
 import { Document } from '@langchain/core/documents';
-import { type Chunk, FIELDS, reasonLine, type StateStore } from '@ragfresh/core';
-import { resolvePageSettings } from '@ragfresh/engine/settings';
-import { composePageObserver, observePage } from '@ragfresh/engine/stages';
+import { type Chunk, FIELDS, reasonLine } from '@ragfresh/core';
+import type { EngineSource } from '@ragfresh/engine';
+import {
+  type JudgeContext,
+  judgePage,
+  observePage,
+  sourceProvenance,
+} from '@ragfresh/engine/stages';
 import { mapOrdered } from './concurrency.js';
 import { type LiveFetchOptions, READER_FIELDS } from './fields.js';
 
@@ -30,31 +35,39 @@ function overlap(a: Set<string>, b: Set<string>): number {
 
 /**
  * Revalidates the documents behind `docs` whose last good observation is older than the
- * objective, one conditional request per document (validators from the StateStore):
+ * objective, one conditional request per document (validators from the engine's state), through
+ * the engine composed for the `live` role, so a page is observed as a refresh of its source
+ * observes it: the fetcher of `fetch.*`, the source's acquisition, Markdown twin and proxy, the
+ * page limits, the hosts' learned boilerplate as stored, and the source's classify stage
+ * (`classify.ignore`, host evidence, reviewers' acceptances):
  * - 304: the stored copy is confirmed (`rf_revalidated_at`);
- * - 200: the page is re-extracted; a chunk whose section (heading path) no longer contains its
- *   stored text is replaced by the live text of that section (`rf_live: true`);
- * - anything else: the stored copy stays, labelled `rf_live_fetch_failed` with the reason.
- * Nothing is written: the refresh engine, not a reader, publishes new versions.
+ * - 200 and the document: the page is re-extracted; a chunk whose section (heading path) no
+ *   longer contains its stored text is replaced by the live text of that section (`rf_live: true`);
+ * - anything else (a failed fetch, a page over a limit or judged not the document, a source
+ *   the settings do not list): the stored copy stays, labelled `rf_live_fetch_failed` with the
+ *   reason.
+ * No record is written (the fetcher caches robots.txt in the state, as in every role): the
+ * refresh engine, not a reader, publishes new versions.
  */
 export async function liveRefresh(
   docs: Document[],
   options: LiveFetchOptions,
-  state: Pick<StateStore, 'getDocument' | 'getLearned'> | undefined,
 ): Promise<Document[]> {
+  const { engine } = options;
+  const { state } = engine;
   const now = (options.now ?? (() => new Date()))();
-  // The engine's page step: the page limits, and the hosts' learned boilerplate as the state
-  // holds it, so a live section is cut as the refresh cut the stored one.
-  const observer = composePageObserver(
-    resolvePageSettings({
-      chunking: {
-        ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
-        ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
-      },
-      ...(options.pageLimits === undefined ? {} : { pageLimits: options.pageLimits }),
-    }),
-    { fetcher: options.fetcher, ...(state === undefined ? {} : { state }) },
-  );
+  const observer = engine.observer();
+  const sources = new Map<string, EngineSource>(engine.settings.sources.map((s) => [s.id, s]));
+  // One classify stage per source for this call (its host evidence shared by its pages).
+  const judges = new Map<string, JudgeContext>();
+  const judgeOf = (sourceId: string): JudgeContext => {
+    let judge = judges.get(sourceId);
+    if (judge === undefined) {
+      judge = engine.judge(sourceId);
+      judges.set(sourceId, judge);
+    }
+    return judge;
+  };
   const byDoc = new Map<string, Document[]>();
   for (const d of docs) {
     const id = d.metadata[FIELDS.documentId];
@@ -68,7 +81,7 @@ export async function liveRefresh(
   const run = async ([docId, group]: [string, Document[]]): Promise<void> => {
     const first = group[0]!;
     const m = first.metadata as Record<string, unknown>;
-    const record = state === undefined ? undefined : await state.getDocument(docId);
+    const record = await state.getDocument(docId);
     const lastGood =
       record?.lastGoodAt ??
       record?.timestamps.retrievedAt ??
@@ -81,55 +94,65 @@ export async function liveRefresh(
     }
     const url = typeof m[FIELDS.url] === 'string' ? (m[FIELDS.url] as string) : record?.url;
     const attemptedAt = new Date().toISOString();
-    if (url === undefined) {
-      outcomes.set(docId, { kind: 'failed', at: attemptedAt, reason: 'no url in metadata' });
-      return;
-    }
+    const fail = (reason: string, at = attemptedAt) =>
+      outcomes.set(docId, { kind: 'failed', at, reason });
+    if (url === undefined) return void fail('no url in metadata');
+    const sourceId = String(m[FIELDS.sourceId] ?? record?.sourceId ?? docId.split(':')[0]);
+    const source = sources.get(sourceId);
+    if (source === undefined)
+      return void fail(
+        `no source ${JSON.stringify(sourceId)} in the live engine's settings (sources: ${[...sources.keys()].join(', ') || 'none'})`,
+      );
     try {
       const validators = record?.validators;
-      const sourceId = String(m[FIELDS.sourceId] ?? record?.sourceId ?? docId.split(':')[0]);
       // Validators are used under the pipeline key they were recorded with (the engine's), so
       // a 304 confirms the stored copy without a parse.
       const acquired = await observePage(observer, {
         url,
         documentId: docId,
         sourceId,
+        provenance: sourceProvenance(source),
         ...(validators === undefined ? {} : { validators, pipelineKey: validators.pipelineKey }),
+        ...(source.acquisition === undefined ? {} : { acquisition: source.acquisition }),
+        ...(source.markdownTwin === true ? { markdownTwin: true } : {}),
+        ...(source.proxy === undefined ? {} : { proxy: source.proxy }),
       });
       if (acquired.kind === 'not-modified') {
         outcomes.set(docId, { kind: 'revalidated', at: acquired.result.fetchedAt });
         return;
       }
+      if (acquired.kind === 'unreadable')
+        return void fail(
+          `not the document: ${acquired.reasons.map(reasonLine).join('; ')}`,
+          acquired.result.fetchedAt,
+        );
       if (acquired.kind !== 'page') {
         const { result } = acquired;
-        outcomes.set(docId, {
-          kind: 'failed',
-          at: result.fetchedAt,
-          reason: `${result.outcome}${result.status === 0 ? '' : ` (HTTP ${result.status})`}`,
-        });
-        return;
+        return void fail(
+          `${result.outcome}${result.status === 0 ? '' : ` (HTTP ${result.status})`}`,
+          result.fetchedAt,
+        );
       }
-      const { result, outcome: page } = acquired;
-      if (page.kind === 'not-the-document') {
-        outcomes.set(docId, {
-          kind: 'failed',
-          at: result.fetchedAt,
-          reason: `not the document: ${page.reasons.map(reasonLine).join('; ')}`,
-        });
-        return;
-      }
+      const { result } = acquired;
+      const verdict = await judgePage(
+        judgeOf(sourceId),
+        { url, documentId: docId, ...(record === undefined ? {} : { record }) },
+        acquired.outcome,
+        result,
+      );
+      if (verdict.kind === 'not-the-document')
+        return void fail(
+          `not the document: ${verdict.reasons.map(reasonLine).join('; ')}`,
+          result.fetchedAt,
+        );
       outcomes.set(docId, {
         kind: 'live',
         at: result.fetchedAt,
-        versionId: page.versionId,
-        chunks: page.chunks,
+        versionId: verdict.doc.versionId,
+        chunks: verdict.doc.chunks,
       });
     } catch (err) {
-      outcomes.set(docId, {
-        kind: 'failed',
-        at: attemptedAt,
-        reason: err instanceof Error ? err.message : String(err),
-      });
+      fail(err instanceof Error ? err.message : String(err));
     }
   };
   for await (const _ of mapOrdered(work, options.concurrency ?? 4, run)) {

@@ -153,12 +153,15 @@ export async function settle(
     }
     case 'failed':
       await recordDegraded(ctx, base, [acquired.reason]);
-      return report(task, 'degraded', emitCopy(task, 'last-good'), [acquired.reason]);
-    case 'unreadable': {
-      const reasons = acquired.reasons.map(reasonLine);
-      await recordDegraded(ctx, { ...base, goneCount: 0 }, reasons);
-      return report(task, 'degraded', emitCopy(task, 'last-good'), reasons);
-    }
+      return report(task, 'degraded', emitCopy(task, 'last-good'), [reasonLine(acquired.reason)]);
+    case 'unreadable':
+      await recordDegraded(ctx, { ...base, goneCount: 0 }, acquired.reasons);
+      return report(
+        task,
+        'degraded',
+        emitCopy(task, 'last-good'),
+        acquired.reasons.map(reasonLine),
+      );
     case 'page': {
       const { result } = acquired;
       const verdict = await judgePage(
@@ -168,15 +171,19 @@ export async function settle(
         result,
       );
       if (verdict.kind === 'not-the-document') {
-        const reasons = verdict.reasons.map(reasonLine);
         // The version it would have been, as a refresh records it (runs on unchanged content).
         await recordDegraded(
           ctx,
           { ...base, goneCount: 0 },
-          reasons,
+          verdict.reasons,
           verdict.asDocument?.versionId,
         );
-        return report(task, 'degraded', emitCopy(task, 'last-good'), reasons);
+        return report(
+          task,
+          'degraded',
+          emitCopy(task, 'last-good'),
+          verdict.reasons.map(reasonLine),
+        );
       }
       const page = await toPage(verdict.doc, result);
       if (base.currentVersionId === page.prepared.versionId) {

@@ -59,7 +59,10 @@ interface CommonOptions extends BaseRetrieverInput, SearchOptions {
   readonly state?: Pick<StateStore, 'getDocument'>;
   /** Chunks of degraded/quarantined documents: `label` (default, `rf_stale`) or `exclude`. */
   readonly staleReaders?: 'label' | 'exclude';
-  /** Opt-in: refetch top results older than the freshness objective. Needs `state` for validators. */
+  /**
+   * Opt-in: refetch top results older than the freshness objective, through an engine composed
+   * for the `live` role (its state holds the validators).
+   */
   readonly liveFetch?: LiveFetchOptions;
   /**
    * Copies of one passage under several URLs (the same chunk text, `content_hash`, or the same
@@ -139,6 +142,10 @@ export class RagfreshRetriever extends BaseRetriever {
     }
     if (options.liveFetch !== undefined && !(options.liveFetch.objectiveMs >= 0))
       throw invalid('liveFetch.objectiveMs must be a non-negative number of milliseconds.');
+    if (options.liveFetch !== undefined && options.liveFetch.engine.role !== 'live')
+      throw invalid(
+        `liveFetch takes an engine composed for the live role, got the ${options.liveFetch.engine.role} role; compose it with composeEngine(settings, { state, embeddings }, 'live').`,
+      );
     if (options.staleReaders !== undefined && options.state === undefined)
       throw invalid(
         'staleReaders needs state (the StateStore that knows which documents are degraded).',
@@ -206,7 +213,7 @@ export class RagfreshRetriever extends BaseRetriever {
     if (collapse) docs = collapseCopies(docs);
     docs = docs.slice(0, this.k);
     if (this.options.liveFetch !== undefined) {
-      docs = await liveRefresh(docs, this.options.liveFetch, this.options.state);
+      docs = await liveRefresh(docs, this.options.liveFetch);
     }
     return docs;
   }

@@ -20,17 +20,11 @@ import {
 } from '@ragfresh/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RagfreshLoader, RagfreshRetriever } from '../src/index.js';
-import { IdVectorStore, MemoryRecordManager, simFetcher } from './helpers.js';
+import { IdVectorStore, MemoryRecordManager, NOT_FOUND_PAGE, simFetcher } from './helpers.js';
 
 // The loader composed through `composeEngine(…, 'loader')`: the source, fetcher, page step,
 // classify stage, ledger and embedding space a refresh (what `ragfresh refresh` composes) uses.
 // Real HTTP on loopback, `index()` into an in-process vector store, in-memory state.
-
-/** The host's not-found page, answered 200 at every unknown path (a soft 404 host). */
-const NOT_FOUND = `<!DOCTYPE html><html><head><title>Page not found | Acme</title></head><body>
-<nav><a href="/">Acme</a></nav><main><h1>Page not found</h1>
-<p>Sorry, we could not find the page you were looking for. It may have been moved or deleted.</p>
-<p>Try the search, or go back to the <a href="/">home page</a>.</p></main></body></html>`;
 
 const GUIDE = `<!DOCTYPE html><html><head><title>Install | Acme Docs</title></head><body>
 <main><article><h1>Install</h1>
@@ -53,7 +47,7 @@ async function startSite(): Promise<Site> {
     requests.push(req.url ?? '/');
     res
       .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      .end(req.url === '/docs/install' ? GUIDE : NOT_FOUND);
+      .end(req.url === '/docs/install' ? GUIDE : NOT_FOUND_PAGE);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -10,6 +10,12 @@ import { VectorStore } from '@langchain/core/vectorstores';
 import type { Connector } from '@ragfresh/core';
 import { Fetcher } from '@ragfresh/fetch';
 
+/** A host's not-found page, answered 200 at every unknown path (a soft 404 host). */
+export const NOT_FOUND_PAGE = `<!DOCTYPE html><html><head><title>Page not found | Acme</title></head><body>
+<nav><a href="/">Acme</a></nav><main><h1>Page not found</h1>
+<p>Sorry, we could not find the page you were looking for. It may have been moved or deleted.</p>
+<p>Try the search, or go back to the <a href="/">home page</a>.</p></main></body></html>`;
+
 export function simFetcher(): Fetcher {
   return new Fetcher({
     userAgent: 'ragfresh-test/0.1 (+https://example.org/bot)',

@@ -1,23 +1,17 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Document } from '@langchain/core/documents';
 import { createMemoryConnector } from '@ragfresh/connector-memory';
-import {
-  documentId,
-  FIELDS,
-  HashingEmbeddings,
-  InMemoryStateStore,
-  type StateStore,
-} from '@ragfresh/core';
+import { documentId, HashingEmbeddings, InMemoryStateStore, type StateStore } from '@ragfresh/core';
 import { composeEngine, type EngineSettings, resolveEngineSettings } from '@ragfresh/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChromeSite, PROMO, startChromeSite } from '../../engine/bench/chrome-site.ts';
-import { liveRefresh, RagfreshLoader, READER_FIELDS } from '../src/index.js';
+import { RagfreshLoader } from '../src/index.js';
 import { simFetcher } from './helpers.js';
 
-// The loader and live refresh observe pages through the engine's page step (`observePage`):
-// the same page limits and the same learned boilerplate a refresh applies, so a page gives the
-// refresh's version on every path. Real HTTP on loopback, the memory connector, in-memory state.
+// The loader observes pages through the engine's page step (`observePage`): the same page
+// limits and the same learned boilerplate a refresh applies, so a page gives the refresh's
+// version on every path (live refresh: live.test.ts). Real HTTP on loopback, the memory
+// connector, in-memory state.
 
 const PAGE_LIMITS = { maxDepth: 40 };
 const MAX_TOKENS = 200;
@@ -34,7 +28,7 @@ async function deepPage(): Promise<{ server: Server; url: string }> {
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/deep` };
 }
 
-describe('loader and live refresh go through the engine page step', () => {
+describe('the loader goes through the engine page step', () => {
   let site: ChromeSite;
   let deep: Awaited<ReturnType<typeof deepPage>>;
   let urls: string[];
@@ -140,28 +134,5 @@ describe('loader and live refresh go through the engine page step', () => {
     }
     expect(differs).toBe(site.urls.length);
     expect(fresh.lastReport!.pages.find((p) => p.url === deep.url)?.outcome).toBe('changed');
-  });
-
-  it('live refresh applies the page limits: the deep page stays the stored copy, labelled with the limit', async () => {
-    const id = documentId('docs', deep.url, { mode: 'normalize' });
-    const stored = new Document({
-      pageContent: 'Deep text that a parser would happily read.',
-      metadata: {
-        [FIELDS.documentId]: id,
-        [FIELDS.url]: deep.url,
-        [FIELDS.sourceId]: 'docs',
-        // A page without an h1: its heading paths are rooted at the title.
-        [FIELDS.headingPath]: JSON.stringify(['Deep']),
-      },
-    });
-    const options = { fetcher: simFetcher(), objectiveMs: 0, maxTokens: MAX_TOKENS };
-    const [limited] = await liveRefresh([stored], { ...options, pageLimits: PAGE_LIMITS }, state);
-    expect(String(limited!.metadata[READER_FIELDS.liveFetchFailed])).toMatch(
-      /^not the document: page-too-deep: /,
-    );
-    // Control: under the default limits the same page is read live.
-    const [open] = await liveRefresh([stored], options, state);
-    expect(open!.metadata[READER_FIELDS.liveFetchFailed]).toBeUndefined();
-    expect(open!.metadata[READER_FIELDS.revalidatedAt]).toBeDefined();
   });
 });

@@ -7,6 +7,7 @@ import {
   type JournalStep,
   Publisher,
 } from '@ragfresh/core';
+import { type ComposedEngine, composeEngine, resolveEngineSettings } from '@ragfresh/engine';
 import type { Fetcher } from '@ragfresh/fetch';
 import { type SimWeb, startSimWeb } from '@ragfresh/sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +24,8 @@ import { ConnectorVectorStore, simFetcher } from './helpers.js';
 
 let sim: SimWeb;
 let fetcher: Fetcher;
+/** Composed for the `live` role over the same state: the retriever's `liveFetch`. */
+let live: ComposedEngine;
 let connector: MemoryConnector;
 let state: InMemoryStateStore;
 let publisher: Publisher;
@@ -78,8 +81,24 @@ beforeAll(async () => {
   });
   const report = await publish(sim.urls('docs-0'));
   expect(report.documents.every((d) => d.outcome === 'published')).toBe(true);
+  live = await composeEngine(
+    resolveEngineSettings({
+      sources: [
+        { id: 'docs', urls: sim.urls('docs-0'), everyMs: 60_000, identity: { mode: 'normalize' } },
+      ],
+      fetch: {
+        userAgent: 'ragfresh-test/0.1 (+https://example.org/bot)',
+        robots: false,
+        minIntervalMs: 0,
+        allowPrivateNetworks: true,
+      },
+    }),
+    { state, embeddings },
+    'live',
+  );
 });
 afterAll(async () => {
+  await live?.close();
   await publisher.close();
   await fetcher.close();
   await sim.stop();
@@ -276,7 +295,7 @@ describe('RagfreshRetriever: live fetch', () => {
       embeddings,
       state,
       k: 1,
-      liveFetch: { fetcher, objectiveMs: 60_000, now: later },
+      liveFetch: { engine: live, objectiveMs: 60_000, now: later },
     });
     sim.clearLog();
     const [doc] = await r.invoke(question);
@@ -290,7 +309,7 @@ describe('RagfreshRetriever: live fetch', () => {
       embeddings,
       state,
       k: 1,
-      liveFetch: { fetcher, objectiveMs: 60_000 },
+      liveFetch: { engine: live, objectiveMs: 60_000 },
     });
     sim.clearLog();
     const [again] = await fresh.invoke(question);
@@ -309,7 +328,7 @@ describe('RagfreshRetriever: live fetch', () => {
       embeddings,
       state,
       k: 1,
-      liveFetch: { fetcher, objectiveMs: 60_000, now: later },
+      liveFetch: { engine: live, objectiveMs: 60_000, now: later },
     });
     const [doc] = await r.invoke(oldSection);
     expect(doc!.metadata.rf_doc).toBe(page.documentId);
@@ -319,7 +338,8 @@ describe('RagfreshRetriever: live fetch', () => {
     expect(doc!.pageContent).not.toContain(oldSection);
     expect(formatEvidence([doc!])).toMatch(/Fetched: .* \(live fetch; stored copy from .*\)/);
 
-    sim.mutate(url, 'outage', { times: 1, retryAfter: null });
+    // Retry-After past what the fetcher waits: reported, not retried.
+    sim.mutate(url, 'outage', { times: 1, retryAfter: 600 });
     const [failed] = await r.invoke(oldSection);
     expect(failed!.metadata.rf_live).toBeUndefined();
     expect(failed!.pageContent).toContain(oldSection);
