@@ -131,7 +131,7 @@ export async function refreshCommand(
     print(renderStatus(statuses));
   }
   // Below the gate, the status above rests on old observations: the run's own verdict wins.
-  const short = coverageShortfall(report, rt.config.gates.minCoverage);
+  const short = coverageShortfall(report, rt.config.settings.minCoverage);
   if (short === undefined) return statusExitCode(statuses);
   process.stderr.write(`${short}\n`);
   return EXIT.coverageBelowGate;

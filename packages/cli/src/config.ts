@@ -73,8 +73,6 @@ export interface ResolvedConfig {
   readonly queue?: RagfreshConfig['queue'];
   readonly metricsPort?: number;
   readonly staleReaders: 'label' | 'exclude';
-  /** What the CLI's exit code judges a run on (the engine never reads these). */
-  readonly gates: { readonly minCoverage: number };
   /** Everything the engine runs with, in every role. */
   readonly settings: EngineSettings;
 }
@@ -85,12 +83,6 @@ export interface ResolvedConfig {
  * version it started with, even when batched publishing moves the epoch several times meanwhile.
  */
 export const DEFAULT_RETIRE_GRACE_MS = 30_000;
-
-/**
- * The share of its due pages a refresh must answer definitively (per source and overall) to
- * exit on the sources' status; below it, exit 8. A run of 20 pages may miss 2.
- */
-export const DEFAULT_MIN_COVERAGE = 0.9;
 
 function bad(field: string, problem: string, fix: string): RagfreshError {
   return new RagfreshError('INVALID_CONFIG', `config ${field}: ${problem}; ${fix}.`, {
@@ -239,6 +231,9 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
     ...(c.chunking === undefined ? {} : { chunking: c.chunking }),
     ...(c.boilerplate === undefined ? {} : { boilerplate: c.boilerplate }),
     ...(c.embeddingsVersion === undefined ? {} : { embeddingsVersion: c.embeddingsVersion }),
+    // The share of its due pages a run must answer definitively (per source and overall): a
+    // refresh below it exits 8; `watch` and the queue's end-of-window job raise an alert.
+    ...(c.gates?.minCoverage === undefined ? {} : { minCoverage: c.gates.minCoverage }),
   });
   return {
     dataDir,
@@ -250,7 +245,6 @@ export function resolveConfig(raw: unknown, baseDir: string = process.cwd()): Re
     ...(c.queue === undefined ? {} : { queue: c.queue }),
     ...(c.metricsPort === undefined ? {} : { metricsPort: c.metricsPort }),
     staleReaders: c.staleReaders ?? 'label',
-    gates: { minCoverage: c.gates?.minCoverage ?? DEFAULT_MIN_COVERAGE },
     settings,
   };
 }

@@ -1,6 +1,5 @@
 import type { RefreshReport } from '@ragfresh/engine';
-
-const percent = (share: number) => `${(Math.floor(share * 1000) / 10).toString()}%`;
+import { coveragePercent as percent } from '@ragfresh/engine/stages';
 
 /**
  * The line `refresh` prints when its run covered too little (exit 8), or undefined: every

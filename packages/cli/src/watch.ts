@@ -46,7 +46,7 @@ export async function watch(
       const report = await rt.engine.refresh({ signal: stop.signal });
       if (report.sources.length > 0) opts.print(renderRefresh(report));
       // watch keeps going below the gate: the line is a warning, the gauge is what alerts.
-      const short = coverageShortfall(report, rt.config.gates.minCoverage);
+      const short = coverageShortfall(report, rt.config.settings.minCoverage);
       if (short !== undefined) opts.log.warn('coverage-below-gate', { detail: short });
       for (const s of report.sources) {
         rt.metrics.set(

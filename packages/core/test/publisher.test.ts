@@ -205,33 +205,36 @@ describe('Publisher', () => {
     await connector.open({ dimensions: DIMS });
     const state = new InMemoryStateStore();
     const a = candidate('docs', 'https://e.com/pricing', v1);
-    const first = await Publisher.open({ connector, state, leaseTtlMs: 30 });
+    // The first publisher finishes and closes (its lease released): only the crash is timed.
+    const first = await Publisher.open({ connector, state });
     await first.publish([a]);
-    // The crashing publisher always carries the hook: it waits out the first one's 30 ms lease
-    // however long the machine takes (under load the lease may be gone before the first try).
-    const openCrashing = async (tries: number): Promise<Publisher> => {
+    await first.close();
+    // Opens a publisher, again while a crashed one's lease has not expired yet.
+    const openOnceFree = async (
+      options: Omit<Parameters<typeof Publisher.open>[0], 'connector' | 'state'>,
+      tries = 100,
+    ): Promise<Publisher> => {
       try {
-        return await Publisher.open({
-          connector,
-          state,
-          leaseTtlMs: 30,
-          hooks: {
-            beforeStep: (s) => {
-              if (s === step) throw new Error(`simulated crash before ${s}`);
-            },
-          },
-        });
+        return await Publisher.open({ connector, state, ...options });
       } catch (err) {
         if (tries <= 1) throw err;
         await new Promise((r) => setTimeout(r, 40));
-        return openCrashing(tries - 1);
+        return openOnceFree(options, tries - 1);
       }
     };
-    const crashing = await openCrashing(50);
+    // A lease long enough for the crashing batch to reach its step on a loaded machine; the
+    // recovering publisher waits it out.
+    const crashing = await openOnceFree({
+      leaseTtlMs: 1000,
+      hooks: {
+        beforeStep: (s) => {
+          if (s === step) throw new Error(`simulated crash before ${s}`);
+        },
+      },
+    });
     const b = candidate('docs', 'https://e.com/pricing', v2);
     await expect(crashing.publish([b])).rejects.toThrow(/simulated crash/);
-    await new Promise((r) => setTimeout(r, 40));
-    const recovering = await Publisher.open({ connector, state });
+    const recovering = await openOnceFree({});
     expect(await state.getJournal()).toBeUndefined();
     const expected = action === 'rolled-back' ? a : b;
     expect(await currentVersions(connector, a.documentId)).toEqual([expected.versionId]);

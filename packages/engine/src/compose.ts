@@ -460,6 +460,7 @@ export async function composeEngine(
       deletion: settings.deletion,
       pageLimits: settings.pageLimits,
       maxRetireShare: settings.publish.maxRetireShare,
+      minCoverage: settings.minCoverage,
       batchSize: settings.batchSize,
       concurrency: settings.concurrency,
       boilerplate: traits.boilerplate === 'learn' ? settings.boilerplate : false,

@@ -15,6 +15,7 @@ import { DEFAULT_PAGE_LIMITS, type PageLimits } from './bounds.js';
 import { Mutex } from './concurrency.js';
 import {
   coverageOf,
+  DEFAULT_MIN_COVERAGE,
   type DocumentEvent,
   emptyCounts,
   type RefreshCounts,
@@ -71,6 +72,8 @@ export interface EngineDeps {
    * removal of the run counted (auto-approved ones included). Default 0.2.
    */
   readonly maxRetireShare?: number;
+  /** The coverage gate of a run (`EngineSettings.minCoverage`). Default 0.9. */
+  readonly minCoverage?: number;
   /** Tombstones mirrored outside the state store (read back by `recover`). */
   readonly tombstones?: TombstoneMirror;
   /** The governance audit log: review decisions and removals are appended to it. */
@@ -102,6 +105,7 @@ export class EngineContext {
   readonly renderer: (() => Promise<PageRenderer>) | undefined;
   readonly pageLimits: PageLimits;
   readonly maxRetireShare: number;
+  readonly minCoverage: number;
   #rendering: Promise<PageRenderer> | undefined;
 
   constructor(deps: EngineDeps) {
@@ -118,6 +122,7 @@ export class EngineContext {
     this.concurrency = deps.concurrency ?? 8;
     this.pageLimits = { ...DEFAULT_PAGE_LIMITS, ...deps.pageLimits };
     this.maxRetireShare = deps.maxRetireShare ?? 0.2;
+    this.minCoverage = deps.minCoverage ?? DEFAULT_MIN_COVERAGE;
     const launch = deps.renderer;
     this.renderer =
       launch === undefined

@@ -83,6 +83,28 @@ export function coverageOf(counts: Readonly<RefreshCounts>, listingsComplete: bo
   return Math.min(1, counts.definitive / counts.urls);
 }
 
+/** A run that answers fewer of its due pages definitively than this is below the gate. */
+export const DEFAULT_MIN_COVERAGE = 0.9;
+
+/** A coverage share as printed: floored to a tenth of a percent, so 89.96 % never reads as the 90 % gate. */
+export function coveragePercent(share: number): string {
+  return `${(Math.floor(share * 1000) / 10).toString()}%`;
+}
+
+/**
+ * The alert of a source run that answered too few of its due pages definitively
+ * (`coverageOf` below `minCoverage`, config `gates.minCoverage`), or undefined when it did not.
+ */
+export function coverageGateAlert(
+  counts: Readonly<RefreshCounts>,
+  listingsComplete: boolean,
+  minCoverage: number,
+): string | undefined {
+  const coverage = coverageOf(counts, listingsComplete);
+  if (coverage >= minCoverage) return undefined;
+  return `coverage below the gate gates.minCoverage ${coveragePercent(minCoverage)}: ${coveragePercent(coverage)} (${counts.definitive}/${counts.urls}) of due pages answered; the others failed or timed out`;
+}
+
 /** What one page did in a run (`published`, `quarantined`, `degraded`, ...) and why, typed. */
 export interface DocumentEvent {
   readonly url: string;

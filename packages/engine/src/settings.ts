@@ -2,6 +2,7 @@ import { RagfreshError } from '@ragfresh/core';
 import type { BoilerplateLearningOptions } from './boilerplate.js';
 import { DEFAULT_PAGE_LIMITS, type PageLimits } from './bounds.js';
 import type { ChunkingOptions } from './chunk.js';
+import { DEFAULT_MIN_COVERAGE } from './counts.js';
 import { DEFAULT_DELETION_POLICY, type DeletionPolicy, type EngineSource } from './types.js';
 
 /** How pages are fetched: what the CLI's `fetch` section says, resolved. */
@@ -59,6 +60,12 @@ export interface EngineSettings {
   readonly concurrency: number;
   /** Documents per publish batch. */
   readonly batchSize: number;
+  /**
+   * The share of a source's due pages a run must answer definitively (config
+   * `gates.minCoverage`): `refresh` exits 8 below it, `watch` and the queue's end-of-window job
+   * raise an alert and the `ragfresh_run_coverage` gauge shows it.
+   */
+  readonly minCoverage: number;
   /** The user's version of the embedding space (config `embeddingsVersion`; core `space.ts`). */
   readonly embeddingsVersion?: string;
 }
@@ -75,6 +82,8 @@ export interface EngineSettingsInput {
   /** Default: `fetch.globalConcurrency`, else 8. */
   readonly concurrency?: number;
   readonly batchSize?: number;
+  /** Default `DEFAULT_MIN_COVERAGE`. */
+  readonly minCoverage?: number;
   readonly embeddingsVersion?: string;
 }
 
@@ -116,6 +125,13 @@ export function resolveEngineSettings(input: EngineSettingsInput): EngineSetting
       `engine setting publish.maxRetireShare must be in (0, 1], got ${maxRetireShare}.`,
       { scope: 'engine' },
     );
+  const minCoverage = input.minCoverage ?? DEFAULT_MIN_COVERAGE;
+  if (!(minCoverage >= 0 && minCoverage <= 1))
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `engine setting minCoverage must be in [0, 1], got ${minCoverage}.`,
+      { scope: 'engine' },
+    );
   const deletion: DeletionPolicy = { ...DEFAULT_DELETION_POLICY, ...input.deletion };
   positive(deletion.goneChecks, 'deletion.goneChecks');
   return Object.freeze({
@@ -144,5 +160,6 @@ export function resolveEngineSettings(input: EngineSettingsInput): EngineSetting
       : { embeddingsVersion: input.embeddingsVersion }),
     concurrency: positive(input.concurrency ?? fetch.globalConcurrency ?? 8, 'concurrency'),
     batchSize: positive(input.batchSize ?? 25, 'batchSize'),
+    minCoverage,
   });
 }

@@ -19,7 +19,13 @@ export {
 } from './compose.js';
 export { Mutex, mapLimit } from './concurrency.js';
 export { EngineContext, type EngineDeps, type GoneProposal, SourceRun } from './context.js';
-export { addCounts, emptyCounts } from './counts.js';
+export {
+  addCounts,
+  coverageGateAlert,
+  coverageOf,
+  coveragePercent,
+  emptyCounts,
+} from './counts.js';
 export {
   type EvidenceContext,
   recordDegraded,

@@ -131,6 +131,7 @@ beforeAll(async () => {
     pageLimits: { maxDepth: 99 },
     concurrency: 5,
     batchSize: 13,
+    minCoverage: 0.61,
     embeddingsVersion: 'compose-v7',
   });
 });
@@ -251,6 +252,13 @@ const TABLE: readonly Row[] = [
     check(e) {
       expect(e.context().maxRetireShare).toBe(0.35);
       expect(e.publisherOptions.maxRetireShare).toBe(0.35);
+    },
+  },
+  {
+    setting: 'minCoverage (the run coverage gate: the queue end-of-window alert reads the context)',
+    roles: ROLES,
+    check(e) {
+      expect(e.context().minCoverage).toBe(0.61);
     },
   },
   {

@@ -3,6 +3,8 @@ import type { RefreshCounts } from '@ragfresh/engine';
 import {
   addCounts,
   checkShape,
+  coverageGateAlert,
+  coverageOf,
   EngineContext,
   type EngineDeps,
   emptyCounts,
@@ -126,6 +128,16 @@ export async function finishWindow(
     ...deps,
     ...(deps.deletion === undefined ? {} : { deletion: { ...deps.deletion, autoApprove: false } }),
   });
+  // The coverage gate `refresh` exits 8 on: a distributed window has no exit code, so it is an
+  // alert of the run summary (status, the dashboard) beside the gauge `watch` sets.
+  const gate = coverageGateAlert(counts, d.inventoryComplete, ctx.minCoverage);
+  if (gate !== undefined) run.alerts.push(gate);
+  ctx.gauge(
+    'ragfresh_run_coverage',
+    'Pages answered definitively over pages due in the last run (gates.minCoverage).',
+    { source: d.sourceId },
+    coverageOf(counts, d.inventoryComplete),
+  );
   const listed = new Set(d.listed);
   if (run.complete) await proposeInventoryDiff(ctx, run, listed);
   await settleProposals(ctx, run, listed);

@@ -250,6 +250,8 @@ describe('distributed refresh: the end of a source window (real Redis and Postgr
         `distributed: ${PAGES_PER_HOST} pages in 3 jobs (window ${s.alerts.at(-1)!.match(/window (\d+)/)![1]})`,
       );
       expect((await state.listRuns(h, 10)).length).toBe(1);
+      // Every due page answered: no coverage alert.
+      expect(s.alerts.filter((a) => a.startsWith('coverage below'))).toEqual([]);
     }
     expectSameCounts(summaries, reference);
     expect(await pendingItems(state)).toEqual([]);
@@ -339,6 +341,16 @@ describe('distributed refresh: the end of a source window (real Redis and Postgr
       expect(s.complete).toBe(false);
       expect(s.alerts).toContain(
         'distributed: 1 of 3 page jobs failed for good; coverage incomplete, no inventory-diff proposals',
+      );
+      // The failed batch's pages went unanswered: below the default gate (90 %), an alert of
+      // the run summary as `refresh` would exit 8 on it.
+      const gate = s.alerts.filter((a) => a.startsWith('coverage below'));
+      expect(gate).toHaveLength(1);
+      expect(gate[0]).toMatch(
+        /^coverage below the gate gates\.minCoverage 90%: (58\.3|83\.3)% \((14|20)\/24\) of due pages answered/,
+      );
+      expect(summaries.get(sim.hosts()[0]!)!.alerts.some((a) => a.startsWith('coverage'))).toBe(
+        false,
       );
       // Every known page was scheduled (listed or not) in batches of 10, 10 and 4; the failed
       // batch's pages are not counted, the others are.
