@@ -156,7 +156,8 @@ export function epochFromFiles(path: string, table: string): number | undefined 
     }
     if (record === undefined) return undefined;
     const versions = manifestVersions(readdirSync(join(epochDir, '_versions')));
-    const newest = Math.max(-1, ...versions.keys());
+    let newest = -1;
+    for (const v of versions.keys()) newest = Math.max(newest, v);
     if (newest !== record.version || versions.get(newest) !== record.manifest) return undefined;
     if (sha256(join(epochDir, '_versions', record.manifest)) !== record.sha256) return undefined;
     return record.epoch;
