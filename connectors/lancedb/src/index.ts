@@ -1,4 +1,3 @@
-import { resolve as resolvePath } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import {
   buildConnector,
@@ -16,13 +15,23 @@ import {
   type QueryHit,
   RagfreshError,
   readerAccessTokens,
-  resolveOptionPath,
   type StoredChunk,
   type ValidityPatch,
   type VersionPatch,
   type VersionRef,
 } from '@ragfresh/core';
 import { Bool, Field, FixedSizeList, Float32, Int64, List, Schema, Utf8 } from 'apache-arrow';
+import {
+  EPOCH_TABLE_SUFFIX,
+  LANCEDB_OPTION_KINDS,
+  lanceDbLocation,
+  namespacedTable,
+  TABLE_NAME,
+  tableDir,
+  writeEpochFile,
+} from './layout.js';
+
+export { EPOCH_FILE, EPOCH_TABLE_SUFFIX, epochFilePath } from './layout.js';
 
 export interface LanceDbConnectorOptions {
   /** Directory of the LanceDB database (created when missing). */
@@ -76,8 +85,6 @@ export interface LanceDbMaintenanceStats {
 
 /** Marks a table as written by ragfresh (Arrow schema metadata `rf_schema`). */
 export const LANCEDB_SCHEMA_MARK = 'ragfresh/1';
-/** Suffix of the one-row table that holds the published epoch. */
-export const EPOCH_TABLE_SUFFIX = '__rf_epoch';
 /** Column holding the chunk's full flat metadata as JSON (validity columns override it on read). */
 export const METADATA_COLUMN = 'metadata';
 /** Name of the BTREE index on the document column, created at open. */
@@ -111,7 +118,6 @@ function accessField(): Field {
   return new Field(ACCESS_COLUMN, new List(new Field('item', new Utf8(), true)), true);
 }
 
-const TABLE_NAME = /^[A-Za-z0-9_.-]{1,200}$/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const INT64_SAFE = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n);
 
@@ -350,7 +356,10 @@ export class LanceDbConnector extends Connector {
   }
 
   protected override _forNamespace(suffix: string): LanceDbConnector {
-    return new LanceDbConnector({ ...this.#options, table: `${this.#options.table}__${suffix}` });
+    return new LanceDbConnector({
+      ...this.#options,
+      table: namespacedTable(this.#options.table, suffix),
+    });
   }
 
   get tableName(): string {
@@ -398,6 +407,27 @@ export class LanceDbConnector extends Connector {
       m.bytesRemoved += done.prune.bytesRemoved;
     } catch {
       // A concurrent commit won; the next round compacts.
+    }
+    if (table === this.#epochTable) await this.#recordEpoch();
+  }
+
+  /**
+   * After each commit on the epoch table: the epoch file (layout.ts) names the epoch and the
+   * table version holding it, for the light probe (`@ragfresh/connector-lancedb/probe`). The
+   * version is read before and after the epoch: a commit in between (another process) skips
+   * the write, so the file never pairs an epoch with a version that does not hold it. Best
+   * effort: a file not written, or left behind by a later commit, makes the probe answer
+   * undefined (the reader opens the store), never a wrong epoch.
+   */
+  async #recordEpoch(): Promise<void> {
+    const table = this.#epochs();
+    try {
+      const version = await table.version();
+      const epoch = await this._readEpoch();
+      if ((await table.version()) !== version) return;
+      writeEpochFile(tableDir(this.#options.path, this.epochTableName), epoch, version);
+    } catch {
+      // Only the readers' fast path; they fall back to reading the table.
     }
   }
 
@@ -754,6 +784,7 @@ export class LanceDbConnector extends Connector {
     }
     const held = await this._readFence();
     if (held > f) throw this.staleFence(fence, held);
+    await this.#recordEpoch();
   }
 
   /**
@@ -791,6 +822,7 @@ export class LanceDbConnector extends Connector {
       // Each advance adds a fragment to the one-row table; keep reads of it constant-time.
       this.#advances += 1;
       if (this.#advances % EPOCH_COMPACT_EVERY === 0) await this.#optimize(this.#epochs());
+      else await this.#recordEpoch();
       return;
     }
     const current = await this._readEpoch();
@@ -965,6 +997,8 @@ export class LanceDbConnector extends Connector {
       this.#maintenance.versionsRemoved += done.prune.oldVersionsRemoved;
       this.#maintenance.bytesRemoved += done.prune.bytesRemoved;
     }
+    // Cleanup removed every older version, the one the epoch file named among them.
+    if (this.#epochTable !== undefined) await this.#recordEpoch();
     return {
       reclaimed: true,
       note: `LanceDB: fragments compacted, ${this.#maintenance.versionsRemoved - before.versionsRemoved} old table versions (${this.#maintenance.bytesRemoved - before.bytesRemoved} bytes) removed`,
@@ -996,27 +1030,14 @@ export function createConnector(
   options: Readonly<Record<string, unknown>>,
   context: ConnectorFactoryContext,
 ): LanceDbConnector {
-  const spec = {
-    path: 'string',
-    table: 'string',
-    maxWriteBatch: 'integer',
-    compactAtFragments: 'integer',
-    retainVersionsMs: 'integer',
-    indexCacheBytes: 'integer',
-    metadataCacheBytes: 'integer',
-  } as const;
-  const given = checkConnectorOptions<LanceDbConnectorOptions>('lancedb', options, spec);
+  const given = checkConnectorOptions<LanceDbConnectorOptions>(
+    'lancedb',
+    options,
+    LANCEDB_OPTION_KINDS,
+  );
   return buildConnector(
     'lancedb',
-    Object.keys(spec),
-    () =>
-      new LanceDbConnector({
-        ...given,
-        path:
-          given.path === undefined
-            ? resolvePath(context.dataDir, 'lancedb')
-            : resolveOptionPath(context, given.path),
-        table: given.table ?? 'ragfresh',
-      }),
+    Object.keys(LANCEDB_OPTION_KINDS),
+    () => new LanceDbConnector({ ...given, ...lanceDbLocation(given, context) }),
   );
 }

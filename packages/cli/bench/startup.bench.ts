@@ -3,12 +3,15 @@
 // aggregates the state keeps (O(sources)) and with them dropped (status then recounts every
 // record, what it did before they were kept). `status` is measured on a state whose records
 // recorded no epoch (the state alone) and on one that did (status then reads the LanceDB
-// store's epoch, which loads LanceDB). Prints the median CPU of RUNS processes (default 7) and
-// the targets met or missed. SIZES=100,10000 picks the state sizes.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// store's epoch: through the connector's light probe, which reads the epoch file and loads no
+// LanceDB, and, with the epoch file removed as in an index written before it existed, by
+// opening the store, which loads LanceDB). Prints the median CPU of RUNS processes (default 7)
+// and the targets met or missed. SIZES=100,10000 picks the state sizes.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { epochFilePath } from '@ragfresh/connector-lancedb';
 import { DocumentLedger, type KeyvStateStore, openStateStore } from '@ragfresh/core';
 import { loadConfig } from '../dist/config.js';
 import { openConnector } from '../dist/runtime.js';
@@ -86,7 +89,7 @@ async function statusRows(documents: number, withEpoch: boolean): Promise<Row[]>
       await connector.advanceEpoch(0, 1, { fence: 1 });
       await connector.close();
     }
-    const where = withEpoch ? 'the state + the LanceDB epoch' : 'the state alone';
+    const where = withEpoch ? 'the state + the LanceDB epoch (probe)' : 'the state alone';
     const rows: Row[] = [];
     const args = [CLI_BIN, 'status', '--config', configPath];
     rows.push({
@@ -94,6 +97,18 @@ async function statusRows(documents: number, withEpoch: boolean): Promise<Row[]>
       time: await measureStart(args, RUNS, STATUS_OK),
       target: STATUS_TARGET_MS,
     });
+    if (withEpoch) {
+      // An index written before the epoch file: the probe cannot tell, status opens the store.
+      const file = epochFilePath(join(dataDir, 'lancedb'), 'ragfresh');
+      const kept = readFileSync(file);
+      rmSync(file);
+      rows.push({
+        what: `status, ${documents} docs, the state + the LanceDB epoch, no epoch file (full read), aggregates kept`,
+        time: await measureStart(args, RUNS, STATUS_OK),
+        target: STATUS_TARGET_MS,
+      });
+      writeFileSync(file, kept);
+    }
     // What a state without aggregates costs: status recounts every record.
     await state.backend.delete(state.keys.aggregatesBuilt());
     rows.push({

@@ -5,6 +5,10 @@ import {
   type ConnectorFactory,
   type ConnectorFactoryContext,
   connectorPackages,
+  EPOCH_PROBE_EXPORT,
+  EPOCH_PROBE_SUBPATH,
+  type EpochProbe,
+  type EpochProbeTarget,
   RagfreshError,
   resolveFrom,
 } from '@ragfresh/core';
@@ -83,13 +87,16 @@ function factoryOf(mod: Record<string, unknown>, store: string): ConnectorFactor
  * (LanceDB) and the reference store (memory), so a config in an empty folder works with
  * `npx ragfresh`.
  */
-export function findConnectorPackage(store: string, baseDir: string): { pkg: string; url: string } {
+export function findConnectorPackage(
+  store: string,
+  baseDir: string,
+): { pkg: string; url: string; parent: string } {
   const parents = [pathToFileURL(join(baseDir, 'package.json')).href, import.meta.url];
   const tried = connectorPackages(store);
   for (const pkg of tried)
     for (const parent of parents) {
       try {
-        return { pkg, url: resolveFrom(pkg, parent) };
+        return { pkg, url: resolveFrom(pkg, parent), parent };
       } catch (err) {
         if (/Cannot find package/.test((err as Error).message)) continue;
         throw configError(
@@ -156,4 +163,31 @@ export async function createConnector(
       `config connector.store: ${pkg}'s factory did not return a Connector; fix or update ${pkg}.`,
     );
   return made;
+}
+
+/**
+ * The store's published epoch from the package's light probe (`<package>/probe`, core's
+ * `EpochProbe`), or undefined: no such entry point (a connector in code, a package without one),
+ * it failed to load or threw, or it cannot tell cheaply. The caller then opens the connector.
+ */
+export async function probeEpoch(
+  connector: ResolvedConnector,
+  target: EpochProbeTarget,
+): Promise<number | undefined> {
+  const { provided, store, ...options } = connector;
+  if (provided !== undefined) return undefined;
+  try {
+    const { pkg, parent } = findConnectorPackage(store, target.baseDir);
+    const mod = (await import(resolveFrom(`${pkg}/${EPOCH_PROBE_SUBPATH}`, parent))) as Record<
+      string,
+      unknown
+    >;
+    const probe = mod[EPOCH_PROBE_EXPORT];
+    if (typeof probe !== 'function') return undefined;
+    const epoch = await (probe as EpochProbe)(options, target);
+    return Number.isSafeInteger(epoch) && (epoch as number) >= 0 ? epoch : undefined;
+  } catch {
+    // Not exported, not loadable, or the probe failed: the full read reports what is wrong.
+    return undefined;
+  }
 }

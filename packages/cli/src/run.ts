@@ -36,8 +36,9 @@ const usage = (line: string): number => {
 /**
  * `status` reads; it never creates files. A SQLite state file that does not exist yet is an
  * empty state (every source "never indexed", exit 3), not a reason to create `.ragfresh/`.
- * (The store is opened only once the state recorded an epoch; a deleted LanceDB folder is then
- * created again, empty, by opening it, and reported STORE_LOST.)
+ * (The store is looked at only once the state recorded an epoch, through the connector's light
+ * probe when it has one; when the store has to be opened, a deleted LanceDB folder is created
+ * again, empty, by opening it, and reported STORE_LOST.)
  */
 async function openStateForReading(spec: string): Promise<StateStore> {
   const sqlite = /^sqlite:(?:\/\/)?(.*)$/.exec(spec);
@@ -66,11 +67,20 @@ async function status(config: ResolvedConfig, json: boolean, print: Print): Prom
 
 /**
  * The store side of `status`, only once the state recorded a published epoch (a project that
- * never published loads no store driver): the connector opened read-only, one epoch read.
+ * never published loads no store driver): the epoch from the connector package's light probe
+ * (`<package>/probe`, no driver loaded), or, when it cannot tell, the connector opened
+ * read-only and one epoch read.
  */
 async function probeStore(config: ResolvedConfig, stateEpoch: number, space?: SpaceRecord) {
+  const { storeBehind, epochBehind } = await import('./store-health.js');
+  const { probeEpoch } = await import('./connectors.js');
+  const light = await probeEpoch(config.connector, {
+    dataDir: config.dataDir,
+    baseDir: config.configDir,
+    ...(space?.namespace === undefined ? {} : { namespace: space.namespace }),
+  });
+  if (light !== undefined) return epochBehind(config.connector.store, light, stateEpoch);
   const { openConnector } = await import('./runtime.js');
-  const { storeBehind } = await import('./store-health.js');
   const connector = await openConnector(config, space);
   try {
     return await storeBehind(connector, stateEpoch);

@@ -32,10 +32,16 @@ export async function storeBehind(
   stateEpoch: number,
 ): Promise<RagfreshError | undefined> {
   if (stateEpoch === 0) return undefined;
-  const storeEpoch = await connector.readEpoch();
-  return storeEpoch < stateEpoch
-    ? storeLostError(connector.store, storeEpoch, stateEpoch)
-    : undefined;
+  return epochBehind(connector.store, await connector.readEpoch(), stateEpoch);
+}
+
+/** STORE_LOST when `storeEpoch` (however it was read) is behind `stateEpoch`, else undefined. */
+export function epochBehind(
+  store: string,
+  storeEpoch: number,
+  stateEpoch: number,
+): RagfreshError | undefined {
+  return storeEpoch < stateEpoch ? storeLostError(store, storeEpoch, stateEpoch) : undefined;
 }
 
 /** Highest epoch recorded on any document of the state (0 when nothing was published). */

@@ -1,5 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { StoreTarget } from '@ragfresh/core';
@@ -178,6 +186,26 @@ describe.each(['lancedb', 'pgvector'] as const)('migrate embeddings on %s', (sto
         ).report.sources[0]!.counts;
         expect(counts.chunksEmbedded).toBe(0);
         expect(counts.published).toBe(0);
+
+        if (store === 'lancedb' && next.dimensions !== A.dimensions) {
+          // status reads the epoch of the namespace the space record names, through the light
+          // probe: that namespace's epoch table gone is STORE_LOST although the base table's
+          // epoch table is still there, and status leaves the folder gone (opening recreates it).
+          const epochTables = () =>
+            readdirSync(join(dir, 'lance')).filter((f) => f.endsWith('__rf_epoch.lance'));
+          const moved = epochTables().find((f) => f !== `${table}__rf_epoch.lance`)!;
+          expect(epochTables()).toContain(`${table}__rf_epoch.lance`);
+          expect(existsSync(join(dir, 'lance', moved, 'ragfresh-epoch.json'))).toBe(true);
+          const healthy = await run(['status', ...config], dir);
+          expect(healthy.stderr).not.toMatch(/STORE_LOST/);
+          rmSync(join(dir, 'lance', moved), { recursive: true });
+          const lost = await run(['status', ...config], dir);
+          expect(lost.code).toBe(1);
+          expect(lost.stderr).toMatch(
+            /the lancedb store is at epoch 0, behind the state's \d+.*\(code STORE_LOST\)/,
+          );
+          expect(existsSync(join(dir, 'lance', moved))).toBe(false);
+        }
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

@@ -24,6 +24,32 @@ export type ConnectorFactory = (
 ) => Connector | Promise<Connector>;
 
 /**
+ * The light epoch probe a connector package may offer beside its factory, as the export
+ * `probeEpoch` of its `./probe` subpath (e.g. `@ragfresh/connector-lancedb/probe`): the store's
+ * published epoch read without loading the store's driver, for commands that need only that
+ * number (`ragfresh status`'s STORE_LOST check). That entry point imports no native library and
+ * no driver. It answers the epoch `readEpoch()` of an opened connector would answer, or
+ * `undefined` when it cannot tell cheaply and for certain (the caller then opens the connector
+ * and reads it); it must never answer an epoch the store does not hold. It gets the config's
+ * options as written (the factory's defaults apply; options the factory would refuse:
+ * `undefined`, so the factory's own error is what the user sees).
+ */
+export type EpochProbe = (
+  options: Readonly<Record<string, unknown>>,
+  target: EpochProbeTarget,
+) => number | undefined | Promise<number | undefined>;
+
+/** Where the probe looks: the factory's context, and the namespace the index lives in. */
+export interface EpochProbeTarget extends ConnectorFactoryContext {
+  /** The `forNamespace` suffix the state's space record names (a migration moved the index). */
+  readonly namespace?: string;
+}
+
+/** The package subpath of the light epoch probe, and the function it exports. */
+export const EPOCH_PROBE_SUBPATH = 'probe';
+export const EPOCH_PROBE_EXPORT = 'probeEpoch';
+
+/**
  * The type an option must have: JSON kinds, `integer` (a safe integer), or `any` (code configs
  * only, e.g. an instance). A trailing `!` marks it required.
  */
