@@ -59,7 +59,8 @@ export class ControlPlane {
     const status = ready
       ? { ready: true, state: 'Ready' }
       : { ready: false, state: 'Initializing' };
-    const tags = Object.keys(ix.tags).length === 0 ? null : { ...ix.tags };
+    // Absent when none (the API may answer `null`, which the client's model reads as absent).
+    const tags = Object.keys(ix.tags).length === 0 ? {} : { tags: { ...ix.tags } };
     if (this.local) {
       // API 2025-01 IndexModel: dimension / metric / spec at the top level.
       return {
@@ -70,7 +71,7 @@ export class ControlPlane {
         spec: { serverless: { cloud: ix.cloud, region: ix.region } },
         status,
         deletion_protection: ix.deletionProtection,
-        tags,
+        ...tags,
         vector_type: 'dense',
       };
     }
@@ -88,7 +89,7 @@ export class ControlPlane {
         fields: { _values: { type: 'dense_vector', dimension: ix.dimension, metric: ix.metric } },
       },
       deletion_protection: ix.deletionProtection,
-      tags,
+      ...tags,
     };
   }
 }
