@@ -38,6 +38,7 @@ import {
 } from './claim.js';
 import {
   ControlPlane,
+  INDEX_READY_TIMEOUT_MS,
   type IndexInfo,
   OWNER_TAG,
   SPACE_INDEX_TAG_VALUE,
@@ -453,15 +454,21 @@ export class PineconeConnector extends Connector {
    */
   async #describeOrCreate(
     name: string,
-    create: ((name: string) => Promise<void>) | undefined,
+    create: (() => Promise<void>) | undefined,
   ): Promise<IndexInfo> {
     try {
       return await this.call('describe index', () => this.#control.describe(name));
     } catch (err) {
       if (!(err instanceof RagfreshError && err.code === 'NOT_FOUND' && create)) throw err;
     }
-    await create(name);
-    return this.call(`wait for index ${name} to be ready`, () => this.#control.waitReady(name));
+    await create();
+    const ready = await this.call('describe index', () => this.#control.waitReady(name));
+    if (ready === undefined)
+      throw this.error(
+        'STORE_UNREACHABLE',
+        `index ${name} was created but did not report ready within ${INDEX_READY_TIMEOUT_MS} ms; open again once describe shows it ready.`,
+      );
+    return ready;
   }
 
   /**

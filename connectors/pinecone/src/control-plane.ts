@@ -29,7 +29,7 @@ export const MAX_INDEX_NAME = 45;
 export const OWNER_TAG = 'ragfresh';
 /** Owner tag value of an index created for an embedding space of other dimensions. */
 export const SPACE_INDEX_TAG_VALUE = 'space-index';
-/** How long a created index may take to become ready. */
+/** How long a created index may take to become ready (Pinecone documents no bound). */
 export const INDEX_READY_TIMEOUT_MS = 300_000;
 
 /**
@@ -201,14 +201,19 @@ export class ControlPlane {
     });
   }
 
-  /** Describes `name` until it reports ready (a conflict-suppressed create does not wait). */
-  async waitReady(name: string, timeoutMs = INDEX_READY_TIMEOUT_MS): Promise<IndexInfo> {
+  /**
+   * Describes `name` until it reports ready (a conflict-suppressed create does not wait);
+   * undefined when it was not ready within `timeoutMs`.
+   */
+  async waitReady(
+    name: string,
+    timeoutMs = INDEX_READY_TIMEOUT_MS,
+  ): Promise<IndexInfo | undefined> {
     const deadline = Date.now() + timeoutMs;
     for (let delay = 100; ; delay = Math.min(delay * 2, 5_000)) {
       const info = await this.describe(name);
       if (info.ready) return info;
-      if (Date.now() + delay > deadline)
-        throw new Error(`index ${name} was not ready after ${timeoutMs} ms`);
+      if (Date.now() + delay > deadline) return undefined;
       await new Promise((r) => setTimeout(r, delay));
     }
   }
