@@ -108,7 +108,9 @@ export async function createLocalIndex(
       ...(spec.deletionProtection === undefined
         ? {}
         : { deletion_protection: spec.deletionProtection }),
-      ...(spec.tags === undefined ? {} : { tags: spec.tags }),
+      ...(spec.tags === undefined || Object.keys(spec.tags).length === 0
+        ? {}
+        : { tags: spec.tags }),
     });
   } catch (err) {
     if (!String(err).includes('HTTP status 409')) throw err;
@@ -195,7 +197,7 @@ export class ControlPlane {
       metric: spec.metric,
       spec: { serverless: { cloud: spec.cloud as 'aws', region: spec.region } },
       deletionProtection: spec.deletionProtection,
-      tags: { ...spec.tags },
+      ...(Object.keys(spec.tags).length === 0 ? {} : { tags: { ...spec.tags } }),
       // A create retried after a lost answer meets its own index: 409, not an error.
       suppressConflicts: true,
     });
