@@ -56,23 +56,18 @@ export async function startPineconeEmulator(
     }
   }
 
-  const controlPlane: ControlPlane = new ControlPlane(
-    local,
-    async (name, dimension, metric, cloud, region) => {
-      const ix: Index = {
-        name,
-        dimension,
-        metric,
-        cloud,
-        region,
-        namespaces: new Map(),
-        server: undefined as unknown as Index['server'],
-      };
-      ix.server = await startJsonServer(dataHandlers(new IndexPlane(ix, settings)), faults);
-      controlPlane.indexes.set(name, ix);
-      return ix;
-    },
-  );
+  const controlPlane: ControlPlane = new ControlPlane(local, async (spec) => {
+    const name = spec.name;
+    const ix: Index = {
+      ...spec,
+      readyAt: Date.now() + (options.indexReadyAfterMs ?? 0),
+      namespaces: new Map(),
+      server: undefined as unknown as Index['server'],
+    };
+    ix.server = await startJsonServer(dataHandlers(new IndexPlane(ix, settings)), faults);
+    controlPlane.indexes.set(name, ix);
+    return ix;
+  });
   const indexes = controlPlane.indexes;
 
   function dataHandlers(plane: IndexPlane): EmulatorHandlers {
@@ -149,8 +144,16 @@ export async function startPineconeEmulator(
     async createIndex(name, dimension) {
       const existing = indexes.get(name);
       if (existing) return existing.server.url;
-      return (await controlPlane.addIndex(name, dimension, 'cosine', 'aws', 'us-east-1')).server
-        .url;
+      const spec = { metric: 'cosine', cloud: 'aws', region: 'us-east-1' } as const;
+      return (
+        await controlPlane.addIndex({
+          ...spec,
+          name,
+          dimension,
+          tags: {},
+          deletionProtection: 'disabled',
+        })
+      ).server.url;
     },
     async close() {
       for (const ix of indexes.values()) await ix.server.close();

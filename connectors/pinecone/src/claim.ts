@@ -13,6 +13,16 @@ export const EPOCH_SENTINEL_KEY = 'rf_sentinel';
 export const EPOCH_VALUE_KEY = 'rf_epoch';
 /** Token of the claim whose winner last moved the pointer. */
 export const EPOCH_TOKEN_KEY = 'rf_epoch_token';
+/** Embedding space of the view the pointer publishes (set by the move that names one). */
+export const EPOCH_SPACE_KEY = 'rf_epoch_space';
+/** Name of the index the pointer's chunks live in (set by every move where it is known). */
+export const EPOCH_INDEX_KEY = 'rf_epoch_index';
+
+/**
+ * Keys a move writes into the pointer beside the epoch, in the same update (so a pointer never
+ * names a space its epoch was not published in); a key left out keeps its stored value.
+ */
+export type PointerExtras = Readonly<Record<string, string>>;
 /** Id prefix of the epoch claims (`<prefix><expected>-<token>`) in the epoch namespace. */
 export const EPOCH_CLAIM_PREFIX = 'ragfresh-epoch-claim-';
 export const CLAIM_FROM_KEY = 'rf_claim_from';
@@ -72,12 +82,12 @@ export class EpochClaims {
   ) {}
 
   /** Moves the pointer by id with no claim (`lease-only`). */
-  async moveUnclaimed(next: number): Promise<void> {
+  async moveUnclaimed(next: number, extras: PointerExtras = {}): Promise<void> {
     await this.#confirm(
       undefined,
       next,
       undefined,
-      await this.#writePointer(undefined, next, undefined),
+      await this.#writePointer(undefined, next, undefined, extras),
     );
   }
 
@@ -92,20 +102,24 @@ export class EpochClaims {
    * A claim that loses to a rival (a smaller LSN, or one unknown for too long) is withdrawn and
    * the move starts over at 1, which waits for that rival to move the pointer or to expire.
    */
-  async advance(expected: number, next: number): Promise<void> {
+  async advance(expected: number, next: number, extras: PointerExtras = {}): Promise<void> {
     for (const [id, seen] of this.#firstSeen) if (seen.from < expected) this.#firstSeen.delete(id);
     const patience = 2 * this.expiryMs + 2 * this.port.maxLagMs + 1_000;
     const start = performance.now();
     for (;;) {
       await this.#clearTheWay(expected);
-      if ((await this.#attempt(expected, next)) === 'done') return;
+      if ((await this.#attempt(expected, next, extras)) === 'done') return;
       if (performance.now() - start > patience)
         throw this.port.conflict(expected, `rival claims kept it for ${patience} ms`);
     }
   }
 
   /** Steps 2–4 once; 'blocked' when a rival claim stands in the way (this claim is withdrawn). */
-  async #attempt(expected: number, next: number): Promise<'done' | 'blocked'> {
+  async #attempt(
+    expected: number,
+    next: number,
+    extras: PointerExtras,
+  ): Promise<'done' | 'blocked'> {
     const token = randomUUID();
     const id = `${EPOCH_CLAIM_PREFIX}${expected}-${token}`;
     const budget = Math.floor(this.expiryMs / 2);
@@ -149,7 +163,7 @@ export class EpochClaims {
         throw this.port.conflict(expected, `the store moved to ${decided.pointer}`);
       }
       pointerSent = true;
-      const lsn = await this.#writePointer(expected, next, token, signal);
+      const lsn = await this.#writePointer(expected, next, token, extras, signal);
       await this.#confirm(expected, next, token, lsn);
       await this.#remove([...decided.ids, id]);
       return 'done';
@@ -297,15 +311,17 @@ export class EpochClaims {
   /**
    * Writes the pointer. With `expected`, the write is an update by filter that matches the
    * pointer only while the index shows it at `expected`: a late write of a claimant whose claim
-   * expired matches nothing once the next move is indexed.
+   * expired matches nothing once the next move is indexed. `extras` go in the same update.
    */
   async #writePointer(
     expected: number | undefined,
     next: number,
     token: string | undefined,
+    extras: PointerExtras,
     signal?: AbortSignal,
   ): Promise<number | undefined> {
     const setMetadata = {
+      ...extras,
       [EPOCH_VALUE_KEY]: next,
       ...(token === undefined ? {} : { [EPOCH_TOKEN_KEY]: token }),
     };

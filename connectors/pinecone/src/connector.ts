@@ -28,11 +28,22 @@ import {
 } from '@ragfresh/core';
 import {
   defaultClaimExpiryMs,
+  EPOCH_INDEX_KEY,
   EPOCH_SENTINEL_KEY,
+  EPOCH_SPACE_KEY,
   EPOCH_VALUE_KEY,
   EPOCH_VECTOR_ID,
   EpochClaims,
+  type PointerExtras,
 } from './claim.js';
+import {
+  ControlPlane,
+  INDEX_READY_TIMEOUT_MS,
+  type IndexInfo,
+  OWNER_TAG,
+  SPACE_INDEX_TAG_VALUE,
+  spaceIndexName,
+} from './control-plane.js';
 
 /** Pointer metadata key of the newest publisher fence. */
 export const EPOCH_FENCE_KEY = 'rf_fence';
@@ -55,11 +66,19 @@ export {
   CLAIM_TOKEN_KEY,
   defaultClaimExpiryMs,
   EPOCH_CLAIM_PREFIX,
+  EPOCH_INDEX_KEY,
   EPOCH_SENTINEL_KEY,
+  EPOCH_SPACE_KEY,
   EPOCH_TOKEN_KEY,
   EPOCH_VALUE_KEY,
   EPOCH_VECTOR_ID,
 } from './claim.js';
+export {
+  type IndexInfo,
+  OWNER_TAG,
+  SPACE_INDEX_TAG_VALUE,
+  spaceIndexName,
+} from './control-plane.js';
 export { isUnsupported } from './data-plane.js';
 /**
  * Default declared visibility lag. Pinecone serverless is eventually consistent; this is a
@@ -113,6 +132,14 @@ export interface PineconeConnectorOptions {
    * after half of it. At least `2 × maxLagMs`.
    */
   readonly claimExpiryMs?: number;
+  /**
+   * Set by `forNamespace` (a migration to embeddings of other dimensions), not a user option:
+   * this connector opens the index ragfresh keeps for that namespace suffix beside the
+   * configured one (`spaceIndexName(<configured index>, spaceIndex)`), creating it on open
+   * when missing: serverless, the configured index's metric, cloud, region and deletion
+   * protection, the opened dimensions, tagged `ragfresh: space-index`.
+   */
+  readonly spaceIndex?: string;
 }
 
 type Filter = Record<string, unknown>;
@@ -249,6 +276,9 @@ export class PineconeConnector extends Connector {
   #data: DataPlane | undefined;
   #filterUpdate = true;
   #filterDelete = true;
+  /** Name of the opened index (undefined when configured by host and never resolved). */
+  #indexName: string | undefined;
+  readonly #control: ControlPlane;
   /** Highest LSN of this connector's writes, per namespace. */
   readonly #lsn = new Map<string, number>();
   /** Whether the index sends LSN headers (learned from the first write). */
@@ -286,6 +316,11 @@ export class PineconeConnector extends Connector {
         'INVALID_CONFIG',
         "namespace must be a string ('' for the default namespace).",
       );
+    if (options.spaceIndex !== undefined && !/^[a-z0-9_]{1,40}$/.test(options.spaceIndex))
+      throw this.error(
+        'INVALID_CONFIG',
+        `spaceIndex must be a namespace suffix (1-40 lower-case letters, digits or _), got ${JSON.stringify(options.spaceIndex)}.`,
+      );
     const claimExpiryMs = options.claimExpiryMs ?? defaultClaimExpiryMs(maxLagMs);
     if (!Number.isSafeInteger(claimExpiryMs) || claimExpiryMs < 2 * maxLagMs)
       throw this.error(
@@ -320,6 +355,17 @@ export class PineconeConnector extends Connector {
       maxRetries: 0,
       sourceTag: 'ragfresh',
     });
+    this.#control = new ControlPlane(
+      this.pinecone,
+      options.controllerHostUrl,
+      options.apiKey,
+      this.#fetch,
+    );
+  }
+
+  /** Name of the index this connector opened, when known (configured by name, or a space's). */
+  get indexName(): string | undefined {
+    return this.#indexName;
   }
 
   get index(): Index {
@@ -402,27 +448,100 @@ export class PineconeConnector extends Connector {
     return supported;
   }
 
-  async #resolveHost(dimensions: number): Promise<string> {
-    if (this.options.host !== undefined) return this.options.host;
-    const name = this.options.indexName!;
-    let host: string | undefined;
+  /**
+   * The index's model, created first when missing and `create` says how; then waited for until
+   * it is ready (a create that met its own earlier attempt does not wait).
+   */
+  async #describeOrCreate(
+    name: string,
+    create: (() => Promise<void>) | undefined,
+  ): Promise<IndexInfo> {
     try {
-      host = (await this.call('describe index', () => this.pinecone.describeIndex(name))).host;
+      return await this.call('describe index', () => this.#control.describe(name));
     } catch (err) {
-      if (!(err instanceof RagfreshError && err.code === 'NOT_FOUND' && this.options.createIndex))
-        throw err;
-      const { cloud, region } = this.options.createIndex;
-      await this.call('create index', () =>
-        this.pinecone.createIndex({
+      if (!(err instanceof RagfreshError && err.code === 'NOT_FOUND' && create)) throw err;
+    }
+    await create();
+    const ready = await this.call('describe index', () => this.#control.waitReady(name));
+    if (ready === undefined)
+      throw this.error(
+        'STORE_UNREACHABLE',
+        `index ${name} was created but did not report ready within ${INDEX_READY_TIMEOUT_MS} ms; open again once describe shows it ready.`,
+      );
+    return ready;
+  }
+
+  /**
+   * The index of the embedding space `suffix` (forNamespace): found by its derived name, or
+   * created like the configured one (metric, cloud, region, deletion protection) at the opened
+   * dimensions and tagged as ragfresh's. An index of that name without the tag is refused.
+   */
+  async #openSpaceIndex(suffix: string, dimensions: number): Promise<IndexInfo> {
+    const configured =
+      this.options.indexName ??
+      (await this.call('list indexes', () => this.#control.nameOfHost(this.options.host!)));
+    if (configured === undefined)
+      throw this.error(
+        'NOT_SUPPORTED',
+        `no index of this project is served at ${this.options.host}, so the index of embedding space ${suffix} cannot be named; configure indexName instead of host.`,
+      );
+    const name = spaceIndexName(configured, suffix);
+    const info = await this.#describeOrCreate(name, async () => {
+      const base = await this.call('describe index', () => this.#control.describe(configured));
+      await this.call(`create index ${name}`, () =>
+        this.#control.create({
           name,
           dimension: dimensions,
-          metric: 'cosine',
-          spec: { serverless: { cloud: cloud as 'aws', region } },
-          waitUntilReady: true,
-          suppressConflicts: true,
+          metric: base.metric,
+          cloud: base.cloud,
+          region: base.region,
+          deletionProtection: base.deletionProtection,
+          tags: {
+            [OWNER_TAG]: SPACE_INDEX_TAG_VALUE,
+            ragfresh_index: configured,
+            ragfresh_space: suffix,
+          },
         }),
       );
-      host = (await this.call('describe index', () => this.pinecone.describeIndex(name))).host;
+    });
+    if (info.tags[OWNER_TAG] !== SPACE_INDEX_TAG_VALUE)
+      throw this.error(
+        'FOREIGN_DATA',
+        `index ${name} exists but ragfresh did not create it (no tag ${OWNER_TAG}=${SPACE_INDEX_TAG_VALUE}); delete or rename it, or migrate to other embeddings.`,
+      );
+    return info;
+  }
+
+  async #resolveHost(dimensions: number): Promise<string> {
+    let host: string;
+    if (this.options.spaceIndex !== undefined) {
+      const info = await this.#openSpaceIndex(this.options.spaceIndex, dimensions);
+      this.#indexName = info.name;
+      host = info.host;
+    } else if (this.options.host !== undefined) {
+      return this.options.host;
+    } else {
+      const name = this.options.indexName!;
+      const create = this.options.createIndex;
+      this.#indexName = name;
+      host = (
+        await this.#describeOrCreate(
+          name,
+          create &&
+            (() =>
+              this.call('create index', () =>
+                this.#control.create({
+                  name,
+                  dimension: dimensions,
+                  metric: 'cosine',
+                  cloud: create.cloud,
+                  region: create.region,
+                  deletionProtection: 'disabled',
+                  tags: {},
+                }),
+              )),
+        )
+      ).host;
     }
     const bare = host.replace(/^https?:\/\//, '');
     const alias = this.options.hostAliases?.[bare];
@@ -458,7 +577,11 @@ export class PineconeConnector extends Connector {
             {
               id: EPOCH_VECTOR_ID,
               values,
-              metadata: { [EPOCH_SENTINEL_KEY]: 'epoch', [EPOCH_VALUE_KEY]: 0 },
+              metadata: {
+                [EPOCH_SENTINEL_KEY]: 'epoch',
+                [EPOCH_VALUE_KEY]: 0,
+                ...(this.#indexName === undefined ? {} : { [EPOCH_INDEX_KEY]: this.#indexName }),
+              },
             },
           ],
         }),
@@ -725,11 +848,37 @@ export class PineconeConnector extends Connector {
    * (EpochClaims, docs/connectors/pinecone.md). Two racers never both win; a claimant that dies
    * anywhere in the move delays the next one by at most the claim expiry.
    */
-  protected async _advanceEpoch(expected: number, next: number): Promise<void> {
+  protected async _advanceEpoch(
+    expected: number,
+    next: number,
+    _fence?: number,
+    space?: string,
+  ): Promise<void> {
     const now = await this._readEpoch();
     if (now !== expected) throw this.#conflict(expected, `the store holds ${now}`);
-    if (this.capabilities.epochClaim === 'lease-only') await this.#claims.moveUnclaimed(next);
-    else await this.#claims.advance(expected, next);
+    // Written in the same pointer update as the epoch; a key left out keeps its stored value.
+    const extras: PointerExtras = {
+      ...(space === undefined ? {} : { [EPOCH_SPACE_KEY]: space }),
+      ...(this.#indexName === undefined ? {} : { [EPOCH_INDEX_KEY]: this.#indexName }),
+    };
+    if (this.capabilities.epochClaim === 'lease-only')
+      await this.#claims.moveUnclaimed(next, extras);
+    else await this.#claims.advance(expected, next, extras);
+  }
+
+  /** `rf_epoch_space` of the pointer: the space of the last move that named one. */
+  protected override async _readEpochSpace(): Promise<string | undefined> {
+    const v = (await this.#fetchPointer())?.[EPOCH_SPACE_KEY];
+    return typeof v === 'string' && v !== '' ? v : undefined;
+  }
+
+  /**
+   * The connector of the same options on the index ragfresh keeps for embedding space `suffix`
+   * beside the configured one (a namespace of this index cannot hold other dimensions): same
+   * chunk namespace, its own epoch pointer and fence, created on open when missing.
+   */
+  protected override _forNamespace(suffix: string): PineconeConnector {
+    return new PineconeConnector({ ...this.options, spaceIndex: suffix });
   }
 
   /**
@@ -900,6 +1049,7 @@ export function createConnector(
     retry: 'object',
     epochClaim: 'string',
     claimExpiryMs: 'integer',
+    spaceIndex: 'string',
   } as const;
   const given = checkConnectorOptions<PineconeConnectorOptions>('pinecone', options, spec);
   return buildConnector(

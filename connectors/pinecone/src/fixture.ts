@@ -2,6 +2,7 @@ import { type JsonValue, RagfreshError, type StoreFixture, type StoreTarget } fr
 // An optional peer: only the container and emulator targets load it, at start.
 import type { PineconeEmulatorOptions } from '@ragfresh/emulators';
 import { createPineconeConnector, type PineconeConnectorOptions } from './connector.js';
+import { createLocalIndex as createLocal } from './control-plane.js';
 
 /** The optional peer, or one line saying how to get it. */
 const emulators = () =>
@@ -68,28 +69,13 @@ const CREATE = { cloud: 'aws', region: 'us-east-1' } as const;
  * Creates the conformance index on Pinecone Local with the API 2025-01 body it speaks (the v9
  * client sends the 2026-07 schema-only body, which Pinecone Local refuses). 409 = it exists.
  */
-export async function createLocalIndex(
+export function createLocalIndex(
   controllerUrl: string,
   name: string,
   dimension: number,
   apiKey = 'pclocal',
 ): Promise<void> {
-  const res = await fetch(`${controllerUrl}/indexes`, {
-    method: 'POST',
-    headers: {
-      'Api-Key': apiKey,
-      'content-type': 'application/json',
-      'X-Pinecone-Api-Version': '2025-01',
-    },
-    body: JSON.stringify({
-      name,
-      dimension,
-      metric: 'cosine',
-      spec: { serverless: { cloud: 'aws', region: 'us-east-1' } },
-    }),
-  });
-  if (!res.ok && res.status !== 409)
-    throw new Error(`creating ${name} on Pinecone Local: HTTP ${res.status} ${await res.text()}`);
+  return createLocal(controllerUrl, apiKey, { name, dimension });
 }
 
 /**

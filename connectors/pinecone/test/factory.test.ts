@@ -33,7 +33,7 @@ describe('createConnector(options, { dataDir, baseDir })', () => {
       'config connector.index: is not a known pinecone option; did you mean connector.indexName?',
     );
     expect(errorOf({ ...given, region: 'eu' })).toBe(
-      'config connector.region: is not a known pinecone option; remove it (known here: apiKey, indexName, host, namespace, controllerHostUrl, createIndex, hostAliases, maxLagMs, timeoutMs, retry, epochClaim, claimExpiryMs).',
+      'config connector.region: is not a known pinecone option; remove it (known here: apiKey, indexName, host, namespace, controllerHostUrl, createIndex, hostAliases, maxLagMs, timeoutMs, retry, epochClaim, claimExpiryMs, spaceIndex).',
     );
     expect(errorOf({ ...given, indexName: 'docs' })).toBe(
       'config connector: give exactly one of indexName or host.',

@@ -2,9 +2,48 @@
 // indexes, each index with its own data-plane server.
 import type { RoutedRequest } from '../routes.js';
 import { Reply } from '../server.js';
-import { control, type Index, isObject, type JsonObject, PINECONE_LIMITS } from './wire.js';
+import {
+  control,
+  type Index,
+  type IndexSpec,
+  isObject,
+  type JsonObject,
+  PINECONE_LIMITS,
+} from './wire.js';
 
 const INDEX_NAME = /^[a-z0-9]([a-z0-9-]{0,43}[a-z0-9])?$/;
+/** Tag rules of the IndexModel `tags` field: at most 20; keys alphanumeric, '_', '-' (≤ 80). */
+const TAG_KEY = /^[A-Za-z0-9_-]{1,80}$/;
+/** Values: printable ASCII or spaces, ≤ 120 characters. */
+const TAG_VALUE = /^[\x20-\x7e]{0,120}$/;
+
+/** `tags` and `deletion_protection` of a create body (both API versions accept them). */
+function tagsAndProtection(b: JsonObject): Pick<IndexSpec, 'tags' | 'deletionProtection'> {
+  const tags: Record<string, string> = {};
+  if (b.tags !== undefined && b.tags !== null) {
+    if (!isObject(b.tags)) throw control(400, 'INVALID_ARGUMENT', 'tags must be an object');
+    const entries = Object.entries(b.tags);
+    if (entries.length > 20)
+      throw control(400, 'INVALID_ARGUMENT', 'An index can have at most 20 tags');
+    for (const [k, v] of entries) {
+      if (!TAG_KEY.test(k) || typeof v !== 'string' || !TAG_VALUE.test(v))
+        throw control(
+          400,
+          'INVALID_ARGUMENT',
+          `Invalid tag ${JSON.stringify(k)}: keys must be 80 characters or less and alphanumeric, '_', or '-'; values 120 printable ASCII characters or less`,
+        );
+      tags[k] = v;
+    }
+  }
+  const p = b.deletion_protection ?? 'disabled';
+  if (p !== 'enabled' && p !== 'disabled')
+    throw control(
+      400,
+      'INVALID_ARGUMENT',
+      `deletion_protection must be 'enabled' or 'disabled', got ${JSON.stringify(p)}`,
+    );
+  return { tags, deletionProtection: p };
+}
 
 export class ControlPlane {
   readonly indexes = new Map<string, Index>();
@@ -12,16 +51,16 @@ export class ControlPlane {
   constructor(
     readonly local: boolean,
     /** Starts the data plane of a new index and registers it. */
-    readonly addIndex: (
-      name: string,
-      dimension: number,
-      metric: Index['metric'],
-      cloud: string,
-      region: string,
-    ) => Promise<Index>,
+    readonly addIndex: (spec: IndexSpec) => Promise<Index>,
   ) {}
 
   model(ix: Index): unknown {
+    const ready = Date.now() >= ix.readyAt;
+    const status = ready
+      ? { ready: true, state: 'Ready' }
+      : { ready: false, state: 'Initializing' };
+    // Absent when none (the API may answer `null`, which the client's model reads as absent).
+    const tags = Object.keys(ix.tags).length === 0 ? {} : { tags: { ...ix.tags } };
     if (this.local) {
       // API 2025-01 IndexModel: dimension / metric / spec at the top level.
       return {
@@ -30,15 +69,16 @@ export class ControlPlane {
         metric: ix.metric,
         host: ix.server.url.replace(/^https?:\/\//, ''),
         spec: { serverless: { cloud: ix.cloud, region: ix.region } },
-        status: { ready: true, state: 'Ready' },
-        deletion_protection: 'disabled',
+        status,
+        deletion_protection: ix.deletionProtection,
+        ...tags,
         vector_type: 'dense',
       };
     }
     return {
       name: ix.name,
       host: ix.server.url,
-      status: { ready: true, state: 'Ready' },
+      status,
       deployment: {
         deployment_type: 'managed',
         cloud: ix.cloud,
@@ -48,7 +88,8 @@ export class ControlPlane {
       schema: {
         fields: { _values: { type: 'dense_vector', dimension: ix.dimension, metric: ix.metric } },
       },
-      deletion_protection: 'disabled',
+      deletion_protection: ix.deletionProtection,
+      ...tags,
     };
   }
 }
@@ -84,13 +125,14 @@ async function createLocalIndex(ctx: ControlPlane, b: JsonObject): Promise<unkno
     throw control(400, 'INVALID_ARGUMENT', `Invalid metric ${String(metric)}`);
   if (ctx.indexes.has(name))
     throw control(409, 'ALREADY_EXISTS', `Resource ${name} already exists`);
-  const ix = await ctx.addIndex(
+  const ix = await ctx.addIndex({
     name,
     dimension,
     metric,
-    String(serverless.cloud),
-    String(serverless.region),
-  );
+    cloud: String(serverless.cloud),
+    region: String(serverless.region),
+    ...tagsAndProtection(b),
+  });
   return new Reply(201, ctx.model(ix));
 }
 
@@ -171,7 +213,15 @@ export async function createIndex(req: RoutedRequest, ctx: ControlPlane): Promis
   }
   if (ctx.indexes.has(name))
     throw control(409, 'ALREADY_EXISTS', `Resource ${name} already exists`);
-  return new Reply(201, ctx.model(await ctx.addIndex(name, dimension, metric, d.cloud, d.region)));
+  const ix = await ctx.addIndex({
+    name,
+    dimension,
+    metric,
+    cloud: d.cloud,
+    region: d.region,
+    ...tagsAndProtection(b),
+  });
+  return new Reply(201, ctx.model(ix));
 }
 
 function existing(req: RoutedRequest, ctx: ControlPlane): Index {
@@ -188,6 +238,13 @@ export function describeIndex(req: RoutedRequest, ctx: ControlPlane): unknown {
 /** `DELETE /indexes/{name}` */
 export async function deleteIndex(req: RoutedRequest, ctx: ControlPlane): Promise<unknown> {
   const ix = existing(req, ctx);
+  // "Deletion protection is enabled for this index": 403 until configured off.
+  if (ix.deletionProtection === 'enabled')
+    throw control(
+      403,
+      'FORBIDDEN',
+      `Deletion protection is enabled for this index. Disable deletion protection before retrying.`,
+    );
   ctx.indexes.delete(ix.name);
   await ix.server.close();
   return new Reply(202, {});

@@ -19,9 +19,20 @@ export interface Index {
   metric: 'cosine' | 'euclidean' | 'dotproduct';
   cloud: string;
   region: string;
+  /** User tags of the index (`tags` of the create body). */
+  tags: Record<string, string>;
+  deletionProtection: 'enabled' | 'disabled';
+  /** When describe starts answering `Ready` (Date.now() ms; `indexReadyAfterMs` after create). */
+  readyAt: number;
   namespaces: Map<string, Namespace>;
   server: RunningServer;
 }
+
+/** What a create request gives an index (`ControlPlane.addIndex`). */
+export type IndexSpec = Pick<
+  Index,
+  'name' | 'dimension' | 'metric' | 'cloud' | 'region' | 'tags' | 'deletionProtection'
+>;
 
 export type Store = Map<string, Vector>;
 export type ReadPath = 'fetch' | 'list' | 'query';
@@ -73,6 +84,11 @@ export interface PineconeEmulatorOptions {
    * update by filter refused (with `updateByFilter`'s status, default 501).
    */
   readonly mode?: 'serverless' | 'local-2025-01';
+  /**
+   * How long a created index describes itself as `Initializing` (`status.ready: false`) before
+   * `Ready`, ms. Default 0. Pinecone documents no figure; clients poll describe until ready.
+   */
+  readonly indexReadyAfterMs?: number;
 }
 
 export interface PineconeEmulator {
