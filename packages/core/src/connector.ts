@@ -157,6 +157,12 @@ export interface ConnectorCapabilitiesInput {
    * `none`. Declare `store` only when the write hooks themselves refuse a stale fence.
    */
   readonly fencing?: FencingGuarantee;
+  /**
+   * Default: whether the connector implements `_readEpochSpace`. Declare `false` for an instance
+   * whose epoch record cannot keep the space (a connector over a pluggable epoch record that
+   * does not offer it); `true` without the hook is INVALID_ARGUMENT.
+   */
+  readonly epochSpace?: boolean;
 }
 
 /** The defaults `Connector` fills in for fields a connector leaves out of its manifest. */
@@ -271,7 +277,7 @@ function freezeCapabilities(
   const c: ConnectorCapabilities = {
     ...input,
     namespaces: implemented.namespaces,
-    epochSpace: implemented.epochSpace,
+    epochSpace: input.epochSpace ?? implemented.epochSpace,
     fencing: input.fencing ?? (implemented.fence ? 'client' : 'none'),
     visibility: input.visibility ?? CAPABILITY_DEFAULTS.visibility,
     maxWriteBatch: input.maxWriteBatch ?? CAPABILITY_DEFAULTS.maxWriteBatch,
@@ -306,6 +312,12 @@ function freezeCapabilities(
     throw new RagfreshError(
       'INVALID_ARGUMENT',
       `connector ${c.store} declares fencing ${String(c.fencing)}: use store | client | none, and implement _readFence and _raiseFence for store or client.`,
+    );
+  }
+  if (c.epochSpace === true && !implemented.epochSpace) {
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `connector ${c.store} declares epochSpace without implementing _readEpochSpace.`,
     );
   }
   if (c.scan === true && !implemented.scan) {
