@@ -29,10 +29,11 @@ describe('capability defaults (the base class fills what a connector leaves out)
       epochClaim: 'exclusive',
       scan: false,
       // Derived from the hooks the connector implements (_readFence/_raiseFence, _forNamespace,
-      // _readEpochSpace).
+      // _readEpochSpace, _dropNamespace).
       fencing: 'client',
       namespaces: true,
       epochSpace: true,
+      dropNamespace: true,
     });
     expect(CAPABILITY_DEFAULTS).toEqual({
       visibility: { mode: 'immediate' },

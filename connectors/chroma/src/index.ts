@@ -792,6 +792,18 @@ export class ChromaConnector extends Connector {
     }));
   }
 
+  /** Deletes the collection and `<collection>__rf_epoch` (a collection already gone is fine). */
+  protected override async _dropNamespace(): Promise<void> {
+    for (const name of [this.collectionName, this.epochCollectionName])
+      await this.#call(`deleting collection ${name}`, async () => {
+        try {
+          await this.#client.deleteCollection({ name });
+        } catch (err) {
+          if (errorName(err) !== 'ChromaNotFoundError') throw err;
+        }
+      });
+  }
+
   protected async _close(): Promise<void> {
     this.#collection = undefined;
     this.#epochCollection = undefined;

@@ -742,6 +742,13 @@ export class QdrantConnector extends Connector {
     });
   }
 
+  /** Deletes the collection (the epoch pointer is one of its points); an absent one is fine. */
+  protected override async _dropNamespace(): Promise<void> {
+    await this.call(`delete collection ${this.collection}`, (c) =>
+      c.deleteCollection(this.collection),
+    );
+  }
+
   protected async _close(): Promise<void> {}
 }
 
