@@ -47,6 +47,22 @@ describe('what the broken connectors are caught with', () => {
     expect(c.failures.some((f) => f.includes('the scope was applied after ranking'))).toBe(true);
   });
 
+  it('kept-epoch-drop: a dropped namespace opened again is still at its old epoch', {
+    timeout: 60_000,
+  }, async () => {
+    const report = await runSuite({
+      fixture: brokenFixture('kept-epoch-drop'),
+      cases: ['drop-namespace'],
+    });
+    const c = report.cases[0]!;
+    expect(c.status).toBe('failed');
+    expect(c.failures).toEqual([
+      expect.stringMatching(
+        /^opened again, the dropped namespace is at epoch [1-9]\d*, expected 0$/,
+      ),
+    ]);
+  });
+
   it('flags-as-epoch: epoch readers observe both versions although snapshot is declared', {
     timeout: 60_000,
   }, async () => {

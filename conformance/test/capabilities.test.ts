@@ -29,10 +29,11 @@ describe('capability defaults (the base class fills what a connector leaves out)
       epochClaim: 'exclusive',
       scan: false,
       // Derived from the hooks the connector implements (_readFence/_raiseFence, _forNamespace,
-      // _readEpochSpace).
+      // _readEpochSpace, _dropNamespace).
       fencing: 'client',
       namespaces: true,
       epochSpace: true,
+      dropNamespace: true,
     });
     expect(CAPABILITY_DEFAULTS).toEqual({
       visibility: { mode: 'immediate' },
@@ -60,5 +61,23 @@ describe('capability defaults (the base class fills what a connector leaves out)
           capabilities: { langchain: { class: '', recall: 'complete' } },
         }),
     ).toThrow(/langchain without a class name/);
+  });
+
+  it('epochSpace follows the hook unless declared false; true without the hook is refused', async () => {
+    const off = new MemoryConnector({ capabilities: { epochSpace: false } });
+    expect(off.capabilities.epochSpace).toBe(false);
+    await off.open({ dimensions: 2 });
+    await off.advanceEpoch(0, 1, { space: 'es_named' });
+    expect(await off.readEpochSpace()).toBeUndefined();
+    await off.close();
+    // A memory connector without the hook (the base class's) cannot declare it.
+    class NoSpaceHook extends MemoryConnector {}
+    Object.defineProperty(NoSpaceHook.prototype, '_readEpochSpace', {
+      value: Object.getPrototypeOf(MemoryConnector.prototype)._readEpochSpace,
+    });
+    expect(new NoSpaceHook().capabilities.epochSpace).toBe(false);
+    expect(() => new NoSpaceHook({ capabilities: { epochSpace: true } })).toThrow(
+      /declares epochSpace without implementing _readEpochSpace/,
+    );
   });
 });

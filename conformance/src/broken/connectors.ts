@@ -392,3 +392,35 @@ export class PostFilterAccessConnector extends MemoryConnector {
       : hits.filter((h) => accessAdmits(h.metadata[FIELDS.access], access));
   }
 }
+
+/**
+ * (12) `_dropNamespace` deletes every chunk but leaves the epoch record: opened again, the
+ * "dropped" namespace is empty at the epoch it had, not a fresh one at 0.
+ */
+export class KeptEpochDropConnector extends MemoryConnector {
+  readonly #persistPath: string | undefined;
+  constructor(options: Options = {}) {
+    super({ ...options, capabilities: { store: 'broken-kept-epoch-drop' } });
+    this.#persistPath = options.persistPath;
+  }
+  /** The namespace beside it is as broken (the case drops that one). */
+  protected override _forNamespace(suffix: string): KeptEpochDropConnector {
+    const path = this.#persistPath;
+    return new KeptEpochDropConnector(
+      path === undefined ? {} : { persistPath: `${path}__${suffix}` },
+    );
+  }
+  protected override async _dropNamespace(): Promise<void> {
+    const documents = new Set<string>();
+    for (
+      let cursor: string | undefined, first = true;
+      first || cursor !== undefined;
+      first = false
+    ) {
+      const page = await this._scan(cursor, 100);
+      for (const c of page.chunks) documents.add(String(c.metadata[FIELDS.documentId]));
+      cursor = page.next;
+    }
+    await this._deleteDocuments([...documents]);
+  }
+}

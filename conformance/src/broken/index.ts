@@ -10,6 +10,7 @@ import {
   FirstPatchOnlyConnector,
   FlagsAsEpochConnector,
   IgnoresFenceConnector,
+  KeptEpochDropConnector,
   LaggingIndexConnector,
   LeakyRetireConnector,
   NumericFlagsConnector,
@@ -26,6 +27,7 @@ export {
   FirstPatchOnlyConnector,
   FlagsAsEpochConnector,
   IgnoresFenceConnector,
+  KeptEpochDropConnector,
   LAGGING_INDEX_MS,
   LaggingIndexConnector,
   LeakyRetireConnector,
@@ -47,6 +49,7 @@ const CONNECTORS = {
   'first-page-scan': FirstPageScanConnector,
   'post-filter-access': PostFilterAccessConnector,
   'cached-epoch-space': CachedEpochSpaceConnector,
+  'kept-epoch-drop': KeptEpochDropConnector,
 } as const;
 
 export type BrokenKind = keyof typeof CONNECTORS;

@@ -9,6 +9,7 @@ import {
   metadataRoundTrip,
 } from './data.js';
 import { idsDeterministic } from './determinism.js';
+import { dropNamespace } from './drop-namespace.js';
 import {
   embeddingMigrationNewDimensions,
   embeddingMigrationSameDimensions,
@@ -58,6 +59,7 @@ export const CASES: readonly ConformanceCase[] = Object.freeze([
   langchainReader,
   embeddingMigrationSameDimensions,
   embeddingMigrationNewDimensions,
+  dropNamespace,
   ...crashCases,
   claimCrash,
   sentinelIsolated,

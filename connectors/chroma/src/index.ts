@@ -564,13 +564,12 @@ export class ChromaConnector extends Connector {
     );
   }
 
-  async #claims(): Promise<Array<{ id: string; epoch: number; token: string }>> {
-    const out: Array<{ id: string; epoch: number; token: string }> = [];
-    for (const { id, m } of await this.#epochRecords('reading the published epoch')) {
-      if (typeof m.rf_epoch === 'number')
-        out.push({ id, epoch: m.rf_epoch, token: String(m.rf_token ?? '') });
-    }
-    return out;
+  /**
+   * The claim that holds the published epoch (the largest `rf_epoch`), undefined while none
+   * does (epoch 0). Its `rf_space` is the space the epoch record names.
+   */
+  async #head(): Promise<EpochClaim | undefined> {
+    return headClaim(await this.#epochRecords('reading the published epoch'));
   }
 
   async #epochRecords(doing: string): Promise<Array<{ id: string; m: Metadata }>> {
@@ -612,20 +611,32 @@ export class ChromaConnector extends Connector {
   }
 
   protected async _readEpoch(): Promise<number> {
-    let max = 0;
-    for (const c of await this.#claims()) if (c.epoch > max) max = c.epoch;
-    return max;
+    return (await this.#head())?.epoch ?? 0;
+  }
+
+  /** The `rf_space` of the claim that holds the published epoch. */
+  protected override async _readEpochSpace(): Promise<string | undefined> {
+    return (await this.#head())?.space;
   }
 
   /**
    * Compare-and-set via a claim record `claim:<expected>` written with `add`, which Chroma
    * ignores when the id exists: the first publisher to claim a given epoch wins, and reading
-   * the claim back says who did. See docs/connectors/chroma.md for the residual window.
+   * the claim back says who did. See docs/connectors/chroma.md for the residual window. The
+   * claim carries the space (`rf_space`): the one given, else the one of the claim it
+   * replaces, so the record that moves the epoch is the record that names its space.
    */
-  protected async _advanceEpoch(expected: number, next: number, fence?: number): Promise<void> {
+  protected async _advanceEpoch(
+    expected: number,
+    next: number,
+    fence?: number,
+    space?: string,
+  ): Promise<void> {
     const epochs = this.#epochs();
-    const current = await this._readEpoch();
+    const head = await this.#head();
+    const current = head?.epoch ?? 0;
     if (current !== expected) throw this.#conflict(current, expected);
+    const named = space ?? head?.space;
     const id = `claim:${expected}`;
     const token = randomUUID();
     await this.#call('claiming the next epoch', () =>
@@ -639,6 +650,7 @@ export class ChromaConnector extends Connector {
             rf_token: token,
             rf_claimed_at: new Date().toISOString(),
             ...(fence === undefined ? {} : { rf_fence: fence }),
+            ...(named === undefined ? {} : { rf_space: named }),
           },
         ],
         documents: [`ragfresh published epoch ${next}`],
@@ -780,6 +792,18 @@ export class ChromaConnector extends Connector {
     }));
   }
 
+  /** Deletes the collection and `<collection>__rf_epoch` (a collection already gone is fine). */
+  protected override async _dropNamespace(): Promise<void> {
+    for (const name of [this.collectionName, this.epochCollectionName])
+      await this.#call(`deleting collection ${name}`, async () => {
+        try {
+          await this.#client.deleteCollection({ name });
+        } catch (err) {
+          if (errorName(err) !== 'ChromaNotFoundError') throw err;
+        }
+      });
+  }
+
   protected async _close(): Promise<void> {
     this.#collection = undefined;
     this.#epochCollection = undefined;
@@ -820,10 +844,28 @@ export async function readChromaEpoch(client: ChromaClient, collection: string):
     throw err;
   }
   const got = await epochs.get({ include: ['metadatas'] });
-  let max = 0;
-  for (const m of got.metadatas)
-    if (m && typeof m.rf_epoch === 'number' && m.rf_epoch > max) max = m.rf_epoch;
-  return max;
+  return headClaim(got.metadatas.map((m) => ({ m })))?.epoch ?? 0;
+}
+
+interface EpochClaim {
+  readonly epoch: number;
+  readonly space?: string;
+}
+
+/**
+ * Of the records of an epoch collection, the claim with the largest `rf_epoch` (fence records
+ * have none); undefined when there is none. The first one wins a tie, which no accepted claim
+ * makes (a stray claim on a pruned epoch stays below the maximum).
+ */
+function headClaim(records: ReadonlyArray<{ m: Metadata | null }>): EpochClaim | undefined {
+  let head: EpochClaim | undefined;
+  for (const { m } of records) {
+    const epoch = m?.rf_epoch;
+    if (typeof epoch !== 'number' || (head !== undefined && epoch <= head.epoch)) continue;
+    const space = m?.rf_space;
+    head = { epoch, ...(typeof space === 'string' && space !== '' ? { space } : {}) };
+  }
+  return head;
 }
 
 /**

@@ -1005,6 +1005,17 @@ export class LanceDbConnector extends Connector {
     };
   }
 
+  /** Drops the chunk table and `<table>__rf_epoch` (both there: `open` made sure). */
+  protected override async _dropNamespace(): Promise<void> {
+    const db = this.#db!;
+    this.#table?.close();
+    this.#epochTable?.close();
+    this.#table = undefined;
+    this.#epochTable = undefined;
+    for (const name of [this.#options.table, this.epochTableName])
+      await this.#call(`dropping table ${name}`, () => db.dropTable(name));
+  }
+
   protected async _close(): Promise<void> {
     this.#table?.close();
     this.#epochTable?.close();

@@ -9,6 +9,10 @@ import { RagfreshError } from '@ragfresh/core';
  * The fence methods are optional (an EpochStore written before them keeps working, with
  * `fencing: 'none'`). With both, the store also keeps the publisher lease's newest fence: the
  * connector refuses every write under an older one (checked before the write: `client`).
+ *
+ * `readSpace` is optional too: implementing it declares that the record also names the
+ * embedding space of the move that set it (the connector's `epochSpace`), and `compareAndSet`
+ * must then keep its `space` in the same exclusive write, keeping the held one when given none.
  */
 export interface EpochStore {
   /** Shown in messages and reports, e.g. `file /var/lib/rag/docs.epoch.json`. */
@@ -16,13 +20,16 @@ export interface EpochStore {
   read(): Promise<number>;
   /**
    * With `fence`: also `false` when the store holds a newer fence; on success the record keeps
-   * `fence` beside the epoch.
+   * `fence` beside the epoch. With `space` (passed only to a store with `readSpace`): on
+   * success the record names it.
    */
-  compareAndSet(expected: number, next: number, fence?: number): Promise<boolean>;
+  compareAndSet(expected: number, next: number, fence?: number, space?: string): Promise<boolean>;
   /** The newest fence held; 0 when none. */
   readFence?(): Promise<number>;
   /** Keeps `fence` as the newest unless a newer one is held (then `false`, nothing changes). */
   raiseFence?(fence: number): Promise<boolean>;
+  /** The space the record names: the `space` of the last move that gave one, else undefined. */
+  readSpace?(): Promise<string | undefined>;
 }
 
 /** Whether an EpochStore keeps the fence (both optional methods). */
@@ -30,6 +37,13 @@ export function keepsFence(
   store: EpochStore,
 ): store is EpochStore & Required<Pick<EpochStore, 'readFence' | 'raiseFence'>> {
   return typeof store.readFence === 'function' && typeof store.raiseFence === 'function';
+}
+
+/** Whether an EpochStore names the embedding space beside the epoch (`readSpace`). */
+export function keepsSpace(
+  store: EpochStore,
+): store is EpochStore & Required<Pick<EpochStore, 'readSpace'>> {
+  return typeof store.readSpace === 'function';
 }
 
 const FORMAT = 'ragfresh-langchain-epoch/1';
@@ -47,10 +61,13 @@ function alive(pid: number): boolean {
 interface EpochRecord {
   readonly epoch: number;
   readonly fence: number;
+  /** Absent until a move names one (and in files written before the record named it). */
+  readonly space?: string;
 }
 
 /**
- * The epoch (and the newest fence) in a small JSON file on local disk: read by a whole-file
+ * The epoch (the newest fence, and the space of the last move that named one) in a small JSON
+ * file on local disk: read by a whole-file
  * read (writes are write-then-rename, so a reader sees the old or the new file), changed under
  * a lock directory (`mkdir` is atomic) whose owner pid is checked, so a publisher killed while
  * holding it does not block the next one. Exclusive between processes on one machine's
@@ -66,20 +83,30 @@ export function fileEpochStore(path: string): Required<EpochStore> {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { epoch: 0, fence: 0 };
       throw err;
     }
-    const parsed = JSON.parse(text) as { epoch?: unknown; format?: unknown; fence?: unknown };
+    const parsed = JSON.parse(text) as {
+      epoch?: unknown;
+      format?: unknown;
+      fence?: unknown;
+      space?: unknown;
+    };
     const fence = parsed.fence ?? 0;
     if (
       parsed.format !== FORMAT ||
       !Number.isSafeInteger(parsed.epoch) ||
-      !Number.isSafeInteger(fence)
+      !Number.isSafeInteger(fence) ||
+      (parsed.space !== undefined && typeof parsed.space !== 'string')
     ) {
       throw new RagfreshError(
         'FOREIGN_DATA',
-        `${path} is not a ragfresh epoch file (expected {"format":"${FORMAT}","epoch":n,"fence":n}); use another epoch path.`,
+        `${path} is not a ragfresh epoch file (expected {"format":"${FORMAT}","epoch":n,"fence":n,"space"?:"es_…"}); use another epoch path.`,
         { scope: 'langchain' },
       );
     }
-    return { epoch: parsed.epoch as number, fence: fence as number };
+    return {
+      epoch: parsed.epoch as number,
+      fence: fence as number,
+      ...(typeof parsed.space === 'string' ? { space: parsed.space } : {}),
+    };
   };
   const write = (record: EpochRecord): void => {
     const tmp = `${path}.${process.pid}.tmp`;
@@ -134,18 +161,26 @@ export function fileEpochStore(path: string): Required<EpochStore> {
     async read() {
       return read().epoch;
     },
-    compareAndSet(expected, next, fence) {
-      return locked((r) =>
-        r.epoch !== expected || (fence !== undefined && r.fence > fence)
-          ? undefined
-          : { epoch: next, fence: Math.max(r.fence, fence ?? 0) },
-      );
+    compareAndSet(expected, next, fence, space) {
+      return locked((r) => {
+        if (r.epoch !== expected || (fence !== undefined && r.fence > fence)) return undefined;
+        // The space in the same locked rewrite as the epoch; a move naming none keeps it.
+        const named = space ?? r.space;
+        return {
+          epoch: next,
+          fence: Math.max(r.fence, fence ?? 0),
+          ...(named === undefined ? {} : { space: named }),
+        };
+      });
     },
     async readFence() {
       return read().fence;
     },
     raiseFence(fence) {
-      return locked((r) => (r.fence > fence ? undefined : { epoch: r.epoch, fence }));
+      return locked((r) => (r.fence > fence ? undefined : { ...r, fence }));
+    },
+    async readSpace() {
+      return read().space;
     },
   };
 }

@@ -26,7 +26,7 @@ import {
   type VersionRef,
   type Visibility,
 } from '@ragfresh/core';
-import { type EpochStore, fileEpochStore, keepsFence } from './epoch.js';
+import { type EpochStore, fileEpochStore, keepsFence, keepsSpace } from './epoch.js';
 import {
   type Condition,
   FILTER_DIALECTS,
@@ -34,7 +34,7 @@ import {
   type FilterDialectName,
 } from './filters.js';
 
-export { type EpochStore, fileEpochStore, keepsFence } from './epoch.js';
+export { type EpochStore, fileEpochStore, keepsFence, keepsSpace } from './epoch.js';
 export {
   type Condition,
   chromaFilters,
@@ -126,10 +126,15 @@ export class LangChainConnector extends Connector {
   constructor(options: LangChainConnectorOptions) {
     // The fence lives in the EpochStore, the chunks in the vector store: no write spans both,
     // so fencing is checked before each write (`client`), and only if the EpochStore keeps it.
-    const fenced =
-      typeof options.epoch === 'string' ||
-      (typeof options.epoch === 'object' && options.epoch !== null && keepsFence(options.epoch));
-    super({ ...langchainCapabilities(options), fencing: fenced ? 'client' : 'none' });
+    // The space rides in the EpochStore's record too, when it keeps one (the file does).
+    const given = typeof options.epoch === 'object' && options.epoch !== null;
+    const fenced = typeof options.epoch === 'string' || (given && keepsFence(options.epoch));
+    const spaced = typeof options.epoch === 'string' || (given && keepsSpace(options.epoch));
+    super({
+      ...langchainCapabilities(options),
+      fencing: fenced ? 'client' : 'none',
+      epochSpace: spaced,
+    });
     if (options.store === undefined || options.store === null) {
       throw this.error(
         'INVALID_CONFIG',
@@ -453,12 +458,22 @@ export class LangChainConnector extends Connector {
     return this.#epochRead();
   }
 
-  protected async _advanceEpoch(expected: number, next: number, fence?: number): Promise<void> {
+  protected async _advanceEpoch(
+    expected: number,
+    next: number,
+    fence?: number,
+    space?: string,
+  ): Promise<void> {
     let moved: boolean;
+    // Each only to a store that keeps it (an EpochStore without them gets two arguments).
+    const fenced = this.capabilities.fencing === 'none' ? undefined : fence;
+    const spaced = this.capabilities.epochSpace === true ? space : undefined;
     try {
-      moved = await (fence === undefined || this.capabilities.fencing === 'none'
-        ? this.#epoch.compareAndSet(expected, next)
-        : this.#epoch.compareAndSet(expected, next, fence));
+      moved = await (spaced !== undefined
+        ? this.#epoch.compareAndSet(expected, next, fenced, spaced)
+        : fenced !== undefined
+          ? this.#epoch.compareAndSet(expected, next, fenced)
+          : this.#epoch.compareAndSet(expected, next));
     } catch (err) {
       throw this.#translate(err, `advancing the epoch in ${this.#epoch.description}`);
     }
@@ -482,6 +497,18 @@ export class LangChainConnector extends Connector {
       return await epoch.readFence();
     } catch (err) {
       throw this.#translate(err, `reading the fence from ${epoch.description}`);
+    }
+  }
+
+  /** The space the EpochStore's record names (`readSpace`; the file's `space`). */
+  protected override async _readEpochSpace(): Promise<string | undefined> {
+    const epoch = this.#epoch;
+    if (!keepsSpace(epoch)) return undefined;
+    try {
+      const space = await epoch.readSpace();
+      return typeof space === 'string' && space !== '' ? space : undefined;
+    } catch (err) {
+      throw this.#translate(err, `reading the space from ${epoch.description}`);
     }
   }
 

@@ -686,6 +686,14 @@ export class LibSqlConnector extends Connector {
     return { reclaimed: true, note: 'libSQL: WAL truncated, file vacuumed (freed pages gone)' };
   }
 
+  /** Drops the chunk table (its indexes, the vector index's included) and its epoch table, in one transaction. */
+  protected override async _dropNamespace(): Promise<void> {
+    await this.#write('dropping the namespace', [
+      `DROP TABLE IF EXISTS ${this.#t}`,
+      `DROP TABLE IF EXISTS ${this.#e}`,
+    ]);
+  }
+
   protected async _close(): Promise<void> {
     const client = this.#client;
     this.#client = undefined;

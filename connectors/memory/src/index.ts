@@ -1,5 +1,13 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import {
   buildConnector,
   Connector,
@@ -470,6 +478,32 @@ export class MemoryConnector extends Connector {
       return { id: c.id, text: c.text, metadata: { ...c.metadata } };
     });
     return start + pageSize < ids.length ? { chunks, next: page[page.length - 1]! } : { chunks };
+  }
+
+  /**
+   * Empties the index; a persisted one also loses its file and the `.epoch`, `.fence` and
+   * `.claim-<n>` files beside it.
+   */
+  protected override async _dropNamespace(): Promise<void> {
+    await this.#turn();
+    this.#chunks.clear();
+    this.#byDocument.clear();
+    this.#epoch = 0;
+    this.#epochSpace = undefined;
+    this.#fence = 0;
+    const path = this.#persistPath;
+    if (path === undefined) return;
+    const own = new Set([`${basename(path)}.epoch`, `${basename(path)}.fence`]);
+    let beside: string[] = [];
+    try {
+      beside = readdirSync(dirname(path)).filter(
+        (f) => own.has(f) || f.startsWith(`${basename(path)}.claim-`),
+      );
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    for (const f of beside) rmSync(join(dirname(path), f), { force: true });
+    rmSync(path, { force: true });
   }
 
   protected async _close(): Promise<void> {}

@@ -849,6 +849,13 @@ export class PgVectorConnector extends Connector {
     };
   }
 
+  /** Drops the chunk table and its epoch table in one transaction (their indexes go with them). */
+  protected override async _dropNamespace(): Promise<void> {
+    await this.#transaction('dropping the namespace', async (c) => {
+      await c.query(`DROP TABLE IF EXISTS ${this.#t}, ${this.#e}`);
+    });
+  }
+
   protected async _close(): Promise<void> {
     const pool = this.#pool;
     this.#pool = undefined;

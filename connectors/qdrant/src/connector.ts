@@ -47,6 +47,8 @@ export const EPOCH_VALUE_KEY = 'rf_epoch';
 export const EPOCH_TOKEN_KEY = 'rf_epoch_token';
 /** Pointer payload key of the newest publisher fence (absent: none raised yet). */
 export const EPOCH_FENCE_KEY = 'rf_fence';
+/** Payload key of the embedding space the last move that named one published in. */
+export const EPOCH_SPACE_KEY = 'rf_space';
 /**
  * Oldest server this connector runs against: `update_mode` (the insert-only pointer creation)
  * exists from 1.17; an older server ignores the unknown field and overwrites (see
@@ -515,8 +517,15 @@ export class QdrantConnector extends Connector {
    * a time to every replica in one order; the read-back asks every replica
    * (`consistency: 'all'`), so it cannot see a replica the other racer won on.
    */
-  protected async _advanceEpoch(expected: number, next: number, fence?: number): Promise<void> {
+  protected async _advanceEpoch(
+    expected: number,
+    next: number,
+    fence?: number,
+    space?: string,
+  ): Promise<void> {
     const token = randomUUID();
+    // The space rides in the same filtered set_payload as the epoch (set_payload merges, so a
+    // move naming none leaves the stored one); the token read back proves both landed.
     await this.write('advance epoch', (c, wait) =>
       c.setPayload(this.collection, {
         ...wait,
@@ -525,6 +534,7 @@ export class QdrantConnector extends Connector {
           [EPOCH_VALUE_KEY]: next,
           [EPOCH_TOKEN_KEY]: token,
           ...(fence === undefined ? {} : { [EPOCH_FENCE_KEY]: fence }),
+          ...(space === undefined ? {} : { [EPOCH_SPACE_KEY]: space }),
         },
         filter: {
           must: [
@@ -561,6 +571,12 @@ export class QdrantConnector extends Connector {
 
   protected override async _readFence(): Promise<number> {
     return this.#fenceOf(await this.#readPointer());
+  }
+
+  /** The pointer's `rf_space`, undefined until a move names one. */
+  protected override async _readEpochSpace(): Promise<string | undefined> {
+    const space = (await this.#readPointer())?.payload?.[EPOCH_SPACE_KEY];
+    return typeof space === 'string' && space !== '' ? space : undefined;
   }
 
   /** A filtered write on the pointer (it matches only while no newer fence is there), read back. */
@@ -724,6 +740,13 @@ export class QdrantConnector extends Connector {
       const l = toListed(p.id, p.payload as Payload, undefined);
       return { id: l.id, text: l.text, metadata: l.metadata, score: p.score };
     });
+  }
+
+  /** Deletes the collection (the epoch pointer is one of its points); an absent one is fine. */
+  protected override async _dropNamespace(): Promise<void> {
+    await this.call(`delete collection ${this.collection}`, (c) =>
+      c.deleteCollection(this.collection),
+    );
   }
 
   protected async _close(): Promise<void> {}

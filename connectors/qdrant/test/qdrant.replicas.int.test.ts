@@ -11,6 +11,7 @@ import { qdrantFixture } from '../src/fixture.js';
 import {
   createQdrantConnector,
   EPOCH_POINT_ID,
+  EPOCH_SPACE_KEY,
   EPOCH_TOKEN_KEY,
   EPOCH_VALUE_KEY,
   type QdrantConnector,
@@ -98,10 +99,14 @@ describe(`Qdrant epoch compare-and-set on ${REPLICAS} replicas (emulator)`, () =
     expect(all).toEqual([]);
   });
 
-  it('the connector (ordering strong, read-back consistency all): of racers on every node exactly one wins each move, and every replica holds the winner', async () => {
+  it('the connector (ordering strong, read-back consistency all): of racers on every node exactly one wins each move, and every replica holds the winner and its space', async () => {
     const { collection, at } = await publishers();
     for (let epoch = 0; epoch < 4; epoch++) {
-      const results = await Promise.all(at.map((c) => outcome(c.advanceEpoch(epoch, epoch + 1))));
+      // Each racer names a space of its own: the one the replicas hold must be the winner's.
+      const spaceOf = (node: number) => `es_node${node}_move${epoch}`;
+      const results = await Promise.all(
+        at.map((c, node) => outcome(c.advanceEpoch(epoch, epoch + 1, { space: spaceOf(node) }))),
+      );
       expect(
         results.filter((r) => r === 'ok'),
         `move ${epoch} -> ${epoch + 1}`,
@@ -110,8 +115,12 @@ describe(`Qdrant epoch compare-and-set on ${REPLICAS} replicas (emulator)`, () =
       const held = await pointers(collection);
       expect(new Set(held.map((p) => JSON.stringify(p))).size).toBe(1);
       expect((held[0] as Record<string, unknown>)[EPOCH_VALUE_KEY]).toBe(epoch + 1);
+      expect((held[0] as Record<string, unknown>)[EPOCH_SPACE_KEY]).toBe(
+        spaceOf(results.indexOf('ok')),
+      );
     }
     for (const c of at) expect(await c.readEpoch()).toBe(4);
+    for (const c of at) expect(await c.readEpochSpace()).toMatch(/^es_node\d_move3$/);
   });
 
   it('the emulator refuses an unknown ordering and a malformed consistency as Qdrant does (400)', async () => {
@@ -131,12 +140,14 @@ describe(`Qdrant epoch compare-and-set on ${REPLICAS} replicas (emulator)`, () =
     expect(read.status).toBe(400);
   });
 
-  it('the conformance cases on the epoch and the fence pass on the replicated emulator, each connector on the next node', async () => {
+  it('the conformance cases on the epoch, its space and the fence pass on the replicated emulator, each connector on the next node', async () => {
     const report = await runSuite({
       fixture: qdrantFixture({ strictMode: CLOUD_STRICT_MODE, replicas: 3, replicaDelayMs: 15 }),
       cases: [
         'epoch-race',
         'epoch-in-store',
+        // The space rides in the same strongly ordered write as the epoch.
+        'epoch-space',
         'promotion-epoch-readers',
         'crash-before-advance',
         'crash-after-advance',
@@ -149,6 +160,6 @@ describe(`Qdrant epoch compare-and-set on ${REPLICAS} replicas (emulator)`, () =
     expect(report.cases.map((c) => [c.id, c.status, c.failures])).toEqual(
       report.cases.map((c) => [c.id, 'passed', []]),
     );
-    expect(report.cases).toHaveLength(7);
+    expect(report.cases).toHaveLength(8);
   }, 120_000);
 });

@@ -70,9 +70,10 @@ export async function migrateCommand(
         ? ''
         : `, estimated cost $${r.estimatedCost.toFixed(4)} at $${price}/1M tokens`;
     const where = r.namespace === 'same' ? 'the same namespace' : `namespace __${r.namespace}`;
+    const dropped = r.retiredNamespaceDropped === true ? ', the namespace they left dropped' : '';
     if (r.outcome === 'already-in-space') {
       io.print(
-        `the index is already in space ${spaceLabel(r.to)}; nothing to migrate${r.retiredChunks > 0 ? ` (retired ${r.retiredChunks} chunks of the previous space)` : ''}.`,
+        `the index is already in space ${spaceLabel(r.to)}; nothing to migrate${r.retiredChunks > 0 ? ` (retired ${r.retiredChunks} chunks of the previous space)` : ''}${dropped}.`,
       );
     } else if (r.outcome === 'dry-run') {
       io.print(
@@ -80,7 +81,7 @@ export async function migrateCommand(
       );
     } else {
       io.print(
-        `migrated ${r.documents} documents (${r.chunks} chunks, ${r.embedded} embedded, ${r.retries} batches retried) from ${from} into ${spaceLabel(r.to)} in ${where}; readers moved at epoch ${r.epoch ?? '-'}; ${r.retiredChunks} chunks of the old space retired.`,
+        `migrated ${r.documents} documents (${r.chunks} chunks, ${r.embedded} embedded, ${r.retries} batches retried) from ${from} into ${spaceLabel(r.to)} in ${where}; readers moved at epoch ${r.epoch ?? '-'}; ${r.retiredChunks} chunks of the old space retired${dropped}.`,
       );
     }
     return EXIT.ok;

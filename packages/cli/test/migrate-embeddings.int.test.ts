@@ -149,8 +149,18 @@ describe.each(['lancedb', 'pgvector'] as const)('migrate embeddings on %s', (sto
           chunks: number;
           embedded: number;
           namespace: string;
+          retiredChunks: number;
+          retiredNamespaceDropped?: boolean;
         };
         expect(report.outcome).toBe('migrated');
+        // Other dimensions: the configured table, emptied after the (zero) grace, is dropped.
+        const moved = next.dimensions !== A.dimensions;
+        expect(report.retiredNamespaceDropped).toBe(moved ? true : undefined);
+        if (store === 'lancedb') {
+          expect(existsSync(join(dir, 'lance', `${table}.lance`))).toBe(!moved);
+          expect(existsSync(join(dir, 'lance', `${table}__rf_epoch.lance`))).toBe(!moved);
+          expect(existsSync(join(dir, 'lance', `${table}__${to.id}.lance`))).toBe(moved);
+        }
         expect(report.chunks).toBe(Number(planned![2]));
         expect(report.embedded).toBe(report.chunks);
         expect(report.namespace).toBe(next.dimensions === A.dimensions ? 'same' : to.id);

@@ -89,6 +89,13 @@ export interface ConnectorCapabilities {
    * `epoch-space` applies then.
    */
   readonly epochSpace?: boolean;
+  /**
+   * Whether `dropNamespace` removes this namespace from the store (its tables, collections or
+   * files, epoch record included): what a migration to other dimensions does with the
+   * namespace it retired, once empty. Always filled in by the base class from whether the
+   * connector implements `_dropNamespace`; the conformance case `drop-namespace` applies then.
+   */
+  readonly dropNamespace?: boolean;
 }
 
 /**
@@ -157,6 +164,12 @@ export interface ConnectorCapabilitiesInput {
    * `none`. Declare `store` only when the write hooks themselves refuse a stale fence.
    */
   readonly fencing?: FencingGuarantee;
+  /**
+   * Default: whether the connector implements `_readEpochSpace`. Declare `false` for an instance
+   * whose epoch record cannot keep the space (a connector over a pluggable epoch record that
+   * does not offer it); `true` without the hook is INVALID_ARGUMENT.
+   */
+  readonly epochSpace?: boolean;
 }
 
 /** The defaults `Connector` fills in for fields a connector leaves out of its manifest. */
@@ -266,12 +279,14 @@ function freezeCapabilities(
     readonly scan: boolean;
     readonly namespaces: boolean;
     readonly epochSpace: boolean;
+    readonly dropNamespace: boolean;
   },
 ): ConnectorCapabilities {
   const c: ConnectorCapabilities = {
     ...input,
     namespaces: implemented.namespaces,
-    epochSpace: implemented.epochSpace,
+    epochSpace: input.epochSpace ?? implemented.epochSpace,
+    dropNamespace: implemented.dropNamespace,
     fencing: input.fencing ?? (implemented.fence ? 'client' : 'none'),
     visibility: input.visibility ?? CAPABILITY_DEFAULTS.visibility,
     maxWriteBatch: input.maxWriteBatch ?? CAPABILITY_DEFAULTS.maxWriteBatch,
@@ -306,6 +321,12 @@ function freezeCapabilities(
     throw new RagfreshError(
       'INVALID_ARGUMENT',
       `connector ${c.store} declares fencing ${String(c.fencing)}: use store | client | none, and implement _readFence and _raiseFence for store or client.`,
+    );
+  }
+  if (c.epochSpace === true && !implemented.epochSpace) {
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `connector ${c.store} declares epochSpace without implementing _readEpochSpace.`,
     );
   }
   if (c.scan === true && !implemented.scan) {
@@ -360,6 +381,7 @@ export abstract class Connector {
       scan: this._scan !== base._scan,
       namespaces: this._forNamespace !== base._forNamespace,
       epochSpace: this._readEpochSpace !== base._readEpochSpace,
+      dropNamespace: this._dropNamespace !== base._dropNamespace,
     });
   }
 
@@ -771,12 +793,41 @@ export abstract class Connector {
     return this._forNamespace(suffix);
   }
 
+  /**
+   * Drops what holds this namespace in the store (tables / collections / files, the epoch
+   * record's included); absent parts are a no-op. Implementing it declares `dropNamespace`.
+   * `close` runs after it.
+   */
+  protected async _dropNamespace(): Promise<void> {
+    throw this.error('NOT_SUPPORTED', `${this.store} cannot drop a namespace.`);
+  }
+
   /** Builds the connector of `forNamespace` (same options, name + `__<suffix>`). */
   protected _forNamespace(_suffix: string): Connector {
     throw this.error(
       'NOT_SUPPORTED',
       `${this.store} cannot open a second namespace beside this one, so a migration to embeddings of other dimensions is not possible here; keep the dimensions or use another store.`,
     );
+  }
+
+  /**
+   * Removes this namespace from the store — every chunk, the epoch record and the tables,
+   * collections or files that hold them — then closes the connector. Only for a namespace no
+   * role reads or writes any more: `migrate embeddings` calls it on the namespace a migration
+   * to other dimensions retired, after deleting its chunks and finding it empty (a process
+   * that still has it open then gets store errors, not an empty answer). Opening the name
+   * again starts a fresh namespace at epoch 0. Optional verb: NOT_SUPPORTED without
+   * `capabilities.dropNamespace`.
+   */
+  async dropNamespace(): Promise<void> {
+    this.ensureOpen();
+    if (this.capabilities.dropNamespace !== true)
+      throw this.error(
+        'NOT_SUPPORTED',
+        `${this.store} cannot drop a namespace; delete it by hand.`,
+      );
+    await this._dropNamespace();
+    await this.close();
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { EmbeddingsInterface } from '@langchain/core/embeddings';
 import {
+  type Connector,
   type CurrentChunks,
   type EmbeddingSpace,
   listCurrentChunks,
@@ -61,8 +62,13 @@ export interface SpaceMigrationReport {
   readonly namespace: 'same' | string;
   /** Chunks of the old space deleted after the grace (this run). */
   readonly retiredChunks: number;
+  /** The namespace a migration to other dimensions left was dropped from the store (this run). */
+  readonly retiredNamespaceDropped?: true;
   readonly epoch?: number;
 }
+
+type Retired = Pick<SpaceMigrationReport, 'retiredChunks' | 'retiredNamespaceDropped'>;
+const NOTHING_RETIRED: Retired = { retiredChunks: 0 };
 
 /** Documents per store call while retiring a left namespace. */
 const LIST_BATCH = 100;
@@ -92,7 +98,7 @@ export async function migrateEmbeddingSpace(
     );
   const from = record.active;
   if (from.id === to.id && record.migration === undefined) {
-    const retiredChunks = await retireLeftNamespace(engine, record, 0, sleep);
+    const retired = await retireLeftNamespace(engine, record, 0, sleep);
     return {
       // A killed run's batch rolled forward just now: this run finished that migration.
       outcome: resumed === to.id ? 'migrated' : 'already-in-space',
@@ -104,7 +110,7 @@ export async function migrateEmbeddingSpace(
       tokens: 0,
       retries: 0,
       namespace: record.namespace ?? 'same',
-      retiredChunks,
+      ...retired,
     };
   }
   const sameDimensions = from.dimensions === to.dimensions;
@@ -169,8 +175,8 @@ export async function migrateEmbeddingSpace(
       const done = await readSpaceRecord(state);
       if (done?.active.id === to.id && done.migration === undefined) {
         // A killed run's batch was rolled forward while opening: the migration is complete.
-        const retiredChunks = await retireOld(engine, publisher, done, sleep);
-        return { ...base, outcome: 'migrated', embedded: 0, retries: 0, retiredChunks };
+        const retired = await retireOld(engine, publisher, done, sleep);
+        return { ...base, outcome: 'migrated', embedded: 0, retries: 0, ...retired };
       }
       const embedder = new BatchEmbedder(engine.embeddings, chunks, options);
       const candidates = await embedder.candidates(current, to);
@@ -183,14 +189,14 @@ export async function migrateEmbeddingSpace(
           { scope: 'embeddings' },
         );
       const after = await readSpaceRecord(state);
-      const retiredChunks =
-        after === undefined ? 0 : await retireOld(engine, publisher, after, sleep);
+      const retired =
+        after === undefined ? NOTHING_RETIRED : await retireOld(engine, publisher, after, sleep);
       return {
         ...base,
         outcome: 'migrated',
         embedded: embedder.embedded,
         retries: embedder.retries,
-        retiredChunks,
+        ...retired,
         epoch: report.epoch,
       };
     } finally {
@@ -337,11 +343,11 @@ async function retireOld(
   publisher: Publisher,
   record: SpaceRecord,
   sleep: (ms: number) => Promise<void>,
-): Promise<number> {
+): Promise<Retired> {
   const graceMs = engine.settings.publish.retireGraceMs;
   if (record.retiring === undefined) {
     if (graceMs > 0) await sleep(graceMs);
-    return publisher.collectRetired();
+    return { retiredChunks: await publisher.collectRetired() };
   }
   return retireLeftNamespace(engine, record, graceMs, sleep);
 }
@@ -349,19 +355,23 @@ async function retireOld(
 /**
  * Deletes every chunk of the namespace a migration to other dimensions left, once past the
  * grace: the documents the state knows, in batches (the namespace keeps its own dimensions).
+ * Then drops the namespace itself (`dropNamespace`) when the store can, it is not the one the
+ * index lives in, and a scan finds nothing left in it (chunks no document of this state
+ * owns keep it, empty of ours).
  */
 async function retireLeftNamespace(
   engine: ComposedEngine,
   record: SpaceRecord,
   graceMs: number,
   sleep: (ms: number) => Promise<void>,
-): Promise<number> {
+): Promise<Retired> {
   const retiring = record.retiring;
-  if (retiring === undefined) return 0;
+  if (retiring === undefined) return NOTHING_RETIRED;
   const wait = Date.parse(retiring.at) + graceMs - Date.now();
   if (wait > 0) await sleep(wait);
   const old = engine.connectorFor(retiring.namespace);
   let deleted = 0;
+  let dropped = false;
   try {
     await old.open({ dimensions: retiring.dimensions });
     const ids: string[] = [];
@@ -371,10 +381,28 @@ async function retireLeftNamespace(
       for (const chunks of (await old.listChunksMany(slice)).values()) deleted += chunks.length;
       await old.deleteDocuments(slice);
     }
+    if (await droppable(old, record, retiring.namespace)) {
+      await old.dropNamespace();
+      dropped = true;
+    }
   } finally {
     await old.close();
   }
   const { retiring: _done, ...rest } = record;
   await writeSpaceRecord(engine.state, rest);
-  return deleted;
+  return { retiredChunks: deleted, ...(dropped ? { retiredNamespaceDropped: true as const } : {}) };
+}
+
+/** Whether the retired namespace may go: not the active one, and holding nothing at all. */
+async function droppable(
+  old: Connector,
+  record: SpaceRecord,
+  namespace: string | undefined,
+): Promise<boolean> {
+  const c = old.capabilities;
+  if (c.dropNamespace !== true || c.scan !== true) return false;
+  if (namespace === record.namespace) return false;
+  if (record.migration !== undefined && namespace === record.migration.namespace) return false;
+  for await (const page of old.scanChunks({ pageSize: 1 })) if (page.length > 0) return false;
+  return true;
 }
