@@ -117,6 +117,13 @@ export type FencingGuarantee = 'store' | 'client' | 'none';
 /** The fence a write is made under (the publisher lease's token). Absent: an unfenced write. */
 export interface FencedWrite {
   readonly fence?: number;
+  /**
+   * Called between the requests of a write split into several (before each batch of
+   * `maxWriteBatch` after the first). The publisher renews its lease there: a write that keeps
+   * making progress keeps the lease however long it runs, one stuck in a request loses it
+   * after its time to live. An error it throws stops the write.
+   */
+  readonly progress?: () => Promise<void>;
 }
 
 /** How the LangChain class of the same store reads what the connector wrote. */
@@ -492,6 +499,7 @@ export abstract class Connector {
     }
     const size = this.capabilities.maxWriteBatch;
     for (let i = 0; i < chunks.length; i += size) {
+      if (i > 0) await options.progress?.();
       await this._upsert(chunks.slice(i, i + size), await this.#fenced(options));
     }
   }

@@ -190,6 +190,45 @@ describe('Publisher', () => {
     expect(report.epoch).toBe(2);
   });
 
+  it('a long write that keeps making progress keeps its lease; one request longer than the lease loses it', async () => {
+    /** A memory store whose every write request takes `ms` (a slow remote index). */
+    class SlowWrites extends MemoryConnector {
+      constructor(readonly ms: number) {
+        super({ capabilities: { maxWriteBatch: 4 } });
+      }
+      protected override async _upsert(
+        chunks: Parameters<MemoryConnector['upsert']>[0],
+        fence?: number,
+      ) {
+        await new Promise((r) => setTimeout(r, this.ms));
+        return super._upsert(chunks, fence);
+      }
+    }
+    const words = (n: number) => Array.from({ length: n }, (_, i) => `chunk ${i} words`);
+    // 40 chunks in 10 requests of 60 ms: 600 ms of writing under a 200 ms lease.
+    const steady = new SlowWrites(60);
+    await steady.open({ dimensions: DIMS });
+    const state = new InMemoryStateStore();
+    const a = await Publisher.open({ connector: steady, state, leaseTtlMs: 200 });
+    const report = await a.publish([candidate('docs', 'https://e.com/long', words(40))]);
+    expect(report.documents[0]?.outcome).toBe('published');
+    expect(
+      await steady.countChunks(report.documents[0]!.documentId, report.documents[0]!.versionId),
+    ).toBe(40);
+    await a.close();
+    // One request of 500 ms under the same lease: nothing renews it meanwhile, it is lost.
+    const stuck = new SlowWrites(500);
+    await stuck.open({ dimensions: DIMS });
+    const b = await Publisher.open({
+      connector: stuck,
+      state: new InMemoryStateStore(),
+      leaseTtlMs: 200,
+    });
+    await expect(b.publish([candidate('docs', 'https://e.com/stuck', words(3))])).rejects.toThrow(
+      /no longer held/,
+    );
+  });
+
   it.each([
     ['manifest', 'rolled-back'],
     ['staging', 'rolled-back'],

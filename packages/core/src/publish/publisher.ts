@@ -67,6 +67,12 @@ export interface PublisherOptions {
   readonly state: StateStore;
   /** Lease holder id; defaults to a random id per process. */
   readonly holder?: string;
+  /**
+   * The publish lease's time to live (default 60 s). It is renewed at each journal step and
+   * between the requests of a write split into several and the attempts of a verification,
+   * so a long batch that keeps making progress keeps it; a publisher stuck in one request (or
+   * paused) longer than this loses it to the next.
+   */
   readonly leaseTtlMs?: number;
   /**
    * Retired versions are deleted once the published epoch is this many epochs past their
@@ -274,9 +280,12 @@ export class Publisher {
     return this.#lease.fence;
   }
 
-  /** The fence every store write of this publisher carries. */
-  get #write(): { readonly fence: number } {
-    return { fence: this.#lease.fence };
+  /**
+   * The fence every store write of this publisher carries, and the lease renewal a write split
+   * into several requests runs between them (progress keeps the lease; a hung request does not).
+   */
+  get #write(): { readonly fence: number; readonly progress: () => Promise<void> } {
+    return { fence: this.#lease.fence, progress: () => this.#renew() };
   }
 
   #now(): Date {
@@ -611,6 +620,7 @@ export class Publisher {
       toVerify.map((c) => ({ documentId: c.documentId, versionId: c.versionId, chunks: c.chunks })),
       {
         timeoutMs: verifyTimeoutMs,
+        progress: () => this.#renew(),
         ...(this.#options.smokeSample === undefined
           ? {}
           : { smokeSample: this.#options.smokeSample }),

@@ -15,6 +15,11 @@ export interface VerifyOptions {
   readonly initialDelayMs?: number;
   readonly maxDelayMs?: number;
   readonly signal?: AbortSignal;
+  /**
+   * Called before each attempt after the first: the publisher renews its lease there, so a
+   * verification that waits out a slow index keeps the lease while it keeps asking.
+   */
+  readonly progress?: () => Promise<void>;
 }
 
 export interface VerifyResult {
@@ -218,6 +223,7 @@ export async function verifyQueryableBatch(
     if (elapsed + delay > timeoutMs) return { ok: false, attempts, elapsedMs: elapsed, failures };
     pending = pending.filter((e) => failures.has(e.documentId));
     await sleep(delay, options.signal);
+    await options.progress?.();
     delay = Math.min(maxDelay, delay * 2);
   }
 }
