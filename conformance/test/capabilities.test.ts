@@ -80,4 +80,18 @@ describe('capability defaults (the base class fills what a connector leaves out)
       /declares epochSpace without implementing _readEpochSpace/,
     );
   });
+
+  it('namespaces follows the hook unless declared false; true without the hook is refused', () => {
+    expect(
+      new MemoryConnector({ capabilities: { namespaces: false } }).capabilities.namespaces,
+    ).toBe(false);
+    class NoNamespaceHook extends MemoryConnector {}
+    Object.defineProperty(NoNamespaceHook.prototype, '_forNamespace', {
+      value: Object.getPrototypeOf(MemoryConnector.prototype)._forNamespace,
+    });
+    expect(new NoNamespaceHook().capabilities.namespaces).toBe(false);
+    expect(() => new NoNamespaceHook({ capabilities: { namespaces: true } })).toThrow(
+      /declares namespaces without implementing _forNamespace/,
+    );
+  });
 });

@@ -96,6 +96,9 @@ export function createMemoryTierConnector(options: {
 }): LangChainConnector {
   return createLangChainConnector({
     store: () => FileMemoryVectorStore.at(options.file),
+    // Another namespace (forNamespace): a store of its own in the file `<file>__<suffix>`; its
+    // epoch the default `<epoch>__<suffix>`.
+    namespaceStore: (suffix) => FileMemoryVectorStore.at(`${options.file}__${suffix}`),
     filters: 'memory',
     epoch: options.epoch,
     upsert: 'appends',
@@ -109,16 +112,20 @@ export function createChromaTierConnector(options: {
   readonly collection: string;
   readonly epoch: string;
 }): LangChainConnector {
+  // Loaded on use, so the default (memory) fixture needs neither Chroma package.
+  const chroma = async (collectionName: string) => {
+    const { Chroma } = await import('@langchain/community/vectorstores/chroma');
+    return new Chroma(new NoEmbeddings(), {
+      url: options.url,
+      collectionName,
+      collectionMetadata: { 'hnsw:space': 'cosine' },
+    });
+  };
   return createLangChainConnector({
-    // Loaded on use, so the default (memory) fixture needs neither Chroma package.
-    store: async () => {
-      const { Chroma } = await import('@langchain/community/vectorstores/chroma');
-      return new Chroma(new NoEmbeddings(), {
-        url: options.url,
-        collectionName: options.collection,
-        collectionMetadata: { 'hnsw:space': 'cosine' },
-      });
-    },
+    store: () => chroma(options.collection),
+    // Another namespace (forNamespace): the collection `<collection>__<suffix>`; its epoch the
+    // default `<epoch>__<suffix>`.
+    namespaceStore: (suffix) => chroma(`${options.collection}__${suffix}`),
     filters: 'chroma',
     epoch: options.epoch,
     upsert: 'replaces',

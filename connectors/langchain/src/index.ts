@@ -71,6 +71,22 @@ export interface LangChainConnectorOptions {
   readonly listLimit?: number;
   /** Ids handed to the store: the readable chunk id (default) or its UUID v5 (stores that require UUIDs). */
   readonly idForm?: 'chunk-id' | 'uuid';
+  /**
+   * How to open the store of another namespace, given its suffix: what `forNamespace(suffix)`
+   * opens (a migration to embeddings of other dimensions stages there), called by that
+   * connector's `open`. It must return a store of its own: for LangChain's `Chroma` a collection
+   * `<name>__<suffix>`, for a `MemoryVectorStore` a new instance. Without it, `forNamespace` is
+   * NOT_SUPPORTED (`namespaces: false`).
+   */
+  readonly namespaceStore?: (
+    suffix: string,
+  ) => VectorStoreInterface | Promise<VectorStoreInterface>;
+  /**
+   * Where the epoch of another namespace lives, given its suffix: a file path or an EpochStore,
+   * its own (as `epoch`). Default with a file `epoch`: the file `<epoch>__<suffix>`; required
+   * with your own EpochStore. Only with `namespaceStore`.
+   */
+  readonly namespaceEpoch?: (suffix: string) => string | EpochStore;
 }
 
 /** Manifest for a set of options: the guarantees follow from the store's declared behaviour. */
@@ -134,6 +150,8 @@ export class LangChainConnector extends Connector {
       ...langchainCapabilities(options),
       fencing: fenced ? 'client' : 'none',
       epochSpace: spaced,
+      // `_forNamespace` opens another namespace only through the user's `namespaceStore`.
+      namespaces: options.namespaceStore !== undefined,
     });
     if (options.store === undefined || options.store === null) {
       throw this.error(
@@ -165,6 +183,34 @@ export class LangChainConnector extends Connector {
         'epoch is required: a file path for the published epoch (the store cannot hold it), or an EpochStore.',
       );
     }
+    if (options.namespaceStore !== undefined && typeof options.namespaceStore !== 'function') {
+      throw this.error(
+        'INVALID_CONFIG',
+        'namespaceStore must be a function (suffix) => the VectorStore of that namespace (e.g. a collection <name>__<suffix>).',
+      );
+    }
+    if (options.namespaceEpoch !== undefined && typeof options.namespaceEpoch !== 'function') {
+      throw this.error(
+        'INVALID_CONFIG',
+        "namespaceEpoch must be a function (suffix) => that namespace's epoch file path or EpochStore.",
+      );
+    }
+    if (options.namespaceEpoch !== undefined && options.namespaceStore === undefined) {
+      throw this.error(
+        'INVALID_CONFIG',
+        'namespaceEpoch is set without namespaceStore; add namespaceStore: (suffix) => the VectorStore of that namespace, or remove namespaceEpoch.',
+      );
+    }
+    if (
+      options.namespaceStore !== undefined &&
+      options.namespaceEpoch === undefined &&
+      typeof options.epoch !== 'string'
+    ) {
+      throw this.error(
+        'INVALID_CONFIG',
+        "namespaceStore with your own EpochStore needs namespaceEpoch: (suffix) => that namespace's EpochStore (only a file epoch has a default, <epoch>__<suffix>).",
+      );
+    }
     const listLimit = options.listLimit ?? 10_000;
     if (!Number.isSafeInteger(listLimit) || listLimit < 1) {
       throw this.error('INVALID_CONFIG', `listLimit must be a positive integer, got ${listLimit}.`);
@@ -173,6 +219,55 @@ export class LangChainConnector extends Connector {
     this.#filters = filters;
     this.#epoch = typeof options.epoch === 'string' ? fileEpochStore(options.epoch) : options.epoch;
     this.#listLimit = listLimit;
+  }
+
+  /**
+   * The connector of namespace `<this one>__<suffix>`: the same options over the store
+   * `namespaceStore(suffix)` and the epoch `namespaceEpoch(suffix)` (default: the epoch file
+   * `<epoch>__<suffix>`). Its own `forNamespace` nests the suffixes, as the native connectors'
+   * names do.
+   */
+  protected override _forNamespace(suffix: string): LangChainConnector {
+    const { namespaceStore, namespaceEpoch, epoch: ownEpoch } = this.#options;
+    if (namespaceStore === undefined) {
+      throw this.error(
+        'NOT_SUPPORTED',
+        'the LangChain tier opens another namespace (a migration to embeddings of other dimensions) only with the namespaceStore option: (suffix) => the VectorStore of that namespace (e.g. a collection <name>__<suffix>); pass it, or keep the dimensions.',
+      );
+    }
+    const epoch = namespaceEpoch?.(suffix) ?? `${ownEpoch as string}__${suffix}`;
+    if (typeof epoch !== 'string' && typeof epoch?.compareAndSet !== 'function') {
+      throw this.error(
+        'INVALID_CONFIG',
+        `namespaceEpoch(${JSON.stringify(suffix)}) returned neither a file path nor an EpochStore; return one of them.`,
+      );
+    }
+    if (epoch === ownEpoch || epoch === this.#epoch) {
+      throw this.error(
+        'INVALID_CONFIG',
+        `namespaceEpoch(${JSON.stringify(suffix)}) returned this namespace's own epoch; give each namespace its own file or EpochStore.`,
+      );
+    }
+    const store = async (): Promise<VectorStoreInterface> => {
+      const opened = await namespaceStore(suffix);
+      if (opened === this.#store || opened === this.#options.store) {
+        throw this.error(
+          'INVALID_CONFIG',
+          `namespaceStore(${JSON.stringify(suffix)}) returned this namespace's own store; return the store of another collection (e.g. <name>__${suffix}) or a new instance.`,
+        );
+      }
+      return opened;
+    };
+    const nested = (inner: string) => `${suffix}__${inner}`;
+    return new LangChainConnector({
+      ...this.#options,
+      store,
+      epoch,
+      namespaceStore: (inner) => namespaceStore(nested(inner)),
+      ...(namespaceEpoch === undefined
+        ? {}
+        : { namespaceEpoch: (inner: string) => namespaceEpoch(nested(inner)) }),
+    });
   }
 
   /** The store, once `open` resolved it. */
@@ -602,7 +697,8 @@ export function createLangChainConnector(options: LangChainConnectorOptions): La
  * `.mjs` ragfresh config; `store` names the package there, so the VectorStore, or a factory
  * returning one, is passed as `vectorStore`). `epoch` defaults to the file
  * `<dataDir>/langchain.epoch.json` (a relative path is relative to the config file's folder).
- * Unknown keys and wrong types are one INVALID_CONFIG line naming `connector.<key>`.
+ * `namespaceStore` / `namespaceEpoch` are functions, as in the connector's options (a path
+ * `namespaceEpoch` returns is relative to the config file's folder too). Unknown keys and wrong types are one INVALID_CONFIG line naming `connector.<key>`.
  */
 export function createConnector(
   options: Readonly<Record<string, unknown>>,
@@ -620,12 +716,25 @@ export function createConnector(
     maxWriteBatch: 'integer',
     listLimit: 'integer',
     idForm: 'string',
+    namespaceStore: 'any',
+    namespaceEpoch: 'any',
   } as const;
-  const { vectorStore, epoch, ...given } = checkConnectorOptions<Registry>(
+  const { vectorStore, epoch, namespaceEpoch, ...given } = checkConnectorOptions<Registry>(
     'langchain',
     options,
     spec,
   );
+  // A path `namespaceEpoch` returns is relative to the config's folder, as `epoch` is; a value
+  // that is no function reaches the constructor, which refuses it.
+  const relativeToConfig = (
+    f: NonNullable<Registry['namespaceEpoch']>,
+  ): NonNullable<Registry['namespaceEpoch']> =>
+    typeof f !== 'function'
+      ? f
+      : (suffix) => {
+          const e = f(suffix);
+          return typeof e === 'string' ? resolveOptionPath(context, e) : e;
+        };
   return buildConnector(
     'langchain',
     Object.keys(spec),
@@ -640,6 +749,9 @@ export function createConnector(
             : typeof epoch === 'string'
               ? resolveOptionPath(context, epoch)
               : epoch,
+        ...(namespaceEpoch === undefined
+          ? {}
+          : { namespaceEpoch: relativeToConfig(namespaceEpoch) }),
       }),
   );
 }

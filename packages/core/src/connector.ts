@@ -78,7 +78,8 @@ export interface ConnectorCapabilities {
    * Whether `forNamespace` opens a second namespace of the store (a table, collection or
    * namespace beside this one): what a migration to an embedding space of other dimensions
    * needs. Always filled in by the base class from whether the connector implements
-   * `_forNamespace`; the conformance case `embedding-migration-new-dimensions` applies then.
+   * `_forNamespace` (an instance may declare it `false`); the conformance case
+   * `embedding-migration-new-dimensions` applies then.
    */
   readonly namespaces?: boolean;
   /**
@@ -177,6 +178,12 @@ export interface ConnectorCapabilitiesInput {
    * does not offer it); `true` without the hook is INVALID_ARGUMENT.
    */
   readonly epochSpace?: boolean;
+  /**
+   * Default: whether the connector implements `_forNamespace`. Declare `false` for an instance
+   * that cannot open another namespace (the LangChain tier without its `namespaceStore`
+   * option); `true` without the hook is INVALID_ARGUMENT.
+   */
+  readonly namespaces?: boolean;
 }
 
 /** The defaults `Connector` fills in for fields a connector leaves out of its manifest. */
@@ -291,7 +298,7 @@ function freezeCapabilities(
 ): ConnectorCapabilities {
   const c: ConnectorCapabilities = {
     ...input,
-    namespaces: implemented.namespaces,
+    namespaces: input.namespaces ?? implemented.namespaces,
     epochSpace: input.epochSpace ?? implemented.epochSpace,
     dropNamespace: implemented.dropNamespace,
     fencing: input.fencing ?? (implemented.fence ? 'client' : 'none'),
@@ -334,6 +341,12 @@ function freezeCapabilities(
     throw new RagfreshError(
       'INVALID_ARGUMENT',
       `connector ${c.store} declares epochSpace without implementing _readEpochSpace.`,
+    );
+  }
+  if (c.namespaces === true && !implemented.namespaces) {
+    throw new RagfreshError(
+      'INVALID_ARGUMENT',
+      `connector ${c.store} declares namespaces without implementing _forNamespace.`,
     );
   }
   if (c.scan === true && !implemented.scan) {
