@@ -1,6 +1,6 @@
 import { createCluster, type RedisClusterType } from '@keyv/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisCluster, startRedisCluster } from '../../queue/test/redis-server.ts';
+import { type RedisCluster, redisCli, startRedisCluster } from '../../queue/test/redis-server.ts';
 import { isRagfreshError, openStateStore, PUBLISHER_LEASE } from '../src/index.js';
 import { describeAggregates } from './aggregates.suite.js';
 import { describeStateStore, doc, journal, randomNamespace } from './state.suite.js';
@@ -117,4 +117,80 @@ describe('the Redis state store on a cluster', () => {
     // Control: without the database the same node opens.
     await (await openStateStore(`${cluster.seed}/0`)).close();
   });
+});
+
+describe('a failover of the namespace master (three masters, a replica each)', () => {
+  let failing: RedisCluster;
+  beforeAll(async () => {
+    failing = await startRedisCluster(3, { replicas: 1, nodeTimeoutMs: 1000 });
+  }, 60_000);
+  afterAll(async () => {
+    await failing?.stop();
+  });
+
+  it('the store open at the time reports STORE_UNREACHABLE; a new open reads every replicated record from the promoted replica', async () => {
+    const namespace = randomNamespace();
+    const state = await openStateStore(failing.seed, { namespace });
+    const lease = await state.acquireLease(PUBLISHER_LEASE, 'first', 60_000);
+    try {
+      await state.putDocuments(['a', 'b', 'c'].map((id) => doc(id, 's1')));
+      await state.putJournal(journal(lease!.fence));
+      const slot = (
+        await redisCli(failing.masters[0]!.port, 'cluster', 'keyslot', namespace)
+      ).trim();
+      const owners = [];
+      for (const m of failing.masters)
+        if ((await redisCli(m.port, 'cluster', 'countkeysinslot', slot)).trim() !== '0')
+          owners.push(m);
+      expect(owners).toHaveLength(1);
+      const owner = owners[0]!;
+      // Every write replicated before the master goes (WAIT: one replica acknowledged).
+      expect((await redisCli(owner.port, 'wait', '1', '5000')).trim()).toBe('1');
+      await owner.stop();
+      // Like a single node that went away: the open store says so in one line, it does not hang.
+      const err = await state.getDocument('b').catch((e: unknown) => e);
+      expect(isRagfreshError(err, 'STORE_UNREACHABLE')).toBe(true);
+    } finally {
+      await state.close();
+    }
+
+    // The cluster promotes the replica (cluster-node-timeout 1 s); a new open from a node that
+    // is up finds it and reads the same state.
+    const alive = failing.masters.find(
+      (m) => m.proc.exitCode === null && m.proc.signalCode === null,
+    )!;
+    const promoted = async () => {
+      for (const r of failing.replicas)
+        if ((await redisCli(r.port, 'role')).startsWith('master')) return true;
+      return false;
+    };
+    const deadline = Date.now() + 30_000;
+    while (
+      !(await promoted()) ||
+      !(await redisCli(alive.port, 'cluster', 'info')).includes('cluster_state:ok')
+    ) {
+      if (Date.now() > deadline) throw new Error('the cluster did not fail over in 30 s');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const again = await openStateStore(`redis://127.0.0.1:${alive.port}`, { namespace });
+    try {
+      const listed = [];
+      for await (const r of again.listDocuments({ sourceId: 's1' })) listed.push(r);
+      expect(listed.sort((x, y) => (x.documentId < y.documentId ? -1 : 1))).toEqual(
+        ['a', 'b', 'c'].map((id) => doc(id, 's1')),
+      );
+      expect(await again.getJournal()).toEqual(journal(lease!.fence));
+      // The lease survived with its fence: the old grant still fences, a new holder waits, and
+      // the grant after expiry is above it.
+      expect(await again.currentFence(PUBLISHER_LEASE)).toBe(lease!.fence);
+      await again.putJournal(journal(lease!.fence, 'batch-2'));
+      expect(await again.acquireLease(PUBLISHER_LEASE, 'second', 60_000)).toBeUndefined();
+      await again.releaseLease(lease!);
+      expect((await again.acquireLease(PUBLISHER_LEASE, 'second', 60_000))!.fence).toBe(
+        lease!.fence + 1,
+      );
+    } finally {
+      await again.close();
+    }
+  }, 60_000);
 });
