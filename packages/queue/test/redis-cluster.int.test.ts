@@ -3,7 +3,6 @@ import {
   type Connector,
   HashingEmbeddings,
   InMemoryStateStore,
-  isRagfreshError,
   openStateStore,
 } from '@ragfresh/core';
 import type { EngineSource } from '@ragfresh/engine';
@@ -75,17 +74,28 @@ describe('on a real Redis Cluster (three masters)', () => {
     return slots;
   }
 
-  it('the Redis state store refuses a cluster node in one line (its fenced writes span slots)', async () => {
-    const err = await openStateStore(cluster.seed).catch((e: unknown) => e);
-    expect(isRagfreshError(err, 'INVALID_CONFIG')).toBe(true);
-    expect((err as Error).message).toMatch(
-      /is a Redis Cluster node; the Redis state store needs one server .*use Postgres or a single-node Redis for state/,
-    );
-    // Control: the same call opens a single-node Redis.
-    const single = await openStateStore(
-      process.env.RAGFRESH_TEST_REDIS ?? 'redis://127.0.0.1:6379',
-    );
-    await single.close();
+  it('the Redis state store opens on the same cluster, its namespace in the slot of its {hash tag}', async () => {
+    const namespace = uniqueName('state');
+    const state = await openStateStore(cluster.seed, { namespace });
+    try {
+      await state.putDocument({
+        documentId: 'd1',
+        sourceId: 's1',
+        url: 'https://a.test/d1',
+        status: 'healthy',
+        statusReasons: [],
+        currentChunkIds: [],
+        timestamps: {},
+      });
+      expect((await state.getDocument('d1'))?.url).toBe('https://a.test/d1');
+      const slots = await slotsOf(`{${namespace}}:*`);
+      expect(slots.size).toBeGreaterThan(1);
+      expect([...new Set(slots.values())]).toEqual([
+        Number(await redis.cluster('KEYSLOT', namespace)),
+      ]);
+    } finally {
+      await state.close();
+    }
   });
 
   it('assertQueueRedis reads every master: one evicting master refuses the cluster, naming it', async () => {

@@ -100,28 +100,37 @@ export async function startOwnRedis(args: string[] = []): Promise<RedisServer> {
 export interface RedisCluster {
   /** `redis://127.0.0.1:<port>` of one master, for a client to discover the others. */
   readonly seed: string;
+  /** The masters as created (a failover may promote a replica in place of one). */
   readonly masters: readonly RedisServer[];
+  /** The replicas as created, `replicas` per master. */
+  readonly replicas: readonly RedisServer[];
   stop(): Promise<void>;
 }
 
 /**
- * A Redis Cluster of `size` masters and no replicas on free loopback ports (data and cluster
- * bus), cluster config files in a temporary folder; resolves once every node says the cluster
- * is ok.
+ * A Redis Cluster of `size` masters with `replicas` replicas each (default none) on free
+ * loopback ports (data and cluster bus), cluster config files in a temporary folder; resolves
+ * once every node says the cluster is ok (and every replica's link to its master is up).
+ * `nodeTimeoutMs` is `cluster-node-timeout` (default 5000): how long until a silent master is
+ * failed over.
  */
-export async function startRedisCluster(size = 3): Promise<RedisCluster> {
+export async function startRedisCluster(
+  size = 3,
+  options: { readonly replicas?: number; readonly nodeTimeoutMs?: number } = {},
+): Promise<RedisCluster> {
   requireRedisBinaries();
+  const replicas = options.replicas ?? 0;
   const dir = mkdtempSync(join(tmpdir(), 'ragfresh-redis-cluster-'));
-  const masters: RedisServer[] = [];
+  const nodes: RedisServer[] = [];
   const stop = async () => {
-    for (const m of masters) await m.stop();
+    for (const n of nodes) await n.stop();
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < size; i++) {
+    for (let i = 0; i < size * (1 + replicas); i++) {
       const port = await freePort();
       const busPort = await freePort();
-      masters.push(
+      nodes.push(
         startRedisServer(port, dir, [
           '--appendonly',
           'no',
@@ -132,25 +141,35 @@ export async function startRedisCluster(size = 3): Promise<RedisCluster> {
           '--cluster-config-file',
           join(dir, `nodes-${port}.conf`),
           '--cluster-node-timeout',
-          '5000',
+          String(options.nodeTimeoutMs ?? 5000),
         ]),
       );
     }
-    for (const m of masters) await untilAnswers(m);
+    for (const n of nodes) await untilAnswers(n);
+    // redis-cli makes the first `size` nodes the masters.
     await run(REDIS_CLI, [
       '--cluster',
       'create',
-      ...masters.map((m) => `127.0.0.1:${m.port}`),
+      ...nodes.map((n) => `127.0.0.1:${n.port}`),
       '--cluster-replicas',
-      '0',
+      String(replicas),
       '--cluster-yes',
     ]);
-    for (const m of masters)
-      while (!(await redisCli(m.port, 'cluster', 'info')).includes('cluster_state:ok'))
+    for (const n of nodes)
+      while (!(await redisCli(n.port, 'cluster', 'info')).includes('cluster_state:ok'))
+        await sleep(100);
+    for (const n of nodes.slice(size))
+      while (!(await redisCli(n.port, 'info', 'replication')).includes('master_link_status:up'))
         await sleep(100);
   } catch (err) {
     await stop();
     throw err;
   }
-  return { seed: `redis://127.0.0.1:${masters[0]!.port}`, masters, stop };
+  const masters = nodes.slice(0, size);
+  return {
+    seed: `redis://127.0.0.1:${masters[0]!.port}`,
+    masters,
+    replicas: nodes.slice(size),
+    stop,
+  };
 }

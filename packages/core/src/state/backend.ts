@@ -13,6 +13,11 @@ export interface StateBackend {
   readonly adapter: KeyvStoreAdapter;
   /** True when a scan may return one key twice (Redis SCAN); the store then de-duplicates. */
   readonly scanMayRepeat: boolean;
+  /**
+   * True when every key of a namespace must carry the namespace as a `{hash tag}` (a Redis
+   * Cluster: one slot per namespace, so multi-key transactions and batch reads stay legal).
+   */
+  readonly hashTagged?: boolean;
 
   get(key: string): Promise<string | undefined>;
   /**

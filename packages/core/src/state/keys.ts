@@ -24,12 +24,17 @@ export function encodeKeyPart(part: string): string {
   }
 }
 
-/** The key layout of one namespace. Every key starts with `<namespace>:`. */
+/**
+ * The key layout of one namespace. Every key starts with `<namespace>:`, or with `{<namespace>}:`
+ * when `hashTag` is set (a Redis Cluster hashes only the tag, so every key of the namespace lands
+ * in one slot and multi-key scripts and MGET stay legal there).
+ */
 export class StateKeys {
   readonly root: string;
 
-  constructor(namespace: string) {
-    this.root = encodeKeyPart(namespace);
+  constructor(namespace: string, options: { readonly hashTag?: boolean } = {}) {
+    const encoded = encodeKeyPart(namespace);
+    this.root = options.hashTag === true ? `{${encoded}}` : encoded;
   }
 
   /** Prefix (without trailing `:`) of a collection, for prefix scans. */

@@ -30,7 +30,8 @@ type FieldType = 'string' | 'number' | 'boolean' | 'array' | 'object';
  * per record (so each single-record write is atomic on every backend); the backend supplies the
  * atomic lease and fenced-journal operations and a paged prefix scan for listings.
  *
- * Key layout under `<namespace>:` — `doc:<documentId>`, `docsrc:<sourceId>:<documentId>` (the
+ * Key layout under `<namespace>:` (`{<namespace>}:` on a backend that asks for a hash tag, a
+ * Redis Cluster) — `doc:<documentId>`, `docsrc:<sourceId>:<documentId>` (the
  * per-source index), `journal`, `retire:<documentId>:<versionId>`, `review:<id>`,
  * `tomb:<documentId>`, `robots:<host>`, `run:<sourceId>:<runId>`, `lease:<name>`,
  * `learned:<kind>:<id>`.
@@ -55,7 +56,7 @@ export class KeyvStateStore implements StateStore {
     this.backend = backend;
     this.kind = backend.kind;
     this.namespace = namespace;
-    this.keys = new StateKeys(namespace);
+    this.keys = new StateKeys(namespace, { hashTag: backend.hashTagged === true });
   }
 
   // Documents ---------------------------------------------------------------------------

@@ -1,4 +1,9 @@
-import KeyvRedis, { createClient, type RedisClientType } from '@keyv/redis';
+import KeyvRedis, {
+  createClient,
+  createCluster,
+  type RedisClientType,
+  type RedisClusterType,
+} from '@keyv/redis';
 import { RagfreshError } from '../errors.js';
 import {
   corrupt,
@@ -12,7 +17,10 @@ import {
 import type { Lease, StateOp } from './types.js';
 
 export interface RedisBackendOptions {
-  /** `redis://[user:password@]host:port[/db]` or `rediss://…`. */
+  /**
+   * `redis://[user:password@]host:port[/db]` or `rediss://…`; a node of a Redis Cluster is
+   * recognised at open and the other nodes are found from it (no `/db` there).
+   */
   readonly url: string;
   /** Give up connecting after this long. Default 5000 ms. */
   readonly connectTimeoutMs?: number;
@@ -90,7 +98,10 @@ const DELETE_IF_EQUALS = `if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 
-/** ARGV guards JSON [[key, 0] | [key, 1, value]], ops JSON [[op, key, a, b]] → 1 | 0 */
+/**
+ * KEYS every key below (declared so a cluster routes the script and checks they share a slot);
+ * ARGV guards JSON [[key, 0] | [key, 1, value]], ops JSON [[op, key, a, b]] → 1 | 0
+ */
 const COMMIT = `for _, g in ipairs(cjson.decode(ARGV[1])) do
   local v = redis.call('GET', g[1])
   if g[2] == 0 then
@@ -116,7 +127,10 @@ local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 if #top == 0 then return {} end
 return redis.call('ZRANGEBYSCORE', KEYS[1], top[2], top[2], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))`;
 
-/** ARGV match pattern → keys deleted */
+/**
+ * KEYS[1] the prefix (routes the script to the namespace's node on a cluster, where SCAN sees
+ * that node's keys: all of a hash-tagged namespace); ARGV match pattern → keys deleted
+ */
 const ZCLEAR = `local cursor, n = '0', 0
 repeat
   local r = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
@@ -127,21 +141,26 @@ repeat
 until cursor == '0'
 return n`;
 
+type Client = RedisClientType | RedisClusterType;
+
 /**
  * Redis backend: records through `@keyv/redis`; lease grants and fenced writes are Lua scripts
- * (`EVAL`) on the same client, so each runs atomically on the server. Single-node Redis only:
- * the fenced journal write touches two keys and batch reads (MGET) many, which a cluster would
- * need in one hash slot; a cluster node is refused at open rather than failing later (MOVED,
- * CROSSSLOT) mid-publish.
+ * (`EVAL`) on the same client, so each runs atomically on the server. A Redis Cluster node is
+ * recognised at open (`INFO cluster`) and the store switches to a cluster client seeded with it;
+ * there every key of a namespace carries the namespace as a `{hash tag}` (`hashTagged`), so the
+ * multi-key scripts and MGET stay in one slot. A single node keeps the untagged layout it always
+ * had.
  */
 export class RedisStateBackend implements StateBackend {
   readonly kind = 'redis' as const;
   readonly scanMayRepeat = true;
+  readonly hashTagged: boolean;
   readonly adapter: KeyvRedis<string>;
-  private readonly client: RedisClientType;
+  private readonly client: Client;
 
-  private constructor(client: RedisClientType) {
+  private constructor(client: Client, clustered: boolean) {
     this.client = client;
+    this.hashTagged = clustered;
     this.adapter = new KeyvRedis<string>(client, {
       keyPrefixSeparator: ':',
       throwOnErrors: true,
@@ -155,43 +174,35 @@ export class RedisStateBackend implements StateBackend {
 
   static async open(options: RedisBackendOptions): Promise<RedisStateBackend> {
     const timeout = options.connectTimeoutMs ?? 5000;
-    const client = createClient({
-      url: options.url,
-      socket: {
-        connectTimeout: timeout,
-        // A few quick retries, then fail: a state store that is down must be reported, not awaited.
-        reconnectStrategy: (retries: number) => (retries >= 3 ? false : 100 * (retries + 1)),
-      },
-    }) as RedisClientType;
-    let lastError: unknown;
-    client.on('error', (error: unknown) => {
-      lastError = error;
+    const socket = {
+      connectTimeout: timeout,
+      // A few quick retries, then fail: a state store that is down must be reported, not awaited.
+      reconnectStrategy: (retries: number) => (retries >= 3 ? false : 100 * (retries + 1)),
+    };
+    const single = createClient({ url: options.url, socket }) as RedisClientType;
+    await connect(single, options.url, async () => {
+      await single.connect();
+      await single.ping();
     });
-    try {
-      await client.connect();
-      await client.ping();
-    } catch (cause) {
-      if (client.isOpen) client.destroy();
-      throw new RagfreshError(
-        'STORE_UNREACHABLE',
-        `cannot reach Redis at ${redactUrl(options.url)} (${describeError(lastError ?? cause)}); start Redis or fix the state URL.`,
-        { scope: 'redis', cause: lastError ?? cause },
-      );
-    }
     // A server that refuses INFO (some managed services) is taken for a single node.
-    const clustered = await client.info('cluster').then(
+    const clustered = await single.info('cluster').then(
       (info) => /^cluster_enabled:1/m.test(info),
       () => false,
     );
-    if (clustered) {
-      client.destroy();
-      throw new RagfreshError(
-        'INVALID_CONFIG',
-        `state store ${redactUrl(options.url)} is a Redis Cluster node; the Redis state store needs one server (its fenced writes and batch reads span keys of many slots): use Postgres or a single-node Redis for state (the queue can run on the cluster, queue.cluster).`,
-        { scope: 'redis' },
-      );
-    }
-    return new RedisStateBackend(client);
+    if (!clustered) return new RedisStateBackend(single, false);
+    await single.close().catch(() => single.destroy());
+    const url = new URL(options.url);
+    const cluster = createCluster({
+      rootNodes: [{ url: options.url }],
+      // The nodes found from the seed: same credentials and transport as the seed.
+      defaults: {
+        socket: url.protocol === 'rediss:' ? { ...socket, tls: true } : socket,
+        ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
+        ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
+      },
+    }) as RedisClusterType;
+    await connect(cluster, options.url, () => cluster.connect());
+    return new RedisStateBackend(cluster, true);
   }
 
   private async eval(
@@ -278,7 +289,8 @@ export class RedisStateBackend implements StateBackend {
   async commit(guards: readonly StateGuard[], ops: readonly StateOp[]): Promise<boolean> {
     const g = guards.map((x) => (x.value === undefined ? [x.key, 0] : [x.key, 1, x.value]));
     const o = ops.map(encodeStateOp);
-    return Number(await this.eval(COMMIT, [], [JSON.stringify(g), JSON.stringify(o)])) === 1;
+    const keys = [...new Set([...guards.map((x) => x.key), ...ops.map((x) => x.key)])];
+    return Number(await this.eval(COMMIT, keys, [JSON.stringify(g), JSON.stringify(o)])) === 1;
   }
 
   async zrange(key: string, end: 'low' | 'high', limit: number): Promise<IndexEntry[]> {
@@ -290,11 +302,39 @@ export class RedisStateBackend implements StateBackend {
   }
 
   async zclear(prefix: string): Promise<void> {
-    await this.eval(ZCLEAR, [], [`${prefix}:*`]);
+    await this.eval(ZCLEAR, [prefix], [`${prefix}:*`]);
   }
 
   async close(): Promise<void> {
     if (this.client.isOpen) await this.client.close();
+  }
+}
+
+/**
+ * Connects `client` with `connected`; STORE_UNREACHABLE in one line when that fails, INVALID_CONFIG
+ * when the URL selects a database on a cluster node (a cluster has only database 0).
+ */
+async function connect(client: Client, url: string, connected: () => Promise<unknown>) {
+  let lastError: unknown;
+  client.on('error', (error: unknown) => {
+    lastError = error;
+  });
+  try {
+    await connected();
+  } catch (cause) {
+    if (client.isOpen) client.destroy();
+    const error = lastError ?? cause;
+    if (/SELECT is not allowed in cluster mode/i.test(String((error as Error)?.message ?? error)))
+      throw new RagfreshError(
+        'INVALID_CONFIG',
+        `state store ${redactUrl(url)} is a Redis Cluster node and a cluster has no databases: drop the "/db" from the state URL.`,
+        { scope: 'redis', cause: error },
+      );
+    throw new RagfreshError(
+      'STORE_UNREACHABLE',
+      `cannot reach Redis at ${redactUrl(url)} (${describeError(error)}); start Redis or fix the state URL.`,
+      { scope: 'redis', cause: error },
+    );
   }
 }
 
