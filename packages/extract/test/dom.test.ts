@@ -1,3 +1,4 @@
+import { Event } from 'linkedom';
 import { describe, expect, it } from 'vitest';
 import {
   detectNotDocument,
@@ -38,6 +39,44 @@ describe('parseDocument repairs trees linkedom builds as written', () => {
     expect(page.markdown).toContain('The archive page lists every post');
     expect(page.canonicalUrl).toBe('https://shop.example/arms');
     expect(page.lang).toBe('en');
+  });
+});
+
+// patches/linkedom@*.patch: a node gets its listener Map on its first addEventListener, not
+// when it is built (issue 37 item 6). Events must behave as they did before.
+describe('events on parsed nodes (linkedom, listener maps made on first use)', () => {
+  type Listening = { addEventListener(type: string, f: () => void): void } & {
+    removeEventListener(type: string, f: () => void): void;
+    dispatchEvent(event: unknown): boolean;
+  };
+  const parsed = () => {
+    const doc = parseDocument(`<html><body><main><p id="p">${prose}</p></main></body></html>`);
+    const p = doc.querySelector('#p') as unknown as Listening;
+    const main = doc.querySelector('main') as unknown as Listening;
+    return { p, main };
+  };
+
+  it('a listener added to a parsed element hears a dispatch, and bubbling reaches its parent', () => {
+    const { p, main } = parsed();
+    const heard: string[] = [];
+    p.addEventListener('ping', () => heard.push('p'));
+    main.addEventListener('ping', () => heard.push('main'));
+    p.dispatchEvent(new Event('ping', { bubbles: true }));
+    p.dispatchEvent(new Event('ping'));
+    expect(heard).toEqual(['p', 'main', 'p']);
+  });
+
+  it('a removed listener is not called; removing from a node that never listened is a no-op', () => {
+    const { p, main } = parsed();
+    let calls = 0;
+    const f = () => {
+      calls++;
+    };
+    expect(() => main.removeEventListener('ping', f)).not.toThrow();
+    p.addEventListener('ping', f);
+    p.removeEventListener('ping', f);
+    expect(p.dispatchEvent(new Event('ping', { bubbles: true }))).toBe(true);
+    expect(calls).toBe(0);
   });
 });
 
