@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pinecone } from '@pinecone-database/pinecone';
@@ -7,6 +7,7 @@ import { cosineSimilarity, describeEmbeddingSpace, HashingEmbeddings } from '@ra
 import { type PineconeEmulator, startPineconeEmulator } from '@ragfresh/emulators';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The sim web site, by path: a test-only helper this package does not depend on.
+import { migrationConfig } from '../../../packages/cli/test/migrate-config.js';
 import { startSimWeb } from '../../../packages/sim/src/index.js';
 import {
   EPOCH_INDEX_KEY,
@@ -67,20 +68,11 @@ describe('migrate embeddings to other dimensions on Pinecone (CLI, emulator)', (
       createIndex: { cloud: 'aws', region: 'us-east-1' },
       maxLagMs: 1_000,
     };
-    const write = (embeddings: object) =>
-      writeFileSync(
-        join(dir, 'ragfresh.config.mjs'),
-        `export default ${JSON.stringify({
-          userAgent: 'ragfresh-test/0.1 (+https://example.org/bot)',
-          dataDir: join(dir, '.ragfresh'),
-          sources: [{ id: 'docs', sitemaps: [`${sim.origin(sim.hosts()[0]!)}/sitemap.xml`] }],
-          connector,
-          embeddings,
-          retireGrace: 0,
-          fetch: { minIntervalMs: 0, allowPrivateNetworks: true },
-        })};\n`,
-      );
-    const config = ['--config', join(dir, 'ragfresh.config.mjs')];
+    const { write, args: config } = migrationConfig(
+      dir,
+      `${sim.origin(sim.hosts()[0]!)}/sitemap.xml`,
+      connector,
+    );
     const pc = new Pinecone({ apiKey, controllerHostUrl: emu.url, maxRetries: 0 });
     const idsIn = async (host: string) => {
       const page = await pc.index({ host, namespace: 'kb' }).listPaginated({ limit: 100 });

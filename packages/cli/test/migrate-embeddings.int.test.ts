@@ -1,19 +1,12 @@
 import { spawn } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { StoreTarget } from '@ragfresh/core';
 import { cosineSimilarity, describeEmbeddingSpace, HashingEmbeddings } from '@ragfresh/core';
 import { startSimWeb } from '@ragfresh/sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrationConfig } from './migrate-config.js';
 
 // A model change through the built CLI on real LanceDB and on pgvector (PGlite with the real
 // pgvector extension, served over the Postgres wire protocol): refused before the migration,
@@ -99,20 +92,11 @@ describe.each(['lancedb', 'pgvector'] as const)('migrate embeddings on %s', (sto
         store === 'lancedb'
           ? { store, path: join(dir, 'lance'), table }
           : { store, connectionString: pg!.connectorSpec(table).options.connectionString, table };
-      const write = (embeddings: object) =>
-        writeFileSync(
-          join(dir, 'ragfresh.config.mjs'),
-          `export default ${JSON.stringify({
-            userAgent: 'ragfresh-test/0.1 (+https://example.org/bot)',
-            dataDir: join(dir, '.ragfresh'),
-            sources: [{ id: 'docs', sitemaps: [`${sim.origin(sim.hosts()[0]!)}/sitemap.xml`] }],
-            connector,
-            embeddings,
-            retireGrace: 0,
-            fetch: { minIntervalMs: 0, allowPrivateNetworks: true },
-          })};\n`,
-        );
-      const config = ['--config', join(dir, 'ragfresh.config.mjs')];
+      const { write, args: config } = migrationConfig(
+        dir,
+        `${sim.origin(sim.hosts()[0]!)}/sitemap.xml`,
+        connector,
+      );
       try {
         write(A);
         const refreshed = await run(['refresh', ...config, '--quiet'], dir);
