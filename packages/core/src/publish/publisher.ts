@@ -295,7 +295,9 @@ export class Publisher {
   async #renew(): Promise<void> {
     if (this.#closed) throw new RagfreshError('NOT_OPEN', 'publisher is closed.');
     const ttl = this.#options.leaseTtlMs ?? 60_000;
-    if (this.#lease.expiresAt - Date.now() < ttl / 2) {
+    // Renewed whenever a tenth of it has run: each step (and each request of a long one) starts
+    // with nearly a whole lease, so one long step cannot start with half of it already spent.
+    if (this.#lease.expiresAt - Date.now() < ttl * 0.9) {
       this.#lease = await this.state.renewLease(this.#lease, ttl);
     }
   }
