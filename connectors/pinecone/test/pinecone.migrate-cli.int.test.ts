@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,7 +6,7 @@ import { cosineSimilarity, describeEmbeddingSpace, HashingEmbeddings } from '@ra
 import { type PineconeEmulator, startPineconeEmulator } from '@ragfresh/emulators';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The sim web site, by path: a test-only helper this package does not depend on.
-import { migrationConfig } from '../../../packages/cli/test/migrate-config.js';
+import { migrationConfig, runCli } from '../../../packages/cli/test/migrate-config.js';
 import { startSimWeb } from '../../../packages/sim/src/index.js';
 import {
   EPOCH_INDEX_KEY,
@@ -27,21 +26,7 @@ const PACKAGE = resolve(import.meta.dirname, '..');
 const A = { kind: 'hashing', dimensions: 64 } as const;
 const B = { kind: 'hashing', dimensions: 96 } as const;
 
-function run(args: string[], cwd: string) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, timeout: 180_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => {
-      stdout += b.toString();
-    });
-    child.stderr.on('data', (b: Buffer) => {
-      stderr += b.toString();
-    });
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[], cwd: string) => runCli(args, cwd, 180_000);
 
 let emu: PineconeEmulator;
 beforeAll(async () => {

@@ -1,5 +1,32 @@
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+
+const BIN = resolve(import.meta.dirname, '../dist/bin.js');
+
+/**
+ * Runs the built CLI without blocking the event loop (a test may serve an emulator or a
+ * simulated site from its own process meanwhile).
+ */
+export function runCli(
+  args: readonly string[],
+  cwd: string,
+  timeout = 180_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, timeout });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => {
+      stdout += b.toString();
+    });
+    child.stderr.on('data', (b: Buffer) => {
+      stderr += b.toString();
+    });
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
 
 /**
  * The config a migration test rewrites between runs (the same site, store and settings, other

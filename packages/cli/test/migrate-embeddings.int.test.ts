@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -6,7 +5,7 @@ import type { StoreTarget } from '@ragfresh/core';
 import { cosineSimilarity, describeEmbeddingSpace, HashingEmbeddings } from '@ragfresh/core';
 import { startSimWeb } from '@ragfresh/sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrationConfig } from './migrate-config.js';
+import { migrationConfig, runCli } from './migrate-config.js';
 
 // A model change through the built CLI on real LanceDB and on pgvector (PGlite with the real
 // pgvector extension, served over the Postgres wire protocol): refused before the migration,
@@ -17,25 +16,7 @@ import { migrationConfig } from './migrate-config.js';
 const BIN = resolve(import.meta.dirname, '../dist/bin.js');
 const REPO = resolve(import.meta.dirname, '../../..');
 
-/** Runs the CLI without blocking this process's event loop (the sim site answers from it). */
-function run(
-  args: string[],
-  cwd: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, timeout: 120_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => {
-      stdout += b.toString();
-    });
-    child.stderr.on('data', (b: Buffer) => {
-      stderr += b.toString();
-    });
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[], cwd: string) => runCli(args, cwd, 120_000);
 
 interface Hit {
   readonly text: string;
